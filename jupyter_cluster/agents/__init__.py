@@ -1,0 +1,1 @@
+"""Agents: the Docker hosts containers run on. ``base`` defines the protocol."""

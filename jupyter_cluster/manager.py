@@ -1,0 +1,395 @@
+"""ClusterManager: the one engine every front end calls.
+
+The CLI, the REST handlers, the kernel provisioner, the notebook API and widgets
+all launch, list, inspect, read logs of, run commands in and terminate cluster
+sessions through this class. It owns the agents (IO edge), the store (SQLite) and
+the data folders, and is configured with traitlets from the usual Jupyter config
+files (``jupyter_cluster_config.py``, ``jupyter_server_config.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Sequence
+
+from traitlets import Any as AnyTrait
+from traitlets import Dict, Enum, Float, Int, List, Unicode, default
+from traitlets.config import LoggingConfigurable
+
+from . import naming
+from .agents.base import Agent, AgentConfig, AgentInfo, OutputCallback
+from .agents.registry import agent_configs, make_agent
+from .errors import ClusterError, InvalidRequest, LaunchFailed, NotFound
+from .folders import DataFolders
+from .launcher import LaunchContext, bring_up, tear_down
+from .models import LaunchSpec, Session
+from .paths import default_data_root, default_db_path
+from .reconcile import Reconciler
+from .scheduler import AgentSlot, Pending, Placement
+from .ssh import generate_session_keys
+from .state import ACTIVE, ALLOCATING, ContainerStatus, SessionStatus
+from .store import Store
+
+S = SessionStatus
+#: Called with the session each time it changes while a launch is driven.
+SessionCallback = Callable[[Session], None]
+
+
+class ClusterManager(LoggingConfigurable):
+    """Launch and manage cluster sessions on the configured Docker agents."""
+
+    agents = List(
+        Dict(),
+        config=True,
+        help="""The Docker hosts sessions run on, one dict each: id, url (e.g.
+        tcp://10.0.0.5:2375; empty for the local engine), resource_group (default
+        'default'), address (where main1's ports are published, default 127.0.0.1),
+        cpu and mem (capacity; default: what the engine reports), gpus (a list of
+        device ids), data_root (the data-folder root as that host sees it). Empty
+        means one agent: the local Docker engine in group 'default'.""",
+    )
+    max_size = Int(16, config=True, help="Largest cluster size a user may ask for.")
+    db_path = Unicode(config=True, help="SQLite file of sessions, history and keys.")
+    data_root = Unicode(config=True, help="Directory holding the named data folders.")
+    default_image = Unicode(
+        "jupyter-cluster/kernel:latest", config=True, help="Image used when none is given."
+    )
+    prepare_timeout = Float(
+        300.0,
+        config=True,
+        help="Seconds a placed session may take to get every container ready "
+        "(start-up and bootstrap) before the launch fails.",
+    )
+    pending_poll_interval = Float(
+        1.0, config=True, help="Seconds between placement attempts of a PENDING session."
+    )
+    orphan_policy = Enum(
+        ["remove", "adopt"],
+        "remove",
+        config=True,
+        help="What start-up reconciliation does with containers and networks of this "
+        "manager that have no live record: remove them (logged) or adopt them as "
+        "running sessions.",
+    )
+    agent_factory = AnyTrait(
+        default_value=None,
+        allow_none=True,
+        help="Callable AgentConfig -> Agent (tests inject fakes); None means Docker.",
+    )
+
+    @default("db_path")
+    def _default_db_path(self) -> str:
+        return default_db_path()
+
+    @default("data_root")
+    def _default_data_root(self) -> str:
+        return default_data_root()
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)
+        self.store = Store(self.db_path)
+        self.folders = DataFolders(self.data_root)
+        self._agents: dict[str, Agent] = {}
+        for config in agent_configs(self.agents, self.data_root):
+            self._agents[config.id] = (self.agent_factory or make_agent)(config)
+        self._reconciled = False
+
+    # -- agents ------------------------------------------------------------------
+
+    @property
+    def agent_map(self) -> dict[str, Agent]:
+        """The agents by id."""
+        return dict(self._agents)
+
+    def agent(self, agent_id: str) -> Agent:
+        try:
+            return self._agents[agent_id]
+        except KeyError:
+            raise NotFound(f"no agent named {agent_id!r}; see `jupyter cluster agents`") from None
+
+    async def agents_info(self) -> list[dict[str, object]]:
+        """Capacity, allocated and free resources per agent (``jupyter cluster agents``)."""
+        infos = await asyncio.gather(*(a.info() for a in self._agents.values()))
+        usage = self.store.usage()
+        rows = []
+        for info in infos:
+            used = usage.get(info.id)
+            cap = info.capacity
+            rows.append(
+                {
+                    "id": info.id,
+                    "resource_group": info.resource_group,
+                    "reachable": info.reachable,
+                    "message": info.message,
+                    "capacity": cap.to_dict(),
+                    "allocated": used.to_dict() if used else {"cpu": 0, "mem": 0, "gpu": 0},
+                    "free": {
+                        "cpu": round(cap.cpu - (used.cpu if used else 0), 6),
+                        "mem": cap.mem - (used.mem if used else 0),
+                        "gpu": cap.gpu - (used.gpu if used else 0),
+                    },
+                    "gpu_ids": list(info.gpu_ids),
+                }
+            )
+        return rows
+
+    async def _slots(self, spec: LaunchSpec) -> list[AgentSlot]:
+        async def slot(agent: Agent) -> AgentSlot:
+            info: AgentInfo = await agent.info()
+            has_image = info.reachable and await agent.has_image(spec.image)
+            return AgentSlot(
+                id=info.id,
+                resource_group=info.resource_group,
+                capacity=info.capacity,
+                gpu_ids=info.gpu_ids,
+                has_image=has_image,
+                schedulable=info.reachable,
+            )
+
+        return list(await asyncio.gather(*(slot(a) for a in self._agents.values())))
+
+    # -- start-up ----------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Reconcile the store with Docker once; front ends call this first."""
+        if not self._reconciled:
+            self._reconciled = True
+            await Reconciler(self).run()
+
+    # -- launching ---------------------------------------------------------------
+
+    def make_spec(self, **fields: object) -> LaunchSpec:
+        """Validate raw launch input (CLI flags, JSON) with this manager's limits."""
+        fields.setdefault("image", self.default_image)
+        return LaunchSpec.create(max_size=self.max_size, **fields)  # type: ignore[arg-type]
+
+    async def submit(self, spec: LaunchSpec, *, owner: str = "") -> Session:
+        """Check a spec against agents and folders, record it PENDING, try to place it.
+
+        Raises :class:`InvalidRequest`/:class:`NotFound` (nothing stored) for
+        input that can never work: unknown folder, group or image, a size that
+        no agent could ever hold.
+        """
+        if spec.size > self.max_size:
+            raise InvalidRequest(f"size: the cluster size must be 1 to {self.max_size}", "size")
+        for mount in spec.mounts:
+            self.folders.path(mount.name)
+        slots = await self._slots(spec)
+        from .scheduler import place
+
+        place(spec, slots)  # raises for requests that can never fit; result unused here
+        session_id = str(uuid.uuid4())
+        now = time.time()
+        session = Session(
+            id=session_id,
+            spec=spec,
+            status=S.PENDING,
+            containers=naming.plan_containers(session_id, spec.size),
+            created_at=now,
+            updated_at=now,
+            owner=owner,
+        )
+        self.store.insert_session(session)
+        self.store.set_driver(session_id, os.getpid(), socket.gethostname())
+        self.store.try_place(session_id, slots)
+        return self._get(session_id)
+
+    async def launch(
+        self, spec: LaunchSpec, *, owner: str = "", on_change: SessionCallback | None = None
+    ) -> Session:
+        """Submit and drive a session until it runs; raises LaunchFailed on error."""
+        session = await self.submit(spec, owner=owner)
+        return await self.drive(session.id, on_change=on_change)
+
+    async def drive(self, session_id: str, *, on_change: SessionCallback | None = None) -> Session:
+        """Wait for room while PENDING, then bring the containers up.
+
+        Returns the RUNNING session, or the CANCELLED one if someone cancelled
+        it; raises :class:`LaunchFailed` (session ERROR) when bringing it up
+        fails. If the caller is cancelled (Ctrl-C), the session is cancelled or
+        torn down; nothing is left behind.
+        """
+        self.store.set_driver(session_id, os.getpid(), socket.gethostname())
+        notify = on_change or (lambda s: None)
+        last_reason = None
+        try:
+            session = self._get(session_id)
+            while session.status is S.PENDING:
+                if session.status_reason != last_reason:
+                    last_reason = session.status_reason
+                    notify(session)
+                await asyncio.sleep(self.pending_poll_interval)
+                session = self._get(session_id)
+                if session.status is S.PENDING:
+                    result = self.store.try_place(session_id, await self._slots(session.spec))
+                    session = self._get(session_id)
+                    if isinstance(result, Pending):
+                        continue
+            if session.status is not S.PREPARING:
+                return session
+            notify(session)
+            return await self._prepare(session, notify)
+        except asyncio.CancelledError:
+            await self._abandon(session_id)
+            raise
+
+    async def _prepare(self, session: Session, notify: SessionCallback) -> Session:
+        keys = generate_session_keys(session.id, session.hosts)
+        self.store.save_keys(session.id, keys)
+        mounts = {}
+        for agent_id in {c.agent for c in session.containers if c.agent}:
+            mounts[agent_id] = self._bind_mounts(session.spec, self._agents[agent_id].config)
+
+        async def progress(host: str, status: ContainerStatus, container_id: str | None) -> None:
+            changes: dict[str, object] = {"status": status}
+            if container_id:
+                changes["container_id"] = container_id
+            notify(self.store.update_container(session.id, host, **changes))
+
+        ctx = LaunchContext(
+            agents=self._agents,
+            manager_id=self.store.manager_id,
+            keys=keys,
+            mounts=mounts,
+            timeout=self.prepare_timeout,
+        )
+        try:
+            await bring_up(session, ctx, progress)
+        except LaunchFailed as exc:
+            self.store.delete_keys(session.id)
+            current = self._get(session.id)
+            if current.status is S.PREPARING:
+                current = self.store.set_status(session.id, S.ERROR, str(exc))
+                self._mark_containers(current, ContainerStatus.TERMINATED)
+            notify(self._get(session.id))
+            raise LaunchFailed(f"session {session.name} failed to launch: {exc}") from exc
+        current = self._get(session.id)
+        if current.status is not S.PREPARING:  # terminated meanwhile
+            await tear_down(current, self._agents, self.store.manager_id)
+            return current
+        session = self.store.set_status(session.id, S.RUNNING, "")
+        self.store.set_driver(session.id, None, None)
+        notify(session)
+        return session
+
+    def _bind_mounts(self, spec: LaunchSpec, agent: AgentConfig) -> tuple:
+        from .agents.base import BindMount
+
+        root = agent.data_root or self.data_root
+        result = []
+        for mount in spec.mounts:
+            self.folders.path(mount.name)
+            result.append(
+                BindMount(
+                    source=os.path.join(root, mount.name),
+                    target=f"{naming.WORK_HOME}/{mount.name}",
+                    readonly=mount.readonly,
+                )
+            )
+        return tuple(result)
+
+    def _mark_containers(self, session: Session, status: ContainerStatus) -> None:
+        for container in session.containers:
+            self.store.update_container(session.id, container.host, status=status)
+
+    async def _abandon(self, session_id: str) -> None:
+        session = self._get(session_id)
+        if session.status is S.PENDING:
+            self.store.set_status(session_id, S.CANCELLED, "cancelled while waiting")
+        elif session.status in ALLOCATING:
+            await self.terminate(session_id)
+
+    # -- queries -----------------------------------------------------------------
+
+    def _get(self, session_id: str) -> Session:
+        session = self.store.get(session_id)
+        if session is None:
+            raise NotFound(f"no session {session_id}")
+        return session
+
+    async def get(self, ref: str) -> Session:
+        """A session by id, unique id prefix or name."""
+        return self.store.resolve(ref)
+
+    async def list(self, include_ended: bool = False) -> list[Session]:
+        """Active sessions, or all of them with history when ``include_ended``."""
+        return self.store.list(include_ended=include_ended)
+
+    def _locate(self, session: Session, host: str) -> tuple[Agent, str]:
+        container = session.container(host)
+        if container is None:
+            raise NotFound(
+                f"session {session.name} has no host {host!r}; its hosts are "
+                + ", ".join(session.hosts)
+            )
+        if not container.container_id or not container.agent:
+            raise NotFound(f"{host} of session {session.name} has no container ({session.status})")
+        return self.agent(container.agent), container.container_id
+
+    async def logs(
+        self, ref: str, host: str, *, tail: int | None = None, follow: bool = False
+    ) -> AsyncIterator[str]:
+        """Lines of one container's log (start-up, bootstrap, sshd, the kernel…)."""
+        session = self.store.resolve(ref)
+        agent, container_id = self._locate(session, host)
+        async for line in agent.logs(container_id, tail=tail, follow=follow):
+            yield line
+
+    async def exec(
+        self,
+        ref: str,
+        host: str,
+        cmd: Sequence[str],
+        *,
+        on_output: OutputCallback | None = None,
+    ) -> int:
+        """Run ``cmd`` as ``work`` in one container; returns its exit code."""
+        if not cmd:
+            raise InvalidRequest("give a command to run, e.g. -- hostname", "cmd")
+        session = self.store.resolve(ref)
+        if session.status not in (S.RUNNING, S.RUNNING_DEGRADED):
+            raise InvalidRequest(f"session {session.name} is {session.status}, not running")
+        agent, container_id = self._locate(session, host)
+        return await agent.exec(container_id, cmd, on_output=on_output)
+
+    # -- ending ------------------------------------------------------------------
+
+    async def terminate(self, ref: str) -> Session:
+        """Cancel a PENDING session, or remove every container and the network."""
+        session = self.store.resolve(ref)
+        if session.status is S.PENDING:
+            return self.store.set_status(session.id, S.CANCELLED, "cancelled by the user")
+        if session.status in (S.TERMINATED, S.CANCELLED):
+            return session
+        if session.status is not S.ERROR:
+            session = self.store.set_status(session.id, S.TERMINATING, "")
+        problems = await tear_down(session, self._agents, self.store.manager_id)
+        if problems:
+            raise ClusterError(
+                f"could not remove everything of session {session.name}: " + "; ".join(problems)
+            )
+        self.store.delete_keys(session.id)
+        self._mark_containers(session, ContainerStatus.TERMINATED)
+        if session.status is S.ERROR:
+            return self._get(session.id)
+        return self.store.set_status(session.id, S.TERMINATED, "terminated")
+
+    def active_sessions_mounting(self, folder: str) -> list[str]:
+        """Names of active sessions that mount data folder ``folder``."""
+        return [
+            s.name
+            for s in self.store.list()
+            if s.status in ACTIVE and any(m.name == folder for m in s.spec.mounts)
+        ]
+
+    async def close(self) -> None:
+        """Close the agents' connections and the store."""
+        await asyncio.gather(*(a.close() for a in self._agents.values()))
+        self.store.close()
+
+
+__all__ = ["ClusterManager", "Placement"]

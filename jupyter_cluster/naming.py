@@ -1,0 +1,128 @@
+"""Names, labels and the environment of a cluster session's containers.
+
+Pure: given a session, says what each container is called, which labels it and its
+network carry (so a restarted manager can find them), the ``BACKENDAI_*``
+environment, and the MPI-style hostfile. Used by the manager when it creates
+containers and by reconciliation when it reads them back.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from .models import Container, Session
+
+LABEL_PREFIX = "jupyter-cluster."
+LABEL_SESSION = LABEL_PREFIX + "session-id"
+LABEL_KERNEL = LABEL_PREFIX + "kernel-id"
+LABEL_HOST = LABEL_PREFIX + "host"
+LABEL_ROLE = LABEL_PREFIX + "role"
+LABEL_MANAGER = LABEL_PREFIX + "manager-id"
+LABEL_SESSION_NAME = LABEL_PREFIX + "session-name"
+LABEL_MODE = LABEL_PREFIX + "mode"
+LABEL_SIZE = LABEL_PREFIX + "size"
+
+SSH_PORT = 2200
+#: Container ports main1 always publishes for a kernel (shell, iopub, stdin, control, hb).
+KERNEL_PORTS = (50001, 50002, 50003, 50004, 50005)
+READY_MARKER = "jupyter-cluster: ready"
+HOSTFILE_PATH = "/home/config/hostfile"
+RUNTIME_DIR = "/opt/jupyter-cluster"
+WORK_USER = "work"
+WORK_UID = 1000
+WORK_HOME = "/home/work"
+
+
+def hosts(size: int) -> list[str]:
+    """Host names of a session of ``size``: ``main1, sub1 … sub(size-1)``."""
+    return ["main1"] + [f"sub{i}" for i in range(1, size)]
+
+
+def plan_containers(session_id: str, size: int) -> tuple[Container, ...]:
+    """The containers of a new session, not yet placed: roles, indices, kernel ids.
+
+    ``main1``'s kernel id is the session id (Backend.AI's rule); the others are
+    fresh UUIDs.
+    """
+    planned = []
+    for rank, host in enumerate(hosts(size)):
+        role = "main" if rank == 0 else "sub"
+        planned.append(
+            Container(
+                host=host,
+                role=role,
+                idx=1 if rank == 0 else rank,
+                local_rank=rank,
+                kernel_id=session_id if rank == 0 else str(uuid.uuid4()),
+            )
+        )
+    return tuple(planned)
+
+
+def replicas(session: Session) -> str:
+    """``main:1,sub:N`` for BACKENDAI_CLUSTER_REPLICAS."""
+    subs = sum(1 for c in session.containers if c.role == "sub")
+    return f"main:1,sub:{subs}" if subs else "main:1"
+
+
+def cluster_env(session: Session, container: Container) -> dict[str, str]:
+    """The ten ``BACKENDAI_*`` variables of one container, exactly as DESIGN.md says."""
+    return {
+        "BACKENDAI_CLUSTER_HOST": container.host,
+        "BACKENDAI_CLUSTER_HOSTS": ",".join(session.hosts),
+        "BACKENDAI_CLUSTER_IDX": str(container.idx),
+        "BACKENDAI_CLUSTER_MODE": session.spec.mode.value,
+        "BACKENDAI_CLUSTER_ROLE": container.role,
+        "BACKENDAI_CLUSTER_SIZE": str(session.spec.size),
+        "BACKENDAI_CLUSTER_REPLICAS": replicas(session),
+        "BACKENDAI_CLUSTER_LOCAL_RANK": str(container.local_rank),
+        "BACKENDAI_KERNEL_ID": container.kernel_id,
+        "BACKENDAI_SESSION_ID": session.id,
+    }
+
+
+def container_env(session: Session, container: Container) -> dict[str, str]:
+    """Everything set in a container's environment: the cluster variables plus user basics."""
+    return {
+        **cluster_env(session, container),
+        "HOME": WORK_HOME,
+        "USER": WORK_USER,
+        "LOGNAME": WORK_USER,
+        "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        "LANG": "C.UTF-8",
+        "JUPYTER_CLUSTER_HOSTFILE": HOSTFILE_PATH,
+    }
+
+
+def hostfile(session: Session) -> str:
+    """An MPI-style hostfile: one line per host, main1 first."""
+    return "".join(f"{h}\n" for h in session.hosts)
+
+
+def container_labels(session: Session, container: Container, manager_id: str) -> dict[str, str]:
+    """Labels on a container: enough to adopt or clean it up after a restart."""
+    return {
+        LABEL_SESSION: session.id,
+        LABEL_KERNEL: container.kernel_id,
+        LABEL_HOST: container.host,
+        LABEL_ROLE: container.role,
+        LABEL_MANAGER: manager_id,
+        LABEL_SESSION_NAME: session.name,
+        LABEL_MODE: session.spec.mode.value,
+        LABEL_SIZE: str(session.spec.size),
+    }
+
+
+def network_labels(session: Session, manager_id: str) -> dict[str, str]:
+    """Labels on a session's private network."""
+    return {LABEL_SESSION: session.id, LABEL_MANAGER: manager_id}
+
+
+def container_name(session: Session, host: str) -> str:
+    """Docker name of a container: unique per session, readable in ``docker ps``."""
+    return f"jc-{session.id[:12]}-{host}"
+
+
+def network_name(session: Session) -> str:
+    """Docker name of a session's private network."""
+    return f"jc-{session.id[:12]}"

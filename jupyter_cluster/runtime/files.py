@@ -1,0 +1,67 @@
+"""The per-container files of a session: start-up script, SSH setup, env, hostfile.
+
+Called by the manager right after creating each container (before starting it);
+the result goes to :meth:`Agent.put_files`. Nothing here is baked into images, so
+any image with python3, ipykernel and OpenSSH works.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files as package_files
+
+from .. import naming, ssh
+from ..agents.base import FileEntry
+from ..models import Container, Session
+
+UID = naming.WORK_UID
+_HOME = naming.WORK_HOME
+_RT = naming.RUNTIME_DIR
+
+
+def _resource(name: str) -> bytes:
+    return package_files(__package__).joinpath(name).read_bytes()
+
+
+def ssh_environment(env: dict[str, str]) -> str:
+    """``~/.ssh/environment``: the container's variables for SSH sessions too."""
+    return "".join(f"{k}={v}\n" for k, v in env.items())
+
+
+def container_files(
+    session: Session, container: Container, keys: dict[str, str]
+) -> list[FileEntry]:
+    """Everything one container needs, with owners and modes (private keys 0600)."""
+    host = container.host
+    env = naming.container_env(session, container)
+    port = naming.SSH_PORT
+    entries = [
+        FileEntry(_RT, b"", 0o755, directory=True),
+        FileEntry(f"{_RT}/start.sh", _resource("start.sh"), 0o755),
+        FileEntry(f"{_RT}/sshd_config", _resource("sshd_config"), 0o644),
+        FileEntry(f"{_RT}/ssh_host_ed25519_key", keys[f"host:{host}"].encode(), 0o600),
+        FileEntry(f"{_RT}/ssh_host_ed25519_key.pub", (keys[f"host:{host}.pub"] + "\n").encode()),
+        FileEntry("/home/config", b"", 0o755, directory=True),
+        FileEntry(naming.HOSTFILE_PATH, naming.hostfile(session).encode(), 0o644),
+        FileEntry(_HOME, b"", 0o755, UID, UID, directory=True),
+        FileEntry(f"{_HOME}/.ssh", b"", 0o700, UID, UID, directory=True),
+        FileEntry(f"{_HOME}/.ssh/id_cluster", keys["user"].encode(), 0o600, UID, UID),
+        FileEntry(f"{_HOME}/.ssh/id_cluster.pub", (keys["user.pub"] + "\n").encode(), 0o644, UID, UID),
+        FileEntry(
+            f"{_HOME}/.ssh/authorized_keys", (keys["user.pub"] + "\n").encode(), 0o600, UID, UID
+        ),
+        FileEntry(
+            f"{_HOME}/.ssh/config", ssh.client_config(session.hosts, port).encode(), 0o600, UID, UID
+        ),
+        FileEntry(
+            f"{_HOME}/.ssh/known_hosts",
+            ssh.known_hosts(keys, session.hosts, port).encode(),
+            0o644,
+            UID,
+            UID,
+        ),
+        FileEntry(f"{_HOME}/.ssh/environment", ssh_environment(env).encode(), 0o600, UID, UID),
+    ]
+    if session.spec.bootstrap:
+        script = session.spec.bootstrap + "\n"
+        entries.append(FileEntry(f"{_RT}/bootstrap.sh", script.encode(), 0o755))
+    return entries
