@@ -107,14 +107,15 @@ def place(spec: LaunchSpec, agents: Sequence[AgentSlot]) -> Placement | Pending:
             "image",
         )
     per, n = spec.resources, spec.size
-    # Judged over unschedulable agents too: one that is down now may come back.
-    _check_ever_fits(spec, with_image)
     eligible = [a for a in with_image if a.schedulable]
     if not eligible:
+        # Down agents may report no capacity, so don't judge the size on them yet.
         return Pending(
             f"waiting for an agent of group {spec.resource_group!r} to take sessions again: "
             f"{', '.join(a.id for a in with_image)} cannot take sessions now"
         )
+    # Judged over unschedulable agents too: one that is down now may come back.
+    _check_ever_fits(spec, with_image)
 
     # Most free room first; ties by id so placement is deterministic.
     ranked = sorted(eligible, key=lambda a: (-a.fits(per), -a.free().cpu, a.id))

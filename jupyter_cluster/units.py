@@ -38,14 +38,12 @@ def parse_size(value: str | int | float, field: str = "mem") -> int:
 
 
 def format_size(n_bytes: int) -> str:
-    """Format bytes the way :func:`parse_size` reads them back (``512m``, ``2g``)."""
-    for unit in ("t", "g", "m", "k"):
-        factor = _UNITS[unit]
-        if n_bytes >= factor and n_bytes % factor == 0:
-            return f"{n_bytes // factor}{unit}"
+    """Format bytes the way :func:`parse_size` reads them (``512m``, ``2g``, ``23.54g``)."""
     for unit in ("t", "g", "m", "k"):
         factor = _UNITS[unit]
         if n_bytes >= factor:
+            if n_bytes % factor == 0:
+                return f"{n_bytes // factor}{unit}"
             return f"{n_bytes / factor:.2f}".rstrip("0").rstrip(".") + unit
     return str(n_bytes)
 
