@@ -1,0 +1,29 @@
+# Developer and CI entry points of jupyter-cluster. `make test` is what CI runs.
+SHELL := /bin/bash
+BIN := .venv/bin
+LABEL := jupyter-cluster.session-id
+
+.PHONY: setup lab lint test clean-docker
+
+# Docker engine, tools, .venv and the default kernel image (idempotent).
+setup:
+	bash scripts/setup.sh
+
+lab: setup
+	$(BIN)/jupyter lab --ip=127.0.0.1 --allow-root --no-browser
+
+lint:
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy jupyter_cluster
+
+# Lint runs after setup (it needs .venv), then the whole suite. pytest's exit
+# code 5 (no tests collected) fails the target like any other failure.
+test: setup
+	$(MAKE) --no-print-directory lint
+	$(BIN)/pytest -q -ra
+
+# Remove every container and network of every jupyter-cluster session.
+clean-docker:
+	docker ps -aq --filter label=$(LABEL) | xargs -r docker rm -f
+	docker network ls -q --filter label=$(LABEL) | xargs -r docker network rm
