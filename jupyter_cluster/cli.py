@@ -80,6 +80,18 @@ def build_parser() -> argparse.ArgumentParser:
     fls = fsub.add_parser("ls", help="list data folders")
     fls.add_argument("--json", action="store_true")
 
+    kspec = sub.add_parser("kernelspec", help="install a kernelspec that runs in main1")
+    ksub = kspec.add_subparsers(dest="kernelspec_command", required=True, parser_class=_Parser)
+    kinstall = ksub.add_parser("install", help="write a cluster kernelspec")
+    kinstall.add_argument("kernel_name", metavar="NAME")
+    kinstall.add_argument("--display-name", default=None)
+    add_launch_arguments(kinstall)
+    kinstall.add_argument("--launch-timeout", type=float, default=300.0)
+    where = kinstall.add_mutually_exclusive_group()
+    where.add_argument("--user", action="store_true", help="install for this user only")
+    where.add_argument("--sys-prefix", action="store_true", help="install into sys.prefix")
+    where.add_argument("--prefix", default=None, help="install under this prefix")
+
     image = sub.add_parser("image", help="build the default kernel image")
     isub = image.add_subparsers(dest="image_command", required=True, parser_class=_Parser)
     build = isub.add_parser("build", help="build jupyter-cluster/kernel:latest")
@@ -163,6 +175,8 @@ async def run(args: argparse.Namespace) -> int:
 
         await build_kernel_image(tag=args.tag, base=args.base)
         return 0
+    if args.command == "kernelspec":
+        return _kernelspec(args)
     manager = make_manager()
     try:
         if args.command == "folder":
@@ -171,6 +185,28 @@ async def run(args: argparse.Namespace) -> int:
         return await _command(manager, args)
     finally:
         await manager.close()
+
+
+def _kernelspec(args: argparse.Namespace) -> int:
+    from . import kernelspec
+    from .models import LaunchSpec
+
+    fields = launch_fields(args)
+    spec = LaunchSpec.create(image=fields.pop("image", "jupyter-cluster/kernel:latest"), **fields)
+    config = kernelspec.provisioner_config(spec, bool(args.image), args.launch_timeout)
+    display = args.display_name or (
+        f"Cluster {spec.size} x {spec.resources.cpu:g} CPU ({spec.mode.value})"
+    )
+    path = kernelspec.install(
+        args.kernel_name,
+        display,
+        config,
+        user=args.user,
+        sys_prefix=args.sys_prefix,
+        prefix=args.prefix,
+    )
+    print(f"installed kernelspec {args.kernel_name} in {path}")
+    return 0
 
 
 def _folder(manager: ClusterManager, args: argparse.Namespace) -> int:

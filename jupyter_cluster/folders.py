@@ -8,6 +8,7 @@ resolve ``--mount NAME`` into bind mounts).
 
 from __future__ import annotations
 
+import builtins
 import os
 import shutil
 from dataclasses import dataclass
@@ -60,7 +61,7 @@ class DataFolders:
             path.chmod(0o777)
         return FolderInfo(name, str(path))
 
-    def list(self) -> list[FolderInfo]:
+    def list(self) -> builtins.list[FolderInfo]:
         """All folders, sorted by name."""
         if not self.root.is_dir():
             return []
@@ -70,7 +71,7 @@ class DataFolders:
             if p.is_dir() and not p.name.startswith(".")
         ]
 
-    def remove(self, name: str, in_use_by: list[str] | None = None) -> None:
+    def remove(self, name: str, in_use_by: builtins.list[str] | None = None) -> None:
         """Delete a folder and its content; refused while a session mounts it."""
         path = self.path(name)
         if in_use_by:

@@ -10,6 +10,8 @@ files (``jupyter_cluster_config.py``, ``jupyter_server_config.py``).
 from __future__ import annotations
 
 import asyncio
+import builtins
+import contextlib
 import os
 import socket
 import time
@@ -21,15 +23,15 @@ from traitlets import Dict, Enum, Float, Int, List, Unicode, default
 from traitlets.config import LoggingConfigurable
 
 from . import naming
-from .agents.base import Agent, AgentConfig, AgentInfo, OutputCallback
+from .agents.base import Agent, AgentConfig, AgentInfo, BindMount, OutputCallback
 from .agents.registry import agent_configs, make_agent
-from .errors import ClusterError, InvalidRequest, LaunchFailed, NotFound
+from .errors import ClusterError, Conflict, InvalidRequest, LaunchFailed, NotFound
 from .folders import DataFolders
 from .launcher import LaunchContext, bring_up, tear_down
 from .models import LaunchSpec, Session
 from .paths import default_data_root, default_db_path
 from .reconcile import Reconciler
-from .scheduler import AgentSlot, Pending, Placement
+from .scheduler import AgentSlot, Placement, place
 from .ssh import generate_session_keys
 from .state import ACTIVE, ALLOCATING, ContainerStatus, SessionStatus
 from .store import Store
@@ -140,7 +142,9 @@ class ClusterManager(LoggingConfigurable):
     async def _slots(self, spec: LaunchSpec) -> list[AgentSlot]:
         async def slot(agent: Agent) -> AgentSlot:
             info: AgentInfo = await agent.info()
-            has_image = info.reachable and await agent.has_image(spec.image)
+            # An unreachable agent's images are unknown: count it as having the image
+            # so the scheduler says "waiting for <agent>" rather than "build it".
+            has_image = not info.reachable or await agent.has_image(spec.image)
             return AgentSlot(
                 id=info.id,
                 resource_group=info.resource_group,
@@ -179,8 +183,6 @@ class ClusterManager(LoggingConfigurable):
         for mount in spec.mounts:
             self.folders.path(mount.name)
         slots = await self._slots(spec)
-        from .scheduler import place
-
         place(spec, slots)  # raises for requests that can never fit; result unused here
         session_id = str(uuid.uuid4())
         now = time.time()
@@ -225,10 +227,9 @@ class ClusterManager(LoggingConfigurable):
                 await asyncio.sleep(self.pending_poll_interval)
                 session = self._get(session_id)
                 if session.status is S.PENDING:
-                    result = self.store.try_place(session_id, await self._slots(session.spec))
+                    with contextlib.suppress(Conflict):  # cancelled meanwhile
+                        self.store.try_place(session_id, await self._slots(session.spec))
                     session = self._get(session_id)
-                    if isinstance(result, Pending):
-                        continue
             if session.status is not S.PREPARING:
                 return session
             notify(session)
@@ -276,9 +277,7 @@ class ClusterManager(LoggingConfigurable):
         notify(session)
         return session
 
-    def _bind_mounts(self, spec: LaunchSpec, agent: AgentConfig) -> tuple:
-        from .agents.base import BindMount
-
+    def _bind_mounts(self, spec: LaunchSpec, agent: AgentConfig) -> tuple[BindMount, ...]:
         root = agent.data_root or self.data_root
         result = []
         for mount in spec.mounts:
@@ -315,7 +314,7 @@ class ClusterManager(LoggingConfigurable):
         """A session by id, unique id prefix or name."""
         return self.store.resolve(ref)
 
-    async def list(self, include_ended: bool = False) -> list[Session]:
+    async def list(self, include_ended: bool = False) -> builtins.list[Session]:
         """Active sessions, or all of them with history when ``include_ended``."""
         return self.store.list(include_ended=include_ended)
 
@@ -378,7 +377,7 @@ class ClusterManager(LoggingConfigurable):
             return self._get(session.id)
         return self.store.set_status(session.id, S.TERMINATED, "terminated")
 
-    def active_sessions_mounting(self, folder: str) -> list[str]:
+    def active_sessions_mounting(self, folder: str) -> builtins.list[str]:
         """Names of active sessions that mount data folder ``folder``."""
         return [
             s.name

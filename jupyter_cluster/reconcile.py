@@ -159,14 +159,24 @@ class Reconciler:
                 log.info("adopted session %s (%d containers)", session_id, len(found))
                 return
             ghost = session or Session(id=session_id, spec=LaunchSpec(image="?"))
-            ghost = ghost.with_(containers=tuple(
-                Container(host=s.labels.get(naming.LABEL_HOST, "?"), role="", idx=0,
-                          local_rank=0, kernel_id="", agent=a, container_id=s.id)
-                for a, s in found
-            ))
+            ghost = ghost.with_(
+                containers=tuple(
+                    Container(
+                        host=s.labels.get(naming.LABEL_HOST, "?"),
+                        role="",
+                        idx=0,
+                        local_rank=0,
+                        kernel_id="",
+                        agent=a,
+                        container_id=s.id,
+                    )
+                    for a, s in found
+                )
+            )
             log.warning(
                 "removing %d container(s) and the network of session %s: no live record of it",
-                len(found), session_id,
+                len(found),
+                session_id,
             )
             await tear_down(ghost, self.agents, self.store.manager_id)
             return
@@ -181,7 +191,9 @@ class Reconciler:
             return
         await self._update_running(session, found)
 
-    async def _update_running(self, session: Session, found: list[tuple[str, ContainerState]]) -> None:
+    async def _update_running(
+        self, session: Session, found: list[tuple[str, ContainerState]]
+    ) -> None:
         states = {s.labels.get(naming.LABEL_HOST): s for _, s in found}
         dead = []
         for container in session.containers:

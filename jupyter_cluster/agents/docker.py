@@ -197,7 +197,10 @@ class DockerAgent:
         ports: dict[int, tuple[str, int]] = {}
         for key, bindings in ((data.get("NetworkSettings") or {}).get("Ports") or {}).items():
             if bindings:
-                ports[int(key.split("/")[0])] = (bindings[0]["HostIp"], int(bindings[0]["HostPort"]))
+                ports[int(key.split("/")[0])] = (
+                    bindings[0]["HostIp"],
+                    int(bindings[0]["HostPort"]),
+                )
         host_config = data.get("HostConfig") or {}
         return ContainerState(
             image=(data.get("Config") or {}).get("Image", ""),
@@ -205,7 +208,9 @@ class DockerAgent:
                 cpu=(host_config.get("NanoCpus") or 0) / 1e9,
                 mem=host_config.get("Memory") or 0,
                 shm=host_config.get("ShmSize") or 0,
-                gpu=sum(len(r.get("DeviceIDs") or []) for r in host_config.get("DeviceRequests") or []),
+                gpu=sum(
+                    len(r.get("DeviceIDs") or []) for r in host_config.get("DeviceRequests") or []
+                ),
             ),
             mounts=tuple(
                 BindMount(m.get("Source", ""), m.get("Destination", ""), not m.get("RW", True))
@@ -310,9 +315,7 @@ class DockerAgent:
 
     async def list_containers(self, labels: Mapping[str, str]) -> list[ContainerState]:
         try:
-            found = await self.docker.containers.list(
-                all=True, filters=self._label_filter(labels)
-            )
+            found = await self.docker.containers.list(all=True, filters=self._label_filter(labels))
             states = []
             for container in found:
                 state = await self.inspect_container(container.id)

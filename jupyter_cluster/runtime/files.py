@@ -45,7 +45,9 @@ def container_files(
         FileEntry(_HOME, b"", 0o755, UID, UID, directory=True),
         FileEntry(f"{_HOME}/.ssh", b"", 0o700, UID, UID, directory=True),
         FileEntry(f"{_HOME}/.ssh/id_cluster", keys["user"].encode(), 0o600, UID, UID),
-        FileEntry(f"{_HOME}/.ssh/id_cluster.pub", (keys["user.pub"] + "\n").encode(), 0o644, UID, UID),
+        FileEntry(
+            f"{_HOME}/.ssh/id_cluster.pub", (keys["user.pub"] + "\n").encode(), 0o644, UID, UID
+        ),
         FileEntry(
             f"{_HOME}/.ssh/authorized_keys", (keys["user.pub"] + "\n").encode(), 0o600, UID, UID
         ),

@@ -33,6 +33,13 @@ as_work() {
     fi
 }
 
+# Kernel output written to this FIFO lands in the container's log (our stdout).
+mkdir -p "$RT/run"
+chown 1000:1000 "$RT/run"
+[ -p "$RT/run/log.fifo" ] || mkfifo -m 0600 "$RT/run/log.fifo"
+chown 1000:1000 "$RT/run/log.fifo"
+cat <>"$RT/run/log.fifo" &
+
 SSHD=$(command -v sshd || echo /usr/sbin/sshd)
 if [ ! -x "$SSHD" ]; then
     say "error: this image has no OpenSSH server (sshd); install openssh-server in it"
