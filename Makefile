@@ -9,7 +9,10 @@ LABEL := jupyter-cluster.session-id
 setup:
 	bash scripts/setup.sh
 
+# A 2-container cluster kernel shows in the launcher next to the local one.
 lab: setup
+	$(BIN)/jupyter-cluster kernelspec install cluster2 --display-name "Cluster (2 containers)" \
+		--size 2 --cpu 1 --mem 2g --sys-prefix
 	$(BIN)/jupyter lab --ip=127.0.0.1 --allow-root --no-browser
 
 lint:
