@@ -283,6 +283,9 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     except ClusterError as exc:
         print(f"jupyter cluster: {exc}", file=sys.stderr)
         code = 1
+    except BrokenPipeError:  # e.g. `jupyter cluster show X | head`
+        sys.stderr.close()
+        code = 0
     except KeyboardInterrupt:
         print("jupyter cluster: interrupted; the launch was cancelled", file=sys.stderr)
         code = 130

@@ -19,6 +19,7 @@ from typing import Any
 import aiodocker
 import aiohttp
 from aiodocker.exceptions import DockerError
+from aiodocker.multiplexed import multiplexed_result_stream
 
 from ..errors import AgentError
 from ..models import Resources
@@ -255,14 +256,22 @@ class DockerAgent:
         pending = ""
         try:
             if follow:
-                chunks: AsyncIterator[str] = container.log(
-                    stdout=True, stderr=True, follow=True, **params
+                # Not container.log(follow=True): aiodocker never releases that
+                # response, so a reader that stops early (wait_ready stops at
+                # "ready") would hold a connection of the pool (100) for as long as
+                # the container runs. Here the response is closed on every exit.
+                tty = bool(((await container.show()).get("Config") or {}).get("Tty"))
+                query = self.docker._query(
+                    f"containers/{container_id}/logs",
+                    params={"stdout": True, "stderr": True, "follow": True, **params},
+                    timeout=aiohttp.ClientTimeout(total=None, sock_read=None),
                 )
-                async for chunk in chunks:
-                    pending += chunk
-                    *lines, pending = pending.split("\n")
-                    for line in lines:
-                        yield line + "\n"
+                async with query as response, response:
+                    async for chunk in multiplexed_result_stream(response, is_tty=tty):
+                        pending += chunk
+                        *lines, pending = pending.split("\n")
+                        for line in lines:
+                            yield line + "\n"
             else:
                 listed = await container.log(stdout=True, stderr=True, **params)
                 pending = "".join(listed)

@@ -1,0 +1,168 @@
+"""Sessions from launch to removal through the CLI (issue #2: 6, 7, 8, 10).
+
+A failing bootstrap, following and reading logs (also of a dead container),
+terminating and the history, and the data-folder commands. Each test has its own
+workspace; everything it launches must be gone at its end.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+
+import pytest
+
+from .support import (
+    CLI,
+    SMALL,
+    Workspace,
+    container_exists,
+    docker,
+    session_objects,
+)
+
+pytestmark = pytest.mark.docker
+
+FAIL_ON_SUB2 = (
+    'echo "boot output of $BACKENDAI_CLUSTER_HOST"; [ "$BACKENDAI_CLUSTER_HOST" != sub2 ] || exit 3'
+)
+
+
+def test_failing_bootstrap_fails_the_launch_and_leaves_nothing(ws: Workspace) -> None:
+    result = ws.cli("launch", "--size", "3", *SMALL, "--bootstrap", FAIL_ON_SUB2, "--json")
+    assert result.returncode == 1, str(result)
+    assert "Traceback" not in result.stderr
+    assert "sub2" in result.stderr and "boot output of sub2" in result.stderr, result.stderr
+    sessions = ws.json("ls", "--all")
+    assert len(sessions) == 1
+    session = sessions[0]
+    assert session["status"] == "ERROR"
+    reason = session["status_reason"]
+    assert "sub2" in reason, reason
+    assert "exit code 3" in reason, reason
+    assert "boot output of sub2" in reason, reason  # the tail of its output
+    assert session_objects(session["id"]) == ([], [])
+    assert ws.docker_objects() == ([], [])
+    store = ws.store()
+    try:
+        assert store.load_keys(session["id"]) is None
+    finally:
+        store.close()
+    # An ERROR session is still listed (it needs attention) and can be removed.
+    assert [s["id"] for s in ws.json("ls")] == [session["id"]]
+    ws.ok("rm", session["id"])
+
+
+def test_logs_follow_and_logs_of_a_dead_container(ws: Workspace) -> None:
+    session = ws.launch("--size", "2", *SMALL)
+    sid = session["id"]
+    sub1 = next(c for c in session["containers"] if c["host"] == "sub1")
+    follow = subprocess.Popen(
+        [*CLI, "logs", sid, "main1", "--follow"],
+        env=ws.env,
+        cwd=ws.root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        # --follow prints what is there, then keeps waiting.
+        assert follow.stdout is not None
+        seen = []
+        deadline = time.monotonic() + 60
+        while "jupyter-cluster: ready\n" not in seen and time.monotonic() < deadline:
+            line = follow.stdout.readline()
+            if not line:
+                break
+            seen.append(line)
+        assert "jupyter-cluster: ready\n" in seen, seen
+        time.sleep(1)
+        assert follow.poll() is None, "logs --follow ended while the container runs"
+
+        # Kill sub1's init (PID 1): the container is dead but its log stays readable.
+        docker("kill", sub1["container_id"])
+        dead = docker("inspect", "-f", "{{.State.Running}}", sub1["container_id"]).stdout
+        assert dead.strip() == "false"
+        lines = ws.ok("logs", sid, "sub1").stdout.splitlines()
+        assert "Server listening on 0.0.0.0 port 2200." in lines, lines
+        assert "jupyter-cluster: ready" in lines, lines
+        assert ws.ok("logs", sid, "sub1", "--tail", "1").stdout.splitlines() == lines[-1:]
+        shown = ws.show(sid)
+        assert shown["status"] == "RUNNING_DEGRADED"
+        assert [c["status"] for c in shown["containers"]] == ["RUNNING", "EXITED"]
+        assert "sub1" in shown["status_reason"]
+
+        # Removing the session ends --follow.
+        ws.ok("rm", sid)
+        out, err = follow.communicate(timeout=30)
+        seen.append(out)
+    finally:
+        if follow.poll() is None:
+            follow.kill()
+            follow.communicate()
+    assert follow.returncode == 0, err
+    assert "".join(seen).count("jupyter-cluster: ready\n") == 1
+    assert "Traceback" not in err
+    assert session_objects(sid) == ([], [])
+
+
+def test_terminate_removes_everything_and_keeps_history(ws: Workspace) -> None:
+    session = ws.launch("--size", "2", *SMALL, "--name", "to-remove")
+    sid = session["id"]
+    ids = [c["container_id"] for c in session["containers"]]
+    containers, networks = session_objects(sid)
+    assert sorted(containers) == sorted(ids) and len(networks) == 1
+    ended = ws.json("rm", "to-remove")
+    assert [s["status"] for s in ended] == ["TERMINATED"]
+    assert session_objects(sid) == ([], [])
+    assert not any(container_exists(cid) for cid in ids)
+    assert docker("network", "inspect", networks[0], check=False).returncode != 0
+    assert ws.json("ls") == []
+    history = ws.json("ls", "--all")
+    assert [(s["id"], s["status"]) for s in history] == [(sid, "TERMINATED")]
+    assert {c["status"] for c in history[0]["containers"]} == {"TERMINATED"}
+    assert "to-remove" in ws.ok("ls", "--all").stdout
+    assert "to-remove" not in ws.ok("ls").stdout
+    store = ws.store()
+    try:
+        assert store.load_keys(sid) is None
+    finally:
+        store.close()
+    # Removing it again changes nothing; exec into it is refused with exit 2.
+    assert ws.json("rm", sid)[0]["status"] == "TERMINATED"
+    refused = ws.cli("exec", sid, "main1", "--", "true")
+    assert refused.returncode == 2 and len(refused.stderr.splitlines()) == 1, str(refused)
+
+
+def test_folder_commands(ws: Workspace) -> None:
+    assert ws.json("folder", "ls") == []
+    created = ws.ok("folder", "create", "data-1")
+    assert "data-1" in created.stdout
+    path = ws.folders_root / "data-1"
+    assert path.is_dir()
+    assert path.stat().st_uid == 1000 or path.stat().st_mode & 0o777 == 0o777
+    ws.ok("folder", "create", "models")
+    listed = ws.json("folder", "ls")
+    assert listed == [
+        {"name": "data-1", "path": str(path)},
+        {"name": "models", "path": str(ws.folders_root / "models")},
+    ]
+    for args in (
+        ("folder", "create", "../etc"),
+        ("folder", "create", "/etc"),
+        ("folder", "create", "a/b"),
+        ("folder", "create", "data-1"),  # exists
+        ("folder", "rm", "nope"),
+        ("folder", "rm", "../etc"),
+    ):
+        result = ws.cli(*args)
+        assert result.returncode == 2, str(result)
+        assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr
+        assert result.stdout == ""
+    assert not (ws.folders_root.parent / "etc").exists()
+    (path / "file.txt").write_text("x")
+    ws.ok("folder", "rm", "data-1")
+    assert not path.exists()
+    assert [f["name"] for f in json.loads(ws.ok("folder", "ls", "--json").stdout)] == ["models"]
+    assert ws.docker_objects() == ([], [])

@@ -1,0 +1,146 @@
+"""``launch --no-wait``, PENDING sessions and cancelling them (issue #2: 13).
+
+The agent's capacity is set small with a ``jupyter_cluster_config.py`` in the
+workspace's ``JUPYTER_CONFIG_DIR``, so a second session does not fit while the
+first runs. Detached drivers (``python -m jupyter_cluster.driver``) move the
+sessions on after the CLI has returned. Also: ``rm`` while a session is still
+being prepared, and concurrent launches that must not over-allocate the agent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from typing import Any
+
+import pytest
+
+from .support import CLI, SMALL, Workspace, session_objects, wait_for
+
+pytestmark = pytest.mark.docker
+
+SMALL_AGENT = 'c.ClusterManager.agents = [{"id": "local", "cpu": 2, "mem": "4g"}]\n'
+
+
+def wait_status(ws: Workspace, ref: str, status: str, timeout: float = 90) -> dict[str, Any]:
+    """Poll ``show --json`` until the session has ``status``; return it."""
+
+    def reached() -> dict[str, Any] | None:
+        shown = ws.show(ref)
+        assert shown["status"] not in {"ERROR", "CANCELLED", "TERMINATED"} - {status}, shown
+        return shown if shown["status"] == status else None
+
+    return wait_for(reached, timeout, f"session {ref} to become {status}")
+
+
+def driver_pid(ws: Workspace, session_id: str) -> int | None:
+    store = ws.store()
+    try:
+        return store.driver(session_id)[0]
+    finally:
+        store.close()
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ", 1)[1][0] != "Z"
+    except OSError:
+        return False
+
+
+def test_no_wait_returns_at_once_and_the_session_runs_later(ws: Workspace) -> None:
+    started = time.monotonic()
+    session = ws.launch("--size", "2", *SMALL, "--no-wait")
+    elapsed = time.monotonic() - started
+    assert session["status"] in ("PENDING", "PREPARING"), session
+    assert elapsed < 10, f"launch --no-wait took {elapsed:.1f} s"
+    running = wait_status(ws, session["id"], "RUNNING")
+    assert [c["status"] for c in running["containers"]] == ["RUNNING", "RUNNING"]
+    out = ws.exec(session["id"], "main1", "ssh", "sub1", "hostname")
+    assert out.stdout == "sub1\n", str(out)
+    ws.ok("rm", session["id"])
+    assert session_objects(session["id"]) == ([], [])
+
+
+def test_pending_session_starts_when_room_appears_and_can_be_cancelled(ws: Workspace) -> None:
+    ws.write_config(SMALL_AGENT)
+    agents = ws.json("agents")
+    assert agents[0]["capacity"]["cpu"] == 2 and agents[0]["capacity"]["mem"] == 4 * 1024**3
+
+    first = ws.launch("--size", "2", "--cpu", "1", "--mem", "256m", "--name", "first")
+    assert first["status"] == "RUNNING"
+    assert ws.json("agents")[0]["free"]["cpu"] == 0
+
+    second = ws.launch("--size", "1", *SMALL, "--name", "second", "--no-wait")
+    assert second["status"] == "PENDING", second
+    assert second["status_reason"], "a PENDING session says why it waits"
+    assert "local" in second["status_reason"]
+    time.sleep(2)  # its driver keeps trying; still no room
+    still = ws.show("second")
+    assert still["status"] == "PENDING" and still["status_reason"]
+    assert session_objects(second["id"]) == ([], [])
+    assert "PENDING" in ws.ok("ls").stdout
+
+    ws.ok("rm", "first")
+    running = wait_status(ws, "second", "RUNNING")
+    assert running["containers"][0]["container_id"]
+    assert ws.sh("second", "main1", "hostname") == "main1\n"
+
+    # 0.25 CPU is used now: a session needing 2 CPUs waits, and rm cancels it.
+    third = ws.launch("--size", "2", "--cpu", "1", "--mem", "256m", "--no-wait", "--name", "third")
+    assert third["status"] == "PENDING", third
+    pid = driver_pid(ws, third["id"])
+    assert pid and alive(pid)
+    cancelled = ws.json("rm", "third")
+    assert [s["status"] for s in cancelled] == ["CANCELLED"]
+    assert ws.show(third["id"])["status"] == "CANCELLED"
+    wait_for(lambda: not alive(pid), 30, "the cancelled session's driver to exit")
+    assert session_objects(third["id"]) == ([], [])
+    assert [s["name"] for s in ws.json("ls")] == ["second"]
+    assert {s["name"]: s["status"] for s in ws.json("ls", "--all")} == {
+        "first": "TERMINATED",
+        "second": "RUNNING",
+        "third": "CANCELLED",
+    }
+
+    ws.ok("rm", "second")
+    assert ws.json("ls") == []
+    assert os.path.isdir(ws.cluster_dir / "drivers")
+
+
+def test_rm_while_preparing_leaves_nothing(ws: Workspace) -> None:
+    session = ws.launch("--size", "3", *SMALL, "--no-wait")
+    assert session["status"] in ("PENDING", "PREPARING"), session
+    pid = driver_pid(ws, session["id"])
+    ended = ws.json("rm", session["id"])
+    assert [s["status"] for s in ended] == ["TERMINATED"]
+    if pid:
+        wait_for(lambda: not alive(pid), 60, "the launch driver to exit")
+    assert session_objects(session["id"]) == ([], [])
+    assert ws.show(session["id"])["status"] == "TERMINATED"
+    assert ws.json("ls") == []
+
+
+def test_concurrent_launches_never_over_allocate(ws: Workspace) -> None:
+    ws.write_config('c.ClusterManager.agents = [{"id": "local", "cpu": 1, "mem": "4g"}]\n')
+    args = (*CLI, "launch", "--size", "2", "--cpu", "0.5", "--mem", "256m", "--no-wait", "--json")
+    procs = [
+        subprocess.Popen(args, env=ws.env, cwd=ws.root, stdout=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
+    launched = [json.loads(p.communicate(timeout=120)[0]) for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    statuses = sorted(s["status"] for s in launched)
+    assert statuses[:2] == ["PENDING", "PENDING"], statuses  # room for one only
+    first = next(s for s in launched if s["status"] != "PENDING")
+    wait_status(ws, first["id"], "RUNNING")
+    assert ws.json("agents")[0]["allocated"]["cpu"] == 1
+    containers, _ = ws.docker_objects()
+    assert len(containers) == 2
+    ws.ok("rm", *(s["id"] for s in launched))
+    wait_for(lambda: ws.json("ls") == [], 60, "every session to end")
+    ended = {s["status"] for s in ws.json("ls", "--all")}
+    assert ended <= {"TERMINATED", "CANCELLED"}, ended
