@@ -15,14 +15,30 @@ import signal
 from collections.abc import Mapping, Sequence
 
 from . import naming
-from .agents.base import Agent, FileEntry
+from .agents.base import Agent
 from .errors import AgentError
 
 RUN_DIR = f"{naming.RUNTIME_DIR}/run"
 LOG_FIFO = f"{RUN_DIR}/log.fifo"
-# $0 is a label; "$@" the kernel's argv. The pid file is written before exec, so
-# the pid is the kernel's own.
-_WRAPPER = 'echo $$ > "$JC_PID_FILE"; exec "$@" >>' + LOG_FIFO + " 2>&1"
+# $0 is a label; "$@" the kernel's argv. A kernel started while main1 is still
+# starting up first waits (30 s at most) for the start-up script's FIFO (and so for
+# its run directory): redirecting to a path that does not exist yet would make a
+# plain file and lose the output. Then it writes the pid file (before exec, so the
+# pid is the kernel's own) and the connection file, which comes in the environment
+# rather than through a separate copy into the container, and is not passed on.
+_WRAPPER = (
+    f'i=0; until [ -p "{LOG_FIFO}" ]; do '
+    'i=$((i+1)); [ "$i" -gt 1500 ] && exit 125; sleep 0.02; done; '
+    'echo $$ > "$JC_PID_FILE"; '
+    '(umask 077; printf %s "$JC_CONNECTION" > "$JC_CONNECTION_FILE") || exit 126; '
+    "unset JC_CONNECTION JC_CONNECTION_FILE JC_PID_FILE; "
+    f'exec "$@" >>"{LOG_FIFO}" 2>&1'
+)
+#: The kernel's user as uid:gid, so it can be started before start.sh has added
+#: ``work`` to an image that lacks it.
+KERNEL_USER = f"{naming.WORK_UID}:{naming.WORK_UID}"
+#: The in-container ``%cluster`` magic (runtime/incluster.py, copied in at creation).
+MAGIC_EXTENSION = "jupyter_cluster"
 
 
 class KernelProcess:
@@ -31,23 +47,40 @@ class KernelProcess:
     def __init__(self, agent: Agent, container_id: str, kernel_id: str) -> None:
         self.agent = agent
         self.container_id = container_id
-        self.connection_file = f"{RUN_DIR}/kernel-{kernel_id}.json"
+        self.connection_file = self.connection_path(kernel_id)
         self.pid_file = f"{RUN_DIR}/kernel-{kernel_id}.pid"
         self._task: asyncio.Task[int] | None = None
 
+    @staticmethod
+    def connection_path(kernel_id: str) -> str:
+        """Where the kernel's connection file is inside the container."""
+        return f"{RUN_DIR}/kernel-{kernel_id}.json"
+
+    @property
+    def started(self) -> bool:
+        """Whether :meth:`start` ran on this handle (False for a re-attached kernel)."""
+        return self._task is not None
+
     async def start(self, cmd: Sequence[str], connection: bytes, env: Mapping[str, str]) -> None:
-        """Write the in-container connection file and start ``cmd`` as work."""
-        uid = naming.WORK_UID
-        await self.agent.put_files(
-            self.container_id,
-            [FileEntry(self.connection_file, connection, 0o600, uid, uid)],
-        )
-        await self._sh(f'rm -f "{self.pid_file}"')
+        """Start ``cmd`` as work through an attached exec (the container must run).
+
+        ``connection`` is the kernel's connection file, written by the wrapper
+        (mode 0600, owned by work) just before it runs ``cmd``.
+        """
+        if any("ipykernel" in part for part in cmd):
+            cmd = [*cmd, f"--ext={MAGIC_EXTENSION}"]  # %cluster, loaded in every kernel
         self._task = asyncio.ensure_future(
             self.agent.exec(
                 self.container_id,
                 ["/bin/sh", "-c", _WRAPPER, "jupyter-cluster-kernel", *cmd],
-                env={**env, "JC_PID_FILE": self.pid_file},
+                user=KERNEL_USER,
+                env={
+                    "PYTHONPATH": naming.PYTHON_DIR,
+                    **env,
+                    "JC_PID_FILE": self.pid_file,
+                    "JC_CONNECTION_FILE": self.connection_file,
+                    "JC_CONNECTION": connection.decode(),
+                },
             )
         )
 

@@ -72,6 +72,8 @@ async def wait_ready(agent: Agent, container_id: str, host: str, timeout: float)
             tail.append(line.rstrip("\n"))
             if line.startswith(naming.READY_MARKER):
                 return True
+            if line.startswith(naming.FAILED_MARKERS):
+                return False
         return False
 
     try:
@@ -81,12 +83,7 @@ async def wait_ready(agent: Agent, container_id: str, host: str, timeout: float)
             f"{host} was not ready within {timeout:g} s; its log ends with:\n" + "\n".join(tail)
         ) from None
     if not ready:
-        state = await agent.inspect_container(container_id)
-        code = state.exit_code if state else None
-        raise LaunchFailed(
-            f"{host} stopped during start-up (exit code {code}); its log ends with:\n"
-            + "\n".join(tail)
-        )
+        raise LaunchFailed(f"{host} failed during start-up; its log ends with:\n" + "\n".join(tail))
 
 
 async def _bring_up(

@@ -162,7 +162,15 @@ class ClusterManager(LoggingConfigurable):
         """Reconcile the store with Docker once; front ends call this first."""
         if not self._reconciled:
             self._reconciled = True
-            await Reconciler(self).run()
+            await self.refresh()
+
+    async def refresh(self) -> None:
+        """One reconciliation pass: notice dead containers, clean up orphans.
+
+        Long-running front ends (the server) call this periodically so a session
+        whose container died shows RUNNING_DEGRADED without a restart.
+        """
+        await Reconciler(self).run()
 
     # -- launching ---------------------------------------------------------------
 
@@ -373,8 +381,9 @@ class ClusterManager(LoggingConfigurable):
             )
         self.store.delete_keys(session.id)
         self._mark_containers(session, ContainerStatus.TERMINATED)
-        if session.status is S.ERROR:
-            return self._get(session.id)
+        if session.status is S.ERROR:  # keep why it failed in the history
+            reason = f"removed after an error: {session.status_reason}"
+            return self.store.set_status(session.id, S.TERMINATED, reason)
         return self.store.set_status(session.id, S.TERMINATED, "terminated")
 
     def active_sessions_mounting(self, folder: str) -> builtins.list[str]:

@@ -26,8 +26,12 @@ SSH_PORT = 2200
 #: Container ports main1 always publishes for a kernel (shell, iopub, stdin, control, hb).
 KERNEL_PORTS = (50001, 50002, 50003, 50004, 50005)
 READY_MARKER = "jupyter-cluster: ready"
+#: Lines of the start-up script that mean the container will not become ready.
+FAILED_MARKERS = ("jupyter-cluster: error", "jupyter-cluster: bootstrap failed")
 HOSTFILE_PATH = "/home/config/hostfile"
 RUNTIME_DIR = "/opt/jupyter-cluster"
+#: On the kernel's PYTHONPATH: holds the in-container ``jupyter_cluster`` magic package.
+PYTHON_DIR = RUNTIME_DIR + "/python"
 WORK_USER = "work"
 WORK_UID = 1000
 WORK_HOME = "/home/work"

@@ -63,6 +63,11 @@ def container_files(
         ),
         FileEntry(f"{_HOME}/.ssh/environment", ssh_environment(env).encode(), 0o600, UID, UID),
     ]
+    entries += [
+        FileEntry(naming.PYTHON_DIR, b"", 0o755, directory=True),
+        FileEntry(f"{naming.PYTHON_DIR}/jupyter_cluster", b"", 0o755, directory=True),
+        FileEntry(f"{naming.PYTHON_DIR}/jupyter_cluster/__init__.py", _resource("incluster.py")),
+    ]
     if session.spec.bootstrap:
         script = session.spec.bootstrap + "\n"
         entries.append(FileEntry(f"{_RT}/bootstrap.sh", script.encode(), 0o755))

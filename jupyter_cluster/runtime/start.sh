@@ -3,81 +3,101 @@
 # cluster session (under Docker's init). Put in by the engine at creation, runs as
 # root: makes sure user `work` exists, starts sshd on port 2200, runs the user's
 # bootstrap command as `work`, says "ready", then waits on sshd. Everything it and
-# its children print goes to the container's log, which the engine reads.
+# its children print goes to the container's log, which the engine reads, and to
+# $RT/run/container.log, which `%cluster logs` reads over SSH inside the cluster.
 set -u
 RT=/opt/jupyter-cluster
 say() { echo "jupyter-cluster: $*"; }
+LOG_FILE="$RT/run/container.log"
+RC_FILE="$RT/run/exit-code"
+CAT_PID=
+SSHD_PID=
 
-if ! id -u work >/dev/null 2>&1; then
-    if command -v useradd >/dev/null 2>&1; then
-        groupadd -g 1000 work 2>/dev/null || true
-        useradd -u 1000 -g 1000 -d /home/work -M -s /bin/sh work
-    else
-        echo "work:x:1000:1000:work:/home/work:/bin/sh" >>/etc/passwd
-        echo "work:x:1000:" >>/etc/group
+main() {
+    if ! id -u work >/dev/null 2>&1; then
+        if command -v useradd >/dev/null 2>&1; then
+            groupadd -g 1000 work 2>/dev/null || true
+            useradd -u 1000 -g 1000 -d /home/work -M -s /bin/sh work
+        else
+            echo "work:x:1000:1000:work:/home/work:/bin/sh" >>/etc/passwd
+            echo "work:x:1000:" >>/etc/group
+        fi
     fi
-fi
-# sshd without PAM refuses accounts whose password is locked ("!"); "*" only
-# disables password logins, which is what we want (keys only).
-if [ -w /etc/shadow ] && grep -q '^work:!' /etc/shadow; then
-    sed -i 's/^work:![^:]*:/work:*:/' /etc/shadow
-fi
-chown 1000:1000 /home/work
-chmod 0755 /home/work
+    # sshd without PAM refuses accounts whose password is locked ("!"); "*" only
+    # disables password logins, which is what we want (keys only).
+    if [ -w /etc/shadow ] && grep -q '^work:!' /etc/shadow; then
+        sed -i 's/^work:![^:]*:/work:*:/' /etc/shadow
+    fi
+    chown 1000:1000 /home/work
+    chmod 0755 /home/work
 
-as_work() {
-    if command -v setpriv >/dev/null 2>&1; then
-        setpriv --reuid=1000 --regid=1000 --init-groups "$@"
-    else
-        su -s /bin/sh work -c '"$0" "$@"' -- "$@"
+    as_work() {
+        if command -v setpriv >/dev/null 2>&1; then
+            setpriv --reuid=1000 --regid=1000 --init-groups "$@"
+        else
+            su -s /bin/sh work -c '"$0" "$@"' -- "$@"
+        fi
+    }
+
+    # Kernel output written to this FIFO lands in the container's log (our stdout).
+    [ -p "$RT/run/log.fifo" ] || mkfifo -m 0600 "$RT/run/log.fifo"
+    chown 1000:1000 "$RT/run/log.fifo"
+    cat <>"$RT/run/log.fifo" &
+    CAT_PID=$!
+
+    SSHD=$(command -v sshd || echo /usr/sbin/sshd)
+    if [ ! -x "$SSHD" ]; then
+        say "error: this image has no OpenSSH server (sshd); install openssh-server in it"
+        return 127
     fi
+    mkdir -p /run/sshd
+    chmod 0755 /run/sshd
+    "$SSHD" -D -e -f "$RT/sshd_config" &
+    SSHD_PID=$!
+    trap 'kill "$SSHD_PID" 2>/dev/null' TERM INT
+
+    if [ -f "$RT/bootstrap.sh" ]; then
+        say "running the bootstrap command"
+        (cd /home/work && as_work /bin/sh "$RT/bootstrap.sh") 2>&1
+        rc=$?
+        if [ "$rc" -ne 0 ]; then
+            say "bootstrap failed with exit code $rc"
+            kill "$SSHD_PID" 2>/dev/null
+            return "$rc"
+        fi
+    fi
+
+    # Wait until sshd listens on 2200 (0x0898 in /proc/net/tcp, state 0A = LISTEN).
+    tries=0
+    until grep -qi ':0898 [0-9a-f:]* 0A' /proc/net/tcp /proc/net/tcp6 2>/dev/null; do
+        if ! kill -0 "$SSHD_PID" 2>/dev/null; then
+            say "error: sshd exited at start-up"
+            return 1
+        fi
+        tries=$((tries + 1))
+        if [ "$tries" -gt 400 ]; then
+            say "error: sshd did not listen on port 2200"
+            return 1
+        fi
+        sleep 0.05
+    done
+    say "ready"
+    wait "$SSHD_PID"
+    rc=$?
+    say "sshd exited with code $rc"
+    return "$rc"
 }
 
-# Kernel output written to this FIFO lands in the container's log (our stdout).
 mkdir -p "$RT/run"
 chown 1000:1000 "$RT/run"
-[ -p "$RT/run/log.fifo" ] || mkfifo -m 0600 "$RT/run/log.fifo"
-chown 1000:1000 "$RT/run/log.fifo"
-cat <>"$RT/run/log.fifo" &
-
-SSHD=$(command -v sshd || echo /usr/sbin/sshd)
-if [ ! -x "$SSHD" ]; then
-    say "error: this image has no OpenSSH server (sshd); install openssh-server in it"
-    exit 127
-fi
-mkdir -p /run/sshd
-chmod 0755 /run/sshd
-"$SSHD" -D -e -f "$RT/sshd_config" &
-SSHD_PID=$!
-trap 'kill "$SSHD_PID" 2>/dev/null; exit 0' TERM INT
-
-if [ -f "$RT/bootstrap.sh" ]; then
-    say "running the bootstrap command"
-    (cd /home/work && as_work /bin/sh "$RT/bootstrap.sh") 2>&1
-    rc=$?
-    if [ "$rc" -ne 0 ]; then
-        say "bootstrap failed with exit code $rc"
-        kill "$SSHD_PID" 2>/dev/null
-        exit "$rc"
-    fi
-fi
-
-# Wait until sshd listens on 2200 (0x0898 in /proc/net/tcp, state 0A = LISTEN).
-tries=0
-until grep -qi ':0898 [0-9a-f:]* 0A' /proc/net/tcp /proc/net/tcp6 2>/dev/null; do
-    if ! kill -0 "$SSHD_PID" 2>/dev/null; then
-        say "error: sshd exited at start-up"
-        exit 1
-    fi
-    tries=$((tries + 1))
-    if [ "$tries" -gt 400 ]; then
-        say "error: sshd did not listen on port 2200"
-        exit 1
-    fi
-    sleep 0.05
-done
-say "ready"
-wait "$SSHD_PID"
-rc=$?
-say "sshd exited with code $rc"
-exit "$rc"
+: >"$LOG_FILE"
+chmod 0644 "$LOG_FILE"
+echo 0 >"$RC_FILE"
+# POSIX sh has no pipefail: main() leaves its exit code in a file for us.
+# Its background helpers must end with it, or tee would never see the pipe close.
+(
+    main
+    echo "$?" >"$RC_FILE"
+    kill $CAT_PID $SSHD_PID 2>/dev/null
+) 2>&1 | tee -a "$LOG_FILE"
+exit "$(cat "$RC_FILE")"

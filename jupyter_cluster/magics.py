@@ -1,0 +1,105 @@
+"""``%cluster`` in an ordinary (local) kernel: ls, show, logs, exec, launch, rm.
+
+Loaded with ``%load_ext jupyter_cluster``. Calls the engine in this process
+through :mod:`jupyter_cluster.api`. Inside a cluster container the package's
+``load_ipython_extension`` loads :mod:`jupyter_cluster.runtime.incluster` instead
+(hosts, status, logs and exec of the session the kernel runs in).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from typing import Any, NoReturn
+
+from . import api, cli_format
+from .errors import ClusterError
+
+USAGE = """%cluster ls [--all]                    sessions
+%cluster show SESSION                  one session and its containers
+%cluster logs SESSION HOST [--tail N] [--follow]
+%cluster exec SESSION HOST -- CMD…     run a command as work in a container
+%cluster launch                        the launch form
+%cluster rm SESSION…                   terminate (or cancel) sessions"""
+
+
+class MagicError(Exception):
+    """A wrong ``%cluster`` line, shown as one line."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise MagicError(f"{message}\n{USAGE}")
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        raise MagicError(message or USAGE)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="%cluster", add_help=False)
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    sub.add_parser("ls", add_help=False).add_argument("--all", action="store_true")
+    sub.add_parser("show", add_help=False).add_argument("session")
+    logs = sub.add_parser("logs", add_help=False)
+    logs.add_argument("session")
+    logs.add_argument("host")
+    logs.add_argument("--tail", type=int, default=None)
+    logs.add_argument("--follow", "-f", action="store_true")
+    exe = sub.add_parser("exec", add_help=False)
+    exe.add_argument("session")
+    exe.add_argument("host")
+    exe.add_argument("cmd", nargs=argparse.REMAINDER)
+    sub.add_parser("launch", add_help=False)
+    sub.add_parser("rm", add_help=False).add_argument("sessions", nargs="+")
+    return parser
+
+
+def run(argv: list[str]) -> Any:
+    """Carry out one ``%cluster`` line; returns what the cell should show."""
+    args = _parser().parse_args(argv)
+    if args.command is None:
+        raise MagicError(USAGE)
+    if args.command == "ls":
+        sessions = [s.model for s in api.ClusterSession.list(include_ended=args.all)]
+        print(cli_format.sessions_table(sessions))
+    elif args.command == "show":
+        print(cli_format.session_details(api.ClusterSession.attach(args.session).model))
+    elif args.command == "logs":
+        session = api.ClusterSession.attach(args.session)
+        if args.follow:
+            session.logs(args.host, tail=args.tail, follow=True)
+        else:
+            print(session.logs(args.host, tail=args.tail), end="")
+    elif args.command == "exec":
+        command = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+        if not command:
+            raise MagicError("give a command: %cluster exec SESSION HOST -- CMD")
+        result = api.ClusterSession.attach(args.session).exec(args.host, command)
+        sys.stdout.write(result.stdout)
+        sys.stderr.write(result.stderr)
+        if result.exit_code:
+            print(f"%cluster: exit code {result.exit_code}", file=sys.stderr)
+    elif args.command == "launch":
+        from .widgets import LaunchForm
+
+        return LaunchForm()
+    elif args.command == "rm":
+        for ref in args.sessions:
+            ended = api.ClusterSession.attach(ref).terminate()
+            print(f"{ended.name} {ended.id}: {ended.status.value}")
+    return None
+
+
+def cluster_magic(line: str) -> Any:
+    """The ``%cluster`` line magic of a local kernel."""
+    try:
+        return run(shlex.split(line))
+    except (MagicError, ClusterError, ValueError) as exc:
+        print(f"%cluster: {exc}", file=sys.stderr)
+        return None
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """Register ``%cluster`` (host side)."""
+    ipython.register_magic_function(cluster_magic, magic_kind="line", magic_name="cluster")

@@ -1,0 +1,162 @@
+"""``%cluster`` inside a cluster container (main1): hosts, status, logs, exec.
+
+Self-contained (standard library and IPython only): the engine copies this file
+into every container as ``jupyter_cluster/__init__.py`` on a private PYTHONPATH,
+and the provisioner loads it as an IPython extension in the kernel. It assumes
+no path to the Jupyter server: everything goes over the cluster's own SSH, and
+logs are read from the copy the start-up script keeps of the container's log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import subprocess
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import IO, Any, NoReturn
+
+LOG_FILE = "/opt/jupyter-cluster/run/container.log"
+USAGE = """%cluster hosts                         the session's containers and whether they answer
+%cluster status                        one line about the session
+%cluster logs HOST [--tail N] [--follow]   a container's log (start-up, bootstrap, sshd, kernel)
+%cluster exec HOST -- CMD…             run a command in a container"""
+
+
+class MagicError(Exception):
+    """A wrong ``%cluster`` line; shown as one line, never as a traceback."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise MagicError(f"{message}\n{USAGE}")
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        raise MagicError(message or USAGE)
+
+
+def cluster_hosts() -> list[str]:
+    """All host names of this session, main1 first."""
+    return [h for h in os.environ.get("BACKENDAI_CLUSTER_HOSTS", "").split(",") if h]
+
+
+def this_host() -> str:
+    return os.environ.get("BACKENDAI_CLUSTER_HOST", "")
+
+
+def _command_on(host: str, argv: list[str]) -> list[str]:
+    if host not in cluster_hosts():
+        raise MagicError(f"no host {host!r} in this session; hosts: {', '.join(cluster_hosts())}")
+    if host == this_host():
+        return argv
+    return ["ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5", host, shlex.join(argv)]
+
+
+def _pump(source: IO[str], target: Any) -> None:
+    for line in source:
+        target.write(line)
+        target.flush()
+
+
+def run_on(host: str, argv: list[str]) -> int:
+    """Run ``argv`` on ``host`` (locally or over SSH), streaming stdout and stderr."""
+    proc = subprocess.Popen(
+        _command_on(host, argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    err = threading.Thread(target=_pump, args=(proc.stderr, sys.stderr), daemon=True)
+    err.start()
+    try:
+        _pump(proc.stdout, sys.stdout)
+        code = proc.wait()
+    except KeyboardInterrupt:  # interrupting the kernel stops --follow
+        proc.terminate()
+        code = proc.wait()
+    err.join(timeout=2)
+    return code
+
+
+def _answers(host: str) -> bool:
+    if host == this_host():
+        return True
+    argv = ["ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=3", host, "true"]
+    return subprocess.run(argv, capture_output=True, timeout=10).returncode == 0
+
+
+def host_status() -> list[tuple[str, str, str]]:
+    """(host, role, "up" or "unreachable") for every host, checked concurrently."""
+    hosts = cluster_hosts()
+    with ThreadPoolExecutor(max_workers=max(1, len(hosts))) as pool:
+        up = list(pool.map(_answers, hosts))
+    return [
+        (h, "main" if h.startswith("main") else "sub", "up" if ok else "unreachable")
+        for h, ok in zip(hosts, up, strict=True)
+    ]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="%cluster", add_help=False)
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    sub.add_parser("hosts", add_help=False)
+    sub.add_parser("status", add_help=False)
+    logs = sub.add_parser("logs", add_help=False)
+    logs.add_argument("host")
+    logs.add_argument("--tail", type=int, default=None)
+    logs.add_argument("--follow", "-f", action="store_true")
+    exe = sub.add_parser("exec", add_help=False)
+    exe.add_argument("host")
+    exe.add_argument("cmd", nargs=argparse.REMAINDER)
+    return parser
+
+
+def run(argv: list[str]) -> int:
+    """Carry out one ``%cluster`` line; returns an exit code."""
+    if not cluster_hosts():
+        raise MagicError("this kernel does not run in a cluster session")
+    args = _parser().parse_args(argv)
+    if args.command is None:
+        raise MagicError(USAGE)
+    if args.command == "hosts":
+        rows = host_status()
+        width = max(len(h) for h, _, _ in rows)
+        print(f"{'HOST'.ljust(width)}  ROLE  STATUS")
+        for host, role, status in rows:
+            print(f"{host.ljust(width)}  {role.ljust(4)}  {status}")
+        return 0
+    if args.command == "status":
+        rows = host_status()
+        down = [h for h, _, s in rows if s != "up"]
+        env = os.environ
+        print(
+            f"session {env.get('BACKENDAI_SESSION_ID', '?')} ({env.get('BACKENDAI_CLUSTER_MODE')}, "
+            f"size {env.get('BACKENDAI_CLUSTER_SIZE')}): "
+            + (f"unreachable: {', '.join(down)}" if down else f"all {len(rows)} containers up")
+        )
+        return 0
+    if args.command == "logs":
+        if args.tail is not None and args.tail < 0:
+            raise MagicError("--tail takes a number of lines, 0 or more")
+        tail = ["tail", "-n", str(args.tail)] if args.tail is not None else ["tail", "-n", "+1"]
+        return run_on(args.host, [*tail, *(["-f"] if args.follow else []), LOG_FILE])
+    command = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+    if not command:
+        raise MagicError("give a command: %cluster exec HOST -- CMD")
+    return run_on(args.host, command)
+
+
+def cluster_magic(line: str) -> None:
+    """The ``%cluster`` line magic."""
+    try:
+        code = run(shlex.split(line))
+    except (MagicError, ValueError) as exc:
+        print(f"%cluster: {exc}", file=sys.stderr)
+        return
+    if code:
+        print(f"%cluster: exit code {code}", file=sys.stderr)
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext jupyter_cluster`` inside a cluster container."""
+    ipython.register_magic_function(cluster_magic, magic_kind="line", magic_name="cluster")

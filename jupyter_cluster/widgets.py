@@ -1,0 +1,256 @@
+"""``LaunchForm``: an ipywidgets form to launch a cluster session from a notebook.
+
+Built from the same launch-options schema the REST API serves
+(:func:`jupyter_cluster.launch_options.describe`), so the notebook form, the
+JupyterLab dialog and the server agree on fields, limits and defaults. Launching
+goes through :mod:`jupyter_cluster.api` (the engine in this process); progress is
+shown per container, then a table of hosts with their status and actions.
+Errors are shown in the form, never as tracebacks.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import ipywidgets as w
+
+from . import api
+from .errors import ClusterError
+from .models import LaunchSpec, Resources
+from .units import format_size
+
+MODE_HELP = {
+    "single-node": "All containers on one agent; waits (PENDING) until one agent has room.",
+    "multi-node": "Spread over the group's agents when no single agent has room for all.",
+}
+
+
+def _esc(text: object) -> str:
+    return html.escape(str(text))
+
+
+class LaunchForm(w.VBox):
+    """The launch form (display it, or ``%cluster launch``)."""
+
+    def __init__(
+        self, schema: dict[str, Any] | None = None, agents: list[dict[str, Any]] | None = None
+    ):
+        self.schema = schema if schema is not None else api.launch_schema()
+        self.agents = agents if agents is not None else api.agents()
+        self.fields = {f["name"]: f for f in self.schema["fields"]}
+        self.session: api.ClusterSession | None = None
+        d = self.schema["defaults"]
+        f = self.fields
+        style = {"description_width": "9em"}
+        self.image = w.Dropdown(
+            options=f["image"]["choices"], value=d["image"], description="Image", style=style
+        )
+        self.cpu = w.BoundedFloatText(
+            value=float(d["cpu"]),
+            min=f["cpu"]["minimum"],
+            max=f["cpu"]["maximum"],
+            step=0.5,
+            description="CPU / container",
+            style=style,
+        )
+        self.mem = w.Text(value=str(d["mem"]), description="Memory", style=style)
+        self.shm = w.Text(value=str(d["shm"]), description="Shared memory", style=style)
+        self.gpu = w.BoundedIntText(
+            value=int(d["gpu"]),
+            min=0,
+            max=max(int(f["gpu"]["maximum"]), 0),
+            description="GPU / container",
+            style=style,
+        )
+        has_gpus = any(a.get("gpu_ids") for a in self.agents)
+        self.gpu.layout.display = None if has_gpus else "none"
+        self.mode = w.ToggleButtons(
+            options=f["mode"]["choices"], value=d["mode"], description="Cluster mode", style=style
+        )
+        self.mode_help = w.HTML()
+        self.size = w.BoundedIntText(
+            value=int(d["size"]),
+            min=1,
+            max=f["size"]["maximum"],
+            description="Cluster size",
+            style=style,
+        )
+        self.mounts = w.SelectMultiple(
+            options=f["mounts"]["choices"],
+            value=tuple(d.get("mounts") or ()),
+            description="Data folders",
+            style=style,
+            rows=min(4, max(1, len(f["mounts"]["choices"]))),
+        )
+        self.group = w.Dropdown(
+            options=f["resource_group"]["choices"],
+            value=d["resource_group"],
+            description="Resource group",
+            style=style,
+        )
+        self.bootstrap = w.Text(
+            value=d.get("bootstrap") or "",
+            description="Bootstrap",
+            style=style,
+            placeholder="shell command run in every container",
+        )
+        self.total = w.HTML()
+        self.error = w.HTML()
+        self.launch_button = w.Button(description="Launch", button_style="primary", icon="rocket")
+        self.launch_button.on_click(lambda _: self.launch())
+        self.progress = w.HTML()
+        self.hosts = w.VBox()
+        self.log_output = w.Output()
+        for widget in (self.cpu, self.mem, self.shm, self.gpu, self.mode, self.size, self.group):
+            widget.observe(lambda _: self._update(), names="value")
+        super().__init__(
+            [
+                self.image,
+                self.cpu,
+                self.mem,
+                self.shm,
+                self.gpu,
+                self.mode,
+                self.mode_help,
+                self.size,
+                self.mounts,
+                self.group,
+                self.bootstrap,
+                self.total,
+                self.error,
+                self.launch_button,
+                self.progress,
+                self.hosts,
+                self.log_output,
+            ]
+        )
+        self._update()
+
+    # -- form state ----------------------------------------------------------------
+
+    def values(self) -> dict[str, Any]:
+        """The launch fields as entered (strings for sizes, like the CLI)."""
+        return {
+            "image": self.image.value,
+            "size": self.size.value,
+            "mode": self.mode.value,
+            "cpu": self.cpu.value,
+            "mem": self.mem.value,
+            "shm": self.shm.value,
+            "gpu": self.gpu.value,
+            "mounts": list(self.mounts.value),
+            "resource_group": self.group.value,
+            "bootstrap": self.bootstrap.value or None,
+        }
+
+    def spec(self) -> LaunchSpec:
+        """The validated spec; raises InvalidRequest naming the wrong field."""
+        return api.engine().make_spec(**self.values())
+
+    def _room(self, per: Resources, n: int) -> str:
+        group = [
+            a for a in self.agents if a["resource_group"] == self.group.value and a["reachable"]
+        ]
+        fits = [
+            a["id"]
+            for a in group
+            if a["free"]["cpu"] + 1e-9 >= per.cpu * n
+            and a["free"]["mem"] >= per.mem * n
+            and a["free"]["gpu"] >= per.gpu * n
+        ]
+        if fits:
+            return f"fits on agent {_esc(fits[0])} now"
+        return "no single agent has room now: " + (
+            "it will be PENDING until one has"
+            if self.mode.value == "single-node"
+            else "it will be spread over agents, or wait"
+        )
+
+    def _update(self) -> None:
+        self.mode_help.value = f"<small>{_esc(MODE_HELP.get(self.mode.value, ''))}</small>"
+        try:
+            spec = self.spec()
+        except ClusterError as exc:
+            self.total.value = ""
+            self.error.value = f"<span style='color:var(--jp-error-color1,#c00)'>{_esc(exc)}</span>"
+            self.launch_button.disabled = True
+            return
+        self.error.value = ""
+        self.launch_button.disabled = False
+        per, n = spec.resources, spec.size
+        total = per.times(n)
+        gpu = f", {total.gpu} GPU" if total.gpu else ""
+        self.total.value = (
+            f"Total: {n} × ({_esc(per.describe())}) = <b>{total.cpu:g} CPU, "  # noqa: RUF001
+            f"{format_size(total.mem)} memory{gpu}</b>; {self._room(per, n)}"
+        )
+
+    # -- launching ---------------------------------------------------------------------
+
+    def _show_progress(self, session: Any) -> None:
+        reason = f" ({_esc(session.status_reason)})" if session.status_reason else ""
+        states = " ".join(f"{_esc(c.host)}: {_esc(c.status.value)}" for c in session.containers)
+        self.progress.value = (
+            f"<b>{_esc(session.name)}</b> {_esc(session.status.value)}{reason}<br>{states}"
+        )
+
+    def launch(self) -> api.ClusterSession | None:
+        """Launch with the form's values; shows progress, then the hosts table."""
+        self.launch_button.disabled = True
+        try:
+            spec = self.spec()
+            self.session = api.ClusterSession.launch_spec(spec, on_change=self._show_progress)
+        except ClusterError as exc:
+            self.error.value = f"<span style='color:var(--jp-error-color1,#c00)'>{_esc(exc)}</span>"
+            self.launch_button.disabled = False
+            return None
+        self._show_progress(self.session.model)
+        self._show_hosts()
+        return self.session
+
+    def _show_hosts(self) -> None:
+        session = self.session
+        assert session is not None
+        rows: list[w.Widget] = []
+        for c in session.model.containers:
+            logs = w.Button(description="logs", layout=w.Layout(width="6em"))
+            logs.on_click(lambda _, host=c.host: self.show_logs(host))
+            rows.append(
+                w.HBox(
+                    [
+                        w.HTML(
+                            f"<code>{_esc(c.host)}</code> {_esc(c.role)} on "
+                            f"{_esc(c.agent)}: {_esc(c.status.value)}"
+                        ),
+                        logs,
+                    ]
+                )
+            )
+        stop = w.Button(description="Terminate", button_style="danger", icon="stop")
+        stop.on_click(lambda _: self.terminate())
+        self.hosts.children = [*rows, stop]
+
+    def show_logs(self, host: str, tail: int = 200) -> str:
+        """Show the last ``tail`` lines of a container's log below the form."""
+        assert self.session is not None
+        try:
+            text = self.session.logs(host, tail=tail)
+        except ClusterError as exc:
+            text = f"error: {exc}"
+        self.log_output.clear_output()
+        with self.log_output:
+            print(f"--- {host} ---\n{text}")
+        return text
+
+    def terminate(self) -> None:
+        """Terminate the launched session."""
+        if self.session is None:
+            return
+        try:
+            ended = self.session.terminate()
+            self._show_progress(ended)
+            self.hosts.children = []
+        except ClusterError as exc:
+            self.error.value = f"<span style='color:var(--jp-error-color1,#c00)'>{_esc(exc)}</span>"
+        self.launch_button.disabled = False
