@@ -11,12 +11,14 @@ from __future__ import annotations
 import builtins
 import os
 import shutil
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .agents.base import BindMount
 from .errors import Conflict, InvalidRequest, NotFound
-from .models import validate_folder_name
-from .naming import WORK_UID
+from .models import Mount, validate_folder_name
+from .naming import WORK_HOME, WORK_UID
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,16 @@ class DataFolders:
                 f"{name}` (see `jupyter cluster folder ls`)"
             )
         return path
+
+    def bind_mounts(self, mounts: Iterable[Mount], root: str) -> tuple[BindMount, ...]:
+        """Bind mounts of ``mounts`` at /home/work/<name>, with ``root`` as the agent
+        sees the folders; every folder must exist here."""
+        result = []
+        for mount in mounts:
+            self.path(mount.name)
+            target = f"{WORK_HOME}/{mount.name}"
+            result.append(BindMount(os.path.join(root, mount.name), target, mount.readonly))
+        return tuple(result)
 
     def create(self, name: str) -> FolderInfo:
         """Make a new folder owned by the containers' user (uid 1000)."""

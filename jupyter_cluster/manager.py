@@ -23,7 +23,8 @@ from traitlets import Dict, Enum, Float, Int, List, Unicode, default
 from traitlets.config import LoggingConfigurable
 
 from . import naming
-from .agents.base import Agent, AgentConfig, AgentInfo, BindMount, OutputCallback
+from .agents.base import Agent, OutputCallback
+from .agents.pool import AgentPool
 from .agents.registry import agent_configs, make_agent
 from .errors import ClusterError, Conflict, InvalidRequest, LaunchFailed, NotFound
 from .folders import DataFolders
@@ -31,7 +32,7 @@ from .launcher import LaunchContext, bring_up, tear_down
 from .models import LaunchSpec, Session
 from .paths import default_data_root, default_db_path
 from .reconcile import Reconciler
-from .scheduler import AgentSlot, Placement, place
+from .scheduler import Placement, place
 from .ssh import generate_session_keys
 from .state import ACTIVE, ALLOCATING, ContainerStatus, SessionStatus
 from .store import Store
@@ -95,9 +96,8 @@ class ClusterManager(LoggingConfigurable):
         super().__init__(**kwargs)
         self.store = Store(self.db_path)
         self.folders = DataFolders(self.data_root)
-        self._agents: dict[str, Agent] = {}
-        for config in agent_configs(self.agents, self.data_root):
-            self._agents[config.id] = (self.agent_factory or make_agent)(config)
+        configs = agent_configs(self.agents, self.data_root)
+        self.pool = AgentPool(configs, self.agent_factory or make_agent)
         self._reconciled = False
 
     # -- agents ------------------------------------------------------------------
@@ -105,56 +105,15 @@ class ClusterManager(LoggingConfigurable):
     @property
     def agent_map(self) -> dict[str, Agent]:
         """The agents by id."""
-        return dict(self._agents)
+        return dict(self.pool.agents)
 
     def agent(self, agent_id: str) -> Agent:
-        try:
-            return self._agents[agent_id]
-        except KeyError:
-            raise NotFound(f"no agent named {agent_id!r}; see `jupyter cluster agents`") from None
+        """The agent called ``agent_id``; NotFound when there is none."""
+        return self.pool.get(agent_id)
 
-    async def agents_info(self) -> list[dict[str, object]]:
+    async def agents_info(self) -> builtins.list[dict[str, object]]:
         """Capacity, allocated and free resources per agent (``jupyter cluster agents``)."""
-        infos = await asyncio.gather(*(a.info() for a in self._agents.values()))
-        usage = self.store.usage()
-        rows = []
-        for info in infos:
-            used = usage.get(info.id)
-            cap = info.capacity
-            rows.append(
-                {
-                    "id": info.id,
-                    "resource_group": info.resource_group,
-                    "reachable": info.reachable,
-                    "message": info.message,
-                    "capacity": cap.to_dict(),
-                    "allocated": used.to_dict() if used else {"cpu": 0, "mem": 0, "gpu": 0},
-                    "free": {
-                        "cpu": round(cap.cpu - (used.cpu if used else 0), 6),
-                        "mem": cap.mem - (used.mem if used else 0),
-                        "gpu": cap.gpu - (used.gpu if used else 0),
-                    },
-                    "gpu_ids": list(info.gpu_ids),
-                }
-            )
-        return rows
-
-    async def _slots(self, spec: LaunchSpec) -> list[AgentSlot]:
-        async def slot(agent: Agent) -> AgentSlot:
-            info: AgentInfo = await agent.info()
-            # An unreachable agent's images are unknown: count it as having the image
-            # so the scheduler says "waiting for <agent>" rather than "build it".
-            has_image = not info.reachable or await agent.has_image(spec.image)
-            return AgentSlot(
-                id=info.id,
-                resource_group=info.resource_group,
-                capacity=info.capacity,
-                gpu_ids=info.gpu_ids,
-                has_image=has_image,
-                schedulable=info.reachable,
-            )
-
-        return list(await asyncio.gather(*(slot(a) for a in self._agents.values())))
+        return await self.pool.rows(self.store.usage())
 
     # -- start-up ----------------------------------------------------------------
 
@@ -190,7 +149,7 @@ class ClusterManager(LoggingConfigurable):
             raise InvalidRequest(f"size: the cluster size must be 1 to {self.max_size}", "size")
         for mount in spec.mounts:
             self.folders.path(mount.name)
-        slots = await self._slots(spec)
+        slots = await self.pool.slots(spec.image)
         place(spec, slots)  # raises for requests that can never fit; result unused here
         session_id = str(uuid.uuid4())
         now = time.time()
@@ -236,7 +195,7 @@ class ClusterManager(LoggingConfigurable):
                 session = self._get(session_id)
                 if session.status is S.PENDING:
                     with contextlib.suppress(Conflict):  # cancelled meanwhile
-                        self.store.try_place(session_id, await self._slots(session.spec))
+                        self.store.try_place(session_id, await self.pool.slots(session.spec.image))
                     session = self._get(session_id)
             if session.status is not S.PREPARING:
                 return session
@@ -251,7 +210,8 @@ class ClusterManager(LoggingConfigurable):
         self.store.save_keys(session.id, keys)
         mounts = {}
         for agent_id in {c.agent for c in session.containers if c.agent}:
-            mounts[agent_id] = self._bind_mounts(session.spec, self._agents[agent_id].config)
+            root = self.pool.agents[agent_id].config.data_root or self.data_root
+            mounts[agent_id] = self.folders.bind_mounts(session.spec.mounts, root)
 
         async def progress(host: str, status: ContainerStatus, container_id: str | None) -> None:
             changes: dict[str, object] = {"status": status}
@@ -260,7 +220,7 @@ class ClusterManager(LoggingConfigurable):
             notify(self.store.update_container(session.id, host, **changes))
 
         ctx = LaunchContext(
-            agents=self._agents,
+            agents=self.pool.agents,
             manager_id=self.store.manager_id,
             keys=keys,
             mounts=mounts,
@@ -278,26 +238,12 @@ class ClusterManager(LoggingConfigurable):
             raise LaunchFailed(f"session {session.name} failed to launch: {exc}") from exc
         current = self._get(session.id)
         if current.status is not S.PREPARING:  # terminated meanwhile
-            await tear_down(current, self._agents, self.store.manager_id)
+            await tear_down(current, self.pool.agents, self.store.manager_id)
             return current
         session = self.store.set_status(session.id, S.RUNNING, "")
         self.store.set_driver(session.id, None, None)
         notify(session)
         return session
-
-    def _bind_mounts(self, spec: LaunchSpec, agent: AgentConfig) -> tuple[BindMount, ...]:
-        root = agent.data_root or self.data_root
-        result = []
-        for mount in spec.mounts:
-            self.folders.path(mount.name)
-            result.append(
-                BindMount(
-                    source=os.path.join(root, mount.name),
-                    target=f"{naming.WORK_HOME}/{mount.name}",
-                    readonly=mount.readonly,
-                )
-            )
-        return tuple(result)
 
     def _mark_containers(self, session: Session, status: ContainerStatus) -> None:
         for container in session.containers:
@@ -374,7 +320,7 @@ class ClusterManager(LoggingConfigurable):
             return session
         if session.status is not S.ERROR:
             session = self.store.set_status(session.id, S.TERMINATING, "")
-        problems = await tear_down(session, self._agents, self.store.manager_id)
+        problems = await tear_down(session, self.pool.agents, self.store.manager_id)
         if problems:
             raise ClusterError(
                 f"could not remove everything of session {session.name}: " + "; ".join(problems)
@@ -396,7 +342,7 @@ class ClusterManager(LoggingConfigurable):
 
     async def close(self) -> None:
         """Close the agents' connections and the store."""
-        await asyncio.gather(*(a.close() for a in self._agents.values()))
+        await self.pool.close()
         self.store.close()
 
 
