@@ -238,9 +238,11 @@ class LaunchForm(w.VBox):
             text = self.session.logs(host, tail=tail)
         except ClusterError as exc:
             text = f"error: {exc}"
-        self.log_output.clear_output()
-        with self.log_output:
-            print(f"--- {host} ---\n{text}")
+        # Set as the widget's state (not printed under ``with``): it then shows in any
+        # front end, also one that was not capturing when the button was pressed.
+        self.log_output.outputs = (
+            {"output_type": "stream", "name": "stdout", "text": f"--- {host} ---\n{text}"},
+        )
         return text
 
     def terminate(self) -> None:

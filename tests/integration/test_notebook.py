@@ -1,0 +1,408 @@
+"""The notebook side against real Docker (issue #5): the Python API (sync in a script,
+async in a kernel), the launch form driven through its widget models, the
+``%cluster`` magic in a cluster kernel (in main1) and in a local kernel, and the
+example notebooks run with ``jupyter execute``.
+
+Every test has its own workspace (``ws``: private Jupyter data/config dirs, hence
+its own store and manager id). The engine is a singleton per process, so it is
+never used in the test process: scripts and kernels run as subprocesses with the
+workspace's environment. At the end of each test the workspace fails it if any
+container or network labelled with its manager id remains (and removes them).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import time
+from typing import Any
+
+import pytest
+from jupyter_client.asynchronous import AsyncKernelClient
+
+from .notebook_support import (
+    EXAMPLES,
+    execute_notebook,
+    install_kernelspec,
+    kernel,
+    kernel_name_of,
+    local_kernel,
+    ok,
+    run_cell,
+    stable_prefix,
+)
+from .support import LABEL_MANAGER, Workspace, docker_ids, inspect, run, session_objects
+
+pytestmark = pytest.mark.docker
+
+BOOT = "echo boot-$BACKENDAI_CLUSTER_HOST"
+MPI_IMAGE = "jupyter-cluster/mpi:latest"
+EXAMPLES_MPI = EXAMPLES / "images" / "mpi"
+
+
+def assert_no_docker_objects(ws: Workspace) -> None:
+    """Nothing labelled with the workspace's manager id is left (the test's own check;
+    the workspace's finish removes and reports leaks too)."""
+    assert ws.docker_objects() == ([], []), "the session left containers or networks behind"
+
+
+# -- 1. the Python API -------------------------------------------------------------------
+
+SYNC_SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    from jupyter_cluster import ClusterSession
+    from jupyter_cluster.state import SessionStatus
+
+    def say(**data):
+        print(json.dumps(data), flush=True)
+
+    s = ClusterSession.launch(size=2, cpu=0.5, mem="256m", bootstrap=sys.argv[1])
+    assert s.status is SessionStatus.RUNNING
+    r = s.exec("sub1", "hostname; echo to-stderr >&2; exit 3")
+    listed = [x.id for x in ClusterSession.list()]
+    say(id=s.id, hosts=s.hosts, status=s.status.value, listed=listed,
+        logs=s.logs("sub1", tail=20), last=s.logs("sub1", tail=1),
+        exec=[r.exit_code, r.stdout, r.stderr],
+        argv=s.exec("main1", ["sh", "-c", 'echo "$0 $BACKENDAI_CLUSTER_HOST"', "a b"]).stdout)
+    sys.stdin.readline()  # the test checks Docker meanwhile
+    ended = s.terminate()
+    say(status=ended.status.value, fresh=s.status.value)
+    """
+)
+
+
+def test_python_api_sync_in_a_script(ws: Workspace) -> None:
+    script = ws.root / "api_sync.py"
+    script.write_text(SYNC_SCRIPT)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), BOOT],
+        env=ws.env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None and proc.stdin is not None
+        line = proc.stdout.readline()
+        assert line, proc.communicate(timeout=30)
+        got = json.loads(line)
+        assert got["hosts"] == ["main1", "sub1"] and got["status"] == "RUNNING"
+        assert got["listed"] == [got["id"]]
+        assert "boot-sub1" in got["logs"].splitlines()
+        assert "jupyter-cluster: ready" in got["logs"]
+        assert len(got["last"].splitlines()) == 1
+        assert got["exec"] == [3, "sub1\n", "to-stderr\n"]
+        assert got["argv"] == "a b main1\n"
+        # What Docker has meanwhile: the two containers, with their limits.
+        containers, networks = session_objects(got["id"])
+        assert len(containers) == 2 and len(networks) == 1
+        for info in inspect(*containers):
+            assert info["HostConfig"]["NanoCpus"] == 500_000_000
+            assert info["HostConfig"]["Memory"] == 256 * 2**20
+        [listed] = ws.json("ls")
+        assert listed["id"] == got["id"] and listed["status"] == "RUNNING"
+
+        out, err = proc.communicate("go\n", timeout=120)
+        assert proc.returncode == 0, err
+        assert json.loads(out) == {"status": "TERMINATED", "fresh": "TERMINATED"}
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert_no_docker_objects(ws)
+
+
+async def test_python_api_async_in_a_kernel(ws: Workspace) -> None:
+    async with local_kernel(ws) as (_km, kc):
+        cell = await ok(
+            kc,
+            "from jupyter_cluster import ClusterSession\n"
+            "s = await ClusterSession.alaunch(size=2, cpu=0.5, mem='256m', bootstrap="
+            f"{BOOT!r})\n"
+            "print(s.id, ','.join(s.hosts), s.status.value)",
+        )
+        session_id, hosts, status = cell.stdout.split()
+        assert hosts == "main1,sub1" and status == "RUNNING"
+        assert len(session_objects(session_id)[0]) == 2
+
+        # Async logs and exec; the sync twins work inside the kernel's running loop too.
+        cell = await ok(
+            kc,
+            "lines = [line async for line in s.alogs('sub1', tail=20)]\n"
+            "r = await s.aexec('sub1', 'hostname; echo oops >&2; exit 4')\n"
+            "import json\n"
+            "print(json.dumps([lines, [r.exit_code, r.stdout, r.stderr],"
+            " s.logs('main1', tail=20), s.exec('main1', ['hostname']).stdout]))",
+        )
+        lines, result, main_log, hostname = json.loads(cell.stdout)
+        assert "boot-sub1\n" in lines and "jupyter-cluster: ready\n" in lines
+        assert result == [4, "sub1\n", "oops\n"]
+        assert "boot-main1" in main_log and hostname == "main1\n"
+
+        # A wrong launch is a ClusterError naming the field; nothing is launched.
+        cell = await ok(
+            kc,
+            "from jupyter_cluster.errors import ClusterError\n"
+            "try:\n"
+            "    await ClusterSession.alaunch(size=2, mem='lots')\n"
+            "except ClusterError as e:\n"
+            "    print('refused:', e)",
+        )
+        assert cell.stdout.startswith("refused: mem:"), cell.stdout
+
+        cell = await ok(
+            kc, "ended = await s.aterminate()\nprint(ended.status.value, s.status.value)"
+        )
+        assert cell.stdout.split() == ["TERMINATED", "TERMINATED"]
+        assert session_objects(session_id) == ([], [])
+    [record] = ws.json("ls", "--all")
+    assert record["id"] == session_id and record["status"] == "TERMINATED"
+    assert_no_docker_objects(ws)
+
+
+# -- 2. the launch form ------------------------------------------------------------------
+
+FORM_STATE = (
+    "import json\n"
+    "print(json.dumps({'total': form.total.value, 'error': form.error.value,"
+    " 'disabled': form.launch_button.disabled, 'progress': form.progress.value,"
+    " 'hosts': [row.children[0].value for row in form.hosts.children[:-1]],"
+    " 'buttons': [b.description for row in form.hosts.children[:-1] for b in row.children[1:]]"
+    " + [b.description for b in form.hosts.children[-1:]]}))"
+)
+
+
+async def form_state(kc: AsyncKernelClient) -> dict[str, Any]:
+    """The form's total, error, Launch state, progress and hosts table, as the kernel has them."""
+    cell = await ok(kc, FORM_STATE)
+    state: dict[str, Any] = json.loads(cell.stdout)
+    return state
+
+
+async def test_launch_form_through_its_widgets(ws: Workspace) -> None:
+    ws.ok("folder", "create", "shared")
+    (ws.folders_root / "shared" / "hello.txt").write_text("from the host\n")
+    async with local_kernel(ws) as (_km, kc):
+        cell = await ok(kc, "from jupyter_cluster.widgets import LaunchForm\nform = LaunchForm()")
+        assert not cell.stderr
+        await ok(
+            kc,
+            "form.size.value = 2\nform.cpu.value = 0.5\nform.mem.value = '256m'\n"
+            f"form.mounts.value = ('shared',)\nform.bootstrap.value = {BOOT!r}",
+        )
+        state = await form_state(kc)
+        assert state["error"] == "" and state["disabled"] is False
+        assert state["total"].startswith(
+            "Total: 2 × (0.5 CPU, 256m memory, 64m shm) = <b>1 CPU, 512m memory</b>"  # noqa: RUF001
+        )
+        assert state["total"].endswith("; fits on agent local now")
+
+        # More than the agent has: the form says it would wait, and still lets you launch.
+        await ok(
+            kc,
+            "free = form.agents[0]['free']['cpu']\nform.size.value = int(free / 0.5) + 1",
+        )
+        state = await form_state(kc)
+        assert "no single agent has room now: it will be PENDING" in state["total"]
+        assert state["disabled"] is False
+
+        # A wrong memory size: the error is shown in the form, Launch is disabled, no traceback.
+        cell = await ok(kc, "form.size.value = 2\nform.mem.value = 'lots'")
+        assert not cell.stderr and not cell.errors
+        state = await form_state(kc)
+        assert state["disabled"] is True and state["total"] == ""
+        assert "mem: &#x27;lots&#x27; is not a size" in state["error"]
+        await ok(kc, "form.mem.value = '256m'")
+        assert (await form_state(kc))["disabled"] is False
+
+        # Launch through the button's handler; it returns when the session runs.
+        cell = await ok(kc, "form.launch_button.click()\nprint(form.session.id)")
+        session_id = cell.stdout.strip()
+        [listed] = ws.json("ls")
+        assert listed["id"] == session_id and listed["status"] == "RUNNING"
+        assert listed["size"] == 2 and listed["mounts"] == ["shared"]
+        assert listed["resources"]["cpu"] == 0.5
+        assert ws.sh(session_id, "sub1", "cat /home/work/shared/hello.txt") == "from the host\n"
+
+        state = await form_state(kc)
+        assert "RUNNING<br>main1: RUNNING sub1: RUNNING" in state["progress"]
+        assert state["hosts"] == [
+            "<code>main1</code> main on local: RUNNING",
+            "<code>sub1</code> sub on local: RUNNING",
+        ]
+        assert state["buttons"] == ["logs", "logs", "Terminate"]
+
+        # The logs button of sub1 shows its log below the form.
+        cell = await ok(
+            kc,
+            "form.hosts.children[1].children[1].click()\nprint(form.log_output.outputs[0]['text'])",
+        )
+        assert cell.stdout.startswith("--- sub1 ---\n")
+        assert "boot-sub1" in cell.stdout.splitlines()
+
+        # Terminate through its button: the session ends, the table goes.
+        await ok(kc, "form.hosts.children[-1].click()")
+        state = await form_state(kc)
+        assert "TERMINATED" in state["progress"] and state["hosts"] == []
+        assert state["disabled"] is False
+        assert session_objects(session_id) == ([], [])
+    [record] = ws.json("ls", "--all")
+    assert record["status"] == "TERMINATED"
+    assert_no_docker_objects(ws)
+
+
+def test_launch_form_notebook_runs(ws: Workspace) -> None:
+    executed = execute_notebook(ws, "launch_form.ipynb", timeout=180)
+    views = [
+        o["data"]
+        for o in executed.outputs
+        if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
+    ]
+    assert views, "the notebook shows no widget"
+    assert "'size': 2" in executed.text and "'mem': '256m'" in executed.text
+    assert "Launch disabled: True\nLaunch disabled: False\n" in executed.text
+    assert "nothing launched yet" in executed.text
+    assert ws.json("ls", "--all") == []
+    assert_no_docker_objects(ws)
+
+
+# -- 3. the %cluster magic ---------------------------------------------------------------
+
+
+async def test_incluster_magic_in_a_cluster_kernel(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = install_kernelspec(
+        ws, monkeypatch, "itest-magic", "--size", "3", "--cpu", "0.5", "--mem", "256m",
+        "--bootstrap", BOOT,
+    )  # fmt: skip
+    async with kernel(name) as (km, kc):
+        session_id = km.provisioner.session_id  # type: ignore[union-attr]
+        cell = await ok(kc, "%cluster logs sub1")
+        assert "boot-sub1" in cell.stdout.splitlines() and not cell.stderr
+        cli = ws.ok("logs", session_id, "sub1").stdout
+        assert stable_prefix(cell.stdout) == stable_prefix(cli)
+
+        cell = await ok(kc, "%cluster logs sub2 --tail 1")
+        assert len(cell.stdout.splitlines()) == 1
+
+        cell = await ok(kc, "%cluster hosts")
+        assert cell.stdout.splitlines() == [
+            "HOST   ROLE  STATUS",
+            "main1  main  up",
+            "sub1   sub   up",
+            "sub2   sub   up",
+        ]
+        cell = await ok(kc, "%cluster exec sub2 -- hostname")
+        assert cell.stdout == "sub2\n" and not cell.stderr
+        cell = await ok(kc, "%cluster exec sub1 -- sh -c 'echo $BACKENDAI_CLUSTER_IDX; exit 5'")
+        assert cell.stdout == "1\n" and cell.stderr == "%cluster: exit code 5\n"
+        cell = await ok(kc, "%cluster status")
+        assert cell.stdout == f"session {session_id} (single-node, size 3): all 3 containers up\n"
+
+        # Wrong lines: one error line (usage may follow), never a traceback.
+        for line, first in [
+            ("%cluster logs sub9", "%cluster: no host 'sub9' in this session; hosts: "),
+            ("%cluster frobnicate", "%cluster: argument command: invalid choice: 'frobnicate'"),
+            ("%cluster exec sub1", "%cluster: give a command: %cluster exec HOST -- CMD"),
+        ]:
+            cell = await run_cell(kc, line)
+            assert cell.status == "ok" and not cell.errors and not cell.stdout, str(cell)
+            assert cell.stderr.startswith(first), str(cell)
+            assert "Traceback" not in cell.stderr
+        cell = await run_cell(kc, "%cluster logs sub9")
+        assert len(cell.stderr.splitlines()) == 1
+    assert_no_docker_objects(ws)
+
+
+async def test_host_magic_in_a_local_kernel(ws: Workspace) -> None:
+    session = ws.launch("--size", "2", "--cpu", "0.5", "--mem", "256m", "--name", "magic",
+                        "--bootstrap", BOOT)  # fmt: skip
+    session_id = session["id"]
+    async with local_kernel(ws) as (_km, kc):
+        await ok(kc, "%load_ext jupyter_cluster")
+        cell = await ok(kc, "%cluster ls")
+        assert session_id[:8] in cell.stdout and "magic" in cell.stdout
+        assert "RUNNING" in cell.stdout
+
+        cell = await ok(kc, "%cluster logs magic sub1")
+        assert "boot-sub1" in cell.stdout.splitlines()
+        assert stable_prefix(cell.stdout) == stable_prefix(ws.ok("logs", "magic", "sub1").stdout)
+        cell = await ok(kc, "%cluster logs magic main1 --tail 1")
+        assert len(cell.stdout.splitlines()) == 1
+
+        cell = await ok(kc, "%cluster exec magic sub1 -- hostname")
+        assert cell.stdout == "sub1\n"
+        cell = await ok(kc, "%cluster show magic")
+        assert session_id in cell.stdout
+
+        for line, first in [
+            ("%cluster logs nosuch main1", "%cluster: "),
+            ("%cluster logs magic sub7", "%cluster: "),
+            ("%cluster frobnicate", "%cluster: argument command: invalid choice"),
+        ]:
+            cell = await run_cell(kc, line)
+            assert cell.status == "ok" and not cell.errors and not cell.stdout, str(cell)
+            assert cell.stderr.startswith(first) and "Traceback" not in cell.stderr, str(cell)
+        cell = await run_cell(kc, "%cluster logs nosuch main1")
+        assert len(cell.stderr.splitlines()) == 1 and "nosuch" in cell.stderr, str(cell)
+
+        cell = await ok(kc, f"%cluster rm {session_id[:8]}")
+        assert cell.stdout == f"magic {session_id}: TERMINATED\n"
+        assert session_objects(session_id) == ([], [])
+        cell = await ok(kc, "%cluster ls")
+        assert session_id[:8] not in cell.stdout
+    assert_no_docker_objects(ws)
+
+
+# -- 4. the example notebooks ----------------------------------------------------------
+
+
+def test_environment_tour_and_ssh_notebooks(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    name = kernel_name_of("environment_tour.ipynb")
+    assert kernel_name_of("ssh_between_containers.ipynb") == name
+    install_kernelspec(ws, monkeypatch, name, "--size", "3", "--cpu", "0.5", "--mem", "256m")
+
+    tour = execute_notebook(ws, "environment_tour.ipynb")
+    text = tour.text
+    assert "BACKENDAI_CLUSTER_HOSTS       main1,sub1,sub2" in text
+    assert "main1: all 10 variables match the table" in text
+    for host in ("sub1", "sub2"):
+        assert f"BACKENDAI_CLUSTER_HOST={host}" in text
+        assert f"{host}: all 10 variables match the table" in text
+
+    ssh = execute_notebook(ws, "ssh_between_containers.ipynb")
+    assert "main1 -> sub2: sub2" in ssh.text and "sub2 -> sub1: sub1" in ssh.text
+    assert "Host key verification failed" in ssh.text
+
+    # Both kernels were shut down by jupyter execute: their sessions ended.
+    records = ws.json("ls", "--all")
+    assert [r["status"] for r in records] == ["TERMINATED", "TERMINATED"]
+    assert_no_docker_objects(ws)
+
+
+def test_mpi_allreduce_notebook(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Built FROM the kernel image; Docker's layer cache makes this about a second once
+    # the image exists (the first build, apt-get included, takes ~15-60 s).
+    started = time.monotonic()
+    build = run(("docker", "build", "-t", MPI_IMAGE, str(EXAMPLES_MPI)), timeout=600)
+    assert build.returncode == 0, str(build)
+    build_seconds = time.monotonic() - started
+    name = kernel_name_of("mpi_allreduce.ipynb")
+    install_kernelspec(
+        ws, monkeypatch, name, "--image", MPI_IMAGE, "--size", "3", "--cpu", "0.5", "--mem", "512m"
+    )
+    executed = execute_notebook(ws, "mpi_allreduce.ipynb")
+    text = executed.text
+    for rank, host in enumerate(("main1", "sub1", "sub2")):
+        assert f"rank {rank} of 3 on {host} (BACKENDAI_CLUSTER_HOST={host})" in text, text
+    assert "allreduce: sum of rank+1 over 3 ranks = 6" in text
+    [record] = ws.json("ls", "--all")
+    assert record["status"] == "TERMINATED" and record["image"] == MPI_IMAGE
+    assert not docker_ids("container", f"{LABEL_MANAGER}={ws.manager_id}")
+    assert_no_docker_objects(ws)
+    print(f"docker build of {MPI_IMAGE}: {build_seconds:.1f} s")
