@@ -207,7 +207,13 @@ class LaunchForm(w.VBox):
             return None
         self._show_progress(self.session.model)
         self._show_hosts()
+        self._refresh_room()
         return self.session
+
+    def _refresh_room(self) -> None:
+        """Re-read the agents' free resources (they change as sessions come and go)."""
+        self.agents = api.agents()
+        self._update()
 
     def _show_hosts(self) -> None:
         session = self.session
@@ -253,6 +259,7 @@ class LaunchForm(w.VBox):
             ended = self.session.terminate()
             self._show_progress(ended)
             self.hosts.children = []
+            self._refresh_room()
         except ClusterError as exc:
             self.error.value = f"<span style='color:var(--jp-error-color1,#c00)'>{_esc(exc)}</span>"
         self.launch_button.disabled = False
