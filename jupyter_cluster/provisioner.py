@@ -5,10 +5,12 @@ any KernelManager (JupyterLab, ``jupyter console``, nbclient…) uses it when th
 kernelspec's ``metadata.kernel_provisioner`` names it. Starting the kernel
 launches a fresh cluster session through :class:`ClusterManager`, then runs the
 kernelspec's argv as ``work`` in ``main1`` (ports published on the agent's
-address). The kernel is started as soon as ``main1`` is ready, while the other
-containers are still coming up, so its own start-up overlaps theirs. Restart
-replaces only the kernel process; shutdown terminates the session. A start that
-fails (or times out) leaves no session behind.
+address). The kernel is started as soon as ``main1``'s container runs (once it is
+ready, when a bootstrap command is set), while the other containers are still
+coming up, so its own start-up overlaps theirs; ``start_kernel`` returns once
+the whole session is RUNNING. Restart replaces only the kernel process;
+shutdown terminates the session. A start that fails (or times out) leaves no
+session behind.
 
 The engine is configured like the CLI's: ``jupyter_cluster_config`` files on the
 Jupyter config path, overridden by the kernel manager's own configuration (e.g.
