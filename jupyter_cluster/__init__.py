@@ -6,4 +6,36 @@ between them and the ``BACKENDAI_CLUSTER_*`` environment. The engine is
 :class:`jupyter_cluster.manager.ClusterManager`; front ends call it.
 """
 
+import os
+from typing import Any
+
 __version__ = "0.1.0"
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext jupyter_cluster``: the ``%cluster`` magic.
+
+    In a cluster container (``BACKENDAI_CLUSTER_HOST`` set) it acts on the session
+    the kernel runs in; elsewhere it talks to the engine in this process.
+    """
+    if os.environ.get("BACKENDAI_CLUSTER_HOST"):
+        from .runtime import incluster as magic
+    else:
+        from . import magics as magic  # type: ignore[no-redef]
+    magic.load_ipython_extension(ipython)
+
+
+def __getattr__(name: str) -> Any:
+    """``from jupyter_cluster import ClusterSession`` without importing it eagerly."""
+    if name == "ClusterSession":
+        from .api import ClusterSession
+
+        return ClusterSession
+    raise AttributeError(name)
+
+
+def _jupyter_server_extension_points() -> list[dict[str, object]]:
+    """The Jupyter server extension (REST API under ``cluster/api/``): :mod:`.app`."""
+    from .app import ClusterApp
+
+    return [{"module": "jupyter_cluster.app", "app": ClusterApp}]

@@ -313,6 +313,9 @@ class Session:
     updated_at: float = 0.0
     ended_at: float | None = None
     owner: str = ""
+    #: Id of the Jupyter kernel a server started in main1 for this session (REST
+    #: ``start_kernel``), usable with ``/api/kernels/{id}``; None when there is none.
+    kernel_id: str | None = None
 
     @property
     def name(self) -> str:
@@ -350,6 +353,7 @@ class Session:
             "updated_at": self.updated_at,
             "ended_at": self.ended_at,
             "owner": self.owner,
+            "kernel_id": self.kernel_id,
         }
 
     def to_record(self) -> dict[str, Any]:
@@ -369,4 +373,5 @@ class Session:
             updated_at=float(data.get("updated_at") or 0.0),
             ended_at=data.get("ended_at"),
             owner=data.get("owner") or "",
+            kernel_id=data.get("kernel_id") or None,
         )

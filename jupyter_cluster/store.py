@@ -252,6 +252,13 @@ class Store:
             self._write(db, new)
         return new
 
+    def set_kernel_id(self, session_id: str, kernel_id: str | None) -> Session:
+        """Record (or clear) the Jupyter kernel started for a session; raises NotFound."""
+        with self._tx() as db:
+            new = self._get(db, session_id).with_(kernel_id=kernel_id, updated_at=time.time())
+            self._write(db, new)
+        return new
+
     def set_driver(self, session_id: str, pid: int | None, host: str | None) -> None:
         """Record which process (pid on host) drives the session's launch, or clear it."""
         with self._tx() as db:

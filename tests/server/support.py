@@ -1,0 +1,306 @@
+"""Helpers of the server tests: the REST API through pytest-jupyter, SSE, websockets, Docker.
+
+The tests run a real Jupyter server with the jupyter_cluster extension
+(pytest-jupyter's ``jp_serverapp``; each test has its own JUPYTER_DATA_DIR, so its
+own store and manager id) against the real Docker engine. What Docker really did
+is checked with the ``docker`` command line, independently of the code under test.
+
+Async tests are wrapped with :func:`jp_async` so they run in pytest-jupyter's
+event loop (where its HTTP server runs), not in pytest-asyncio's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import json
+import re
+import subprocess
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
+
+import aiohttp
+import pytest
+import yarl
+from jupyter_core.utils import ensure_event_loop
+from tornado.httpclient import HTTPResponse
+
+IMAGE = "jupyter-cluster/kernel:latest"
+LABEL_MANAGER = "jupyter-cluster.manager-id"
+LABEL_SESSION = "jupyter-cluster.session-id"
+API = ("cluster", "api")
+#: Small sessions: the whole suite must run in a few minutes on 2 cores.
+SMALL = {"cpu": 0.25, "mem": "256m"}
+Fetch = Callable[..., Awaitable[HTTPResponse]]
+
+
+def jp_async(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:
+    """Run an async test to completion in pytest-jupyter's loop."""
+
+    @functools.wraps(test)
+    def run(*args: Any, **kwargs: Any) -> None:
+        ensure_event_loop(prefer_selector_loop=True).run_until_complete(test(*args, **kwargs))
+
+    return run
+
+
+async def call(
+    fetch: Fetch,
+    *path: str,
+    method: str = "GET",
+    body: Any = None,
+    params: dict[str, str] | None = None,
+) -> tuple[int, Any, HTTPResponse]:
+    """One request to ``cluster/api/<path>``: (status, JSON or text or None, response)."""
+    if body is not None and not isinstance(body, (str, bytes)):
+        body = json.dumps(body)
+    if body is None and method in ("POST", "PUT", "PATCH"):
+        body = ""
+    response = await fetch(
+        *API,
+        *path,
+        method=method,
+        body=body,
+        params=params,
+        raise_error=False,
+        allow_nonstandard_methods=True,
+    )
+    text = response.body.decode() if response.body else ""
+    data: Any = None
+    if text and "json" in (response.headers.get("Content-Type") or ""):
+        data = json.loads(text)
+    elif text:
+        data = text
+    return response.code, data, response
+
+
+async def ok(
+    fetch: Fetch,
+    *path: str,
+    method: str = "GET",
+    body: Any = None,
+    params: dict[str, str] | None = None,
+) -> Any:
+    """Like :func:`call`, asserting a 2xx status; returns the data."""
+    code, data, _ = await call(fetch, *path, method=method, body=body, params=params)
+    assert 200 <= code < 300, f"{method} {'/'.join(path)} -> {code}: {data}"
+    return data
+
+
+async def eventually(
+    probe: Callable[[], Awaitable[Any]], timeout: float, what: str, interval: float = 0.2
+) -> Any:
+    """Await ``probe()`` until it returns something truthy; fail after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = await probe()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout:g} s waiting for {what}")
+        await asyncio.sleep(interval)
+
+
+async def wait_status(fetch: Fetch, ref: str, *statuses: str, timeout: float = 60) -> Any:
+    """GET a session until its status is one of ``statuses``; returns it."""
+    last: dict[str, Any] = {}
+
+    async def probe() -> Any:
+        nonlocal last
+        last = await ok(fetch, "sessions", ref)
+        return last if last["status"] in statuses else None
+
+    try:
+        return await eventually(probe, timeout, f"session {ref} to be {'/'.join(statuses)}")
+    except pytest.fail.Exception:
+        pytest.fail(f"session {ref} did not become {'/'.join(statuses)}; last seen: {last}")
+
+
+# -- streams -------------------------------------------------------------------------
+
+
+def stream_url(port: int, base_url: str, *path: str, query: str = "") -> yarl.URL:
+    """An already-encoded URL of the test server (keeps %40 in pytest-jupyter's base URL)."""
+    url = f"http://127.0.0.1:{port}{base_url}{'/'.join(path)}" + (f"?{query}" if query else "")
+    return yarl.URL(url, encoded=True)
+
+
+class EventStream:
+    """A client of ``GET cluster/api/events``: collects Server-Sent Events in the background."""
+
+    def __init__(self, url: yarl.URL, headers: dict[str, str]) -> None:
+        self.url, self.headers = url, headers
+        self.events: list[tuple[str, dict[str, Any]]] = []
+        self._changed = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._http: aiohttp.ClientSession | None = None
+
+    async def __aenter__(self) -> EventStream:
+        self._http = aiohttp.ClientSession()
+        response = await self._http.get(self.url, headers=self.headers)
+        assert response.status == 200, await response.text()
+        assert response.headers["Content-Type"].startswith("text/event-stream")
+        self._task = asyncio.ensure_future(self._read(response))
+        await self.wait_for(lambda name, _: name == "snapshot", 10, "the snapshot event")
+        return self
+
+    async def _read(self, response: aiohttp.ClientResponse) -> None:
+        name, data = "message", ""
+        async for raw in response.content:
+            line = raw.decode().rstrip("\n")
+            if line.startswith("event: "):
+                name = line[7:]
+            elif line.startswith("data: "):
+                data += line[6:]
+            elif not line and data:
+                self.events.append((name, json.loads(data)))
+                name, data = "message", ""
+                self._changed.set()
+
+    async def wait_for(
+        self, match: Callable[[str, dict[str, Any]], bool], timeout: float, what: str
+    ) -> dict[str, Any]:
+        """The first event (old or new) for which ``match(name, data)`` holds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for name, data in self.events:
+                if match(name, data):
+                    return data
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                seen = [(n, d.get("status"), d.get("host")) for n, d in self.events]
+                pytest.fail(f"no event for {what} within {timeout:g} s; saw {seen}")
+            self._changed.clear()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), remaining)
+
+    async def session(self, session_id: str, status: str, timeout: float = 15) -> dict[str, Any]:
+        """The ``session`` event of ``session_id`` reaching ``status``."""
+        return await self.wait_for(
+            lambda n, d: n == "session" and d["session_id"] == session_id and d["status"] == status,
+            timeout,
+            f"session {session_id} {status}",
+        )
+
+    async def container(
+        self, session_id: str, host: str, status: str, timeout: float = 15
+    ) -> dict[str, Any]:
+        """The ``container`` event of ``host`` reaching ``status``."""
+        return await self.wait_for(
+            lambda n, d: (
+                n == "container"
+                and d["session_id"] == session_id
+                and d["host"] == host
+                and d["status"] == status
+            ),
+            timeout,
+            f"{host} of {session_id} {status}",
+        )
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        if self._http is not None:
+            await self._http.close()
+
+
+# -- terminals and kernels over websockets ---------------------------------------------------
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+
+
+async def terminal_line(ws: Any, command: str, expected: str, timeout: float = 30) -> str:
+    """Type ``command`` in a terminal websocket; wait for a line that is exactly ``expected``."""
+    await ws.write_message(json.dumps(["stdin", command + "\r"]))
+    pattern = re.compile(rf"[\r\n]{re.escape(expected)}\r?\n")
+    text = ""
+    deadline = time.monotonic() + timeout
+    while not pattern.search(_ANSI.sub("", text)):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            pytest.fail(f"{command!r} did not print {expected!r}; the terminal shows {text!r}")
+        try:
+            message = await asyncio.wait_for(ws.read_message(), remaining)
+        except asyncio.TimeoutError:
+            continue
+        if message is None:
+            pytest.fail(f"the terminal closed; it showed {text!r}")
+        kind, *rest = json.loads(message)
+        if kind == "stdout":
+            text += rest[0]
+    return text
+
+
+async def kernel_execute(ws: Any, code: str, timeout: float = 60) -> str:
+    """Run ``code`` through a kernel's channels websocket; its stdout."""
+    msg_id = uuid.uuid4().hex
+    header = {
+        "msg_id": msg_id,
+        "msg_type": "execute_request",
+        "username": "test",
+        "session": uuid.uuid4().hex,
+        "version": "5.3",
+        "date": "",
+    }
+    content = {"code": code, "silent": False, "store_history": False, "allow_stdin": False}
+    request = {"header": header, "parent_header": {}, "metadata": {}, "content": content}
+    await ws.write_message(json.dumps({**request, "channel": "shell", "buffers": []}))
+    out, done = "", False
+    deadline = time.monotonic() + timeout
+    while not done:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            pytest.fail(f"the kernel did not finish {code!r}; output so far {out!r}")
+        message = await asyncio.wait_for(ws.read_message(), remaining)
+        assert message is not None, "the kernel websocket closed"
+        data = json.loads(message)
+        if data.get("parent_header", {}).get("msg_id") != msg_id:
+            continue
+        kind = data["msg_type"]
+        if kind == "stream":
+            out += data["content"]["text"]
+        elif kind == "error":
+            pytest.fail(f"the kernel raised {data['content']['ename']}: {data['content']}")
+        elif kind == "status" and data["content"]["execution_state"] == "idle":
+            done = True
+    return out
+
+
+# -- Docker, seen from the docker command line ----------------------------------------------
+
+
+def docker(*args: str, check: bool = True) -> str:
+    result = subprocess.run(("docker", *args), capture_output=True, text=True, timeout=120)
+    if check:
+        assert result.returncode == 0, f"docker {' '.join(args)}: {result.stderr}"
+    return result.stdout
+
+
+def docker_objects(label: str) -> tuple[list[str], list[str]]:
+    """Containers and networks carrying ``label`` (``key=value``)."""
+    containers = docker("ps", "-a", "-q", "--no-trunc", "--filter", f"label={label}").split()
+    networks = docker("network", "ls", "-q", "--no-trunc", "--filter", f"label={label}").split()
+    return containers, networks
+
+
+def running_hosts(session_id: str) -> dict[str, bool]:
+    """Host name → running, of the session's containers as Docker reports them."""
+    ids = docker("ps", "-a", "-q", "--no-trunc", "--filter", f"label={LABEL_SESSION}={session_id}")
+    if not ids.split():
+        return {}
+    found = json.loads(docker("inspect", *ids.split()))
+    return {c["Config"]["Hostname"]: bool(c["State"]["Running"]) for c in found}
+
+
+def remove_leftovers(manager_id: str) -> tuple[list[str], list[str]]:
+    """Remove everything labelled with ``manager_id``; returns what there was."""
+    containers, networks = docker_objects(f"{LABEL_MANAGER}={manager_id}")
+    for cid in containers:
+        docker("rm", "-f", "-v", cid, check=False)
+    for nid in networks:
+        docker("network", "rm", nid, check=False)
+    return containers, networks

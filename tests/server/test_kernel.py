@@ -1,0 +1,94 @@
+"""``start_kernel``: the server's kernel manager runs the session's kernel in main1.
+
+The kernel is an ordinary kernel of the server (``/api/kernels/{id}``, its
+channels websocket), started through a ClusterProvisioner attached to the
+session. Ending the session, through REST or elsewhere (the CLI), shuts it down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from typing import Any
+
+import pytest
+from tornado.httpclient import HTTPClientError
+
+from .support import eventually, jp_async, kernel_execute, ok, running_hosts, wait_status
+
+pytestmark = pytest.mark.docker
+CODE = "import os, socket; print(socket.gethostname(), os.environ['BACKENDAI_CLUSTER_SIZE'])"
+
+
+async def kernel_known(fetch: Any, kernel_id: str) -> bool:
+    try:
+        await fetch("api", "kernels", kernel_id)
+        return True
+    except HTTPClientError as exc:
+        assert exc.code == 404
+        return False
+
+
+async def wait_kernel(fetch: Any, sid: str) -> dict[str, Any]:
+    async def running() -> Any:
+        session = await ok(fetch, "sessions", sid)
+        assert session["kernel_state"] not in ("failed", "gone"), session
+        return session if session["kernel_state"] == "running" else None
+
+    return await eventually(running, 90, "the session's kernel")
+
+
+@jp_async
+async def test_start_kernel_runs_in_main1_and_delete_shuts_it_down(
+    jp_fetch: Any, jp_ws_fetch: Any, cluster: Any
+) -> None:
+    code_body = {"size": 2, "start_kernel": True}
+    session = await ok(jp_fetch, "sessions", method="POST", body=code_body)
+    sid, kid = session["id"], session["kernel_id"]
+    assert kid and session["kernel_state"] == "waiting"
+    await wait_kernel(jp_fetch, sid)
+    model = json.loads((await jp_fetch("api", "kernels", kid)).body)
+    assert model["id"] == kid and model["name"] == "jupyter-cluster-session"
+
+    ws = await jp_ws_fetch("api", "kernels", kid, "channels")
+    try:
+        assert (await kernel_execute(ws, CODE)).split() == ["main1", "2"]
+    finally:
+        ws.close()
+
+    # A restart replaces the kernel process in the same session.
+    await jp_fetch("api", "kernels", kid, "restart", method="POST", body="")
+    ws = await jp_ws_fetch("api", "kernels", kid, "channels")
+    try:
+        assert (await kernel_execute(ws, CODE)).split() == ["main1", "2"]
+    finally:
+        ws.close()
+    assert (await ok(jp_fetch, "sessions", sid))["status"] == "RUNNING"
+
+    await ok(jp_fetch, "sessions", sid, method="DELETE")
+    assert not await kernel_known(jp_fetch, kid)
+    ended = await ok(jp_fetch, "sessions", sid)
+    assert ended["status"] == "TERMINATED" and ended["kernel_state"] == "gone"
+    assert running_hosts(sid) == {}
+
+
+@jp_async
+async def test_a_session_ended_elsewhere_takes_its_kernel_along(
+    jp_fetch: Any, cluster: Any
+) -> None:
+    session = await ok(jp_fetch, "sessions", method="POST", body={"start_kernel": True})
+    sid, kid = session["id"], session["kernel_id"]
+    await wait_kernel(jp_fetch, sid)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "jupyter_cluster.cli", "rm", sid, env=dict(os.environ)
+    )
+    assert await asyncio.wait_for(proc.wait(), 120) == 0
+    await wait_status(jp_fetch, sid, "TERMINATED")
+
+    async def gone() -> bool:
+        return not await kernel_known(jp_fetch, kid)
+
+    await eventually(gone, 30, "the kernel to be shut down")
+    assert (await ok(jp_fetch, "sessions", sid))["kernel_state"] == "gone"

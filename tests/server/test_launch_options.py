@@ -1,0 +1,94 @@
+"""The launch form and request checks, without a server: any JSON either validates into
+arguments the engine accepts or is refused with InvalidRequest naming a field.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from jupyter_cluster.errors import InvalidRequest
+from jupyter_cluster.events import diff
+from jupyter_cluster.launch_options import FIELDS, LaunchPolicy, describe, validate
+from jupyter_cluster.models import LaunchSpec
+
+POLICY = LaunchPolicy(
+    images=("jupyter-cluster/kernel:latest",),
+    max_size=4,
+    max_cpu=2.0,
+    max_mem=2 * 1024**3,
+    max_shm=256 * 1024**2,
+    max_gpu=1,
+    resource_groups=("default",),
+    folders=("data",),
+    max_sessions_per_user=3,
+)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner),
+    max_leaves=5,
+)
+fields = st.sampled_from([*FIELDS, "other"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(fields, json_values, max_size=5) | json_values)
+def test_any_json_is_accepted_or_refused_with_a_field(body: Any) -> None:
+    try:
+        arguments, start_kernel = validate(body, POLICY)
+    except InvalidRequest as exc:
+        assert exc.field is not None, exc
+        assert exc.message.startswith(f"{exc.field or '(no name)'}:"), exc.message
+        return
+    spec = LaunchSpec.create(max_size=POLICY.max_size, **arguments)
+    assert isinstance(start_kernel, bool)
+    assert 1 <= spec.size <= POLICY.max_size
+    assert spec.resources.cpu <= POLICY.max_cpu and spec.resources.mem <= POLICY.max_mem
+
+
+def test_defaults_are_clamped_to_the_limits_and_described() -> None:
+    small = LaunchPolicy(
+        images=("img",),
+        max_size=2,
+        max_cpu=0.5,
+        max_mem=512 * 1024**2,
+        max_shm=32 * 1024**2,
+        max_gpu=0,
+        resource_groups=("g",),
+    )
+    arguments, start_kernel = validate({}, small)
+    assert arguments["cpu"] == 0.5 and arguments["mem"] == 512 * 1024**2
+    assert arguments["shm"] == 32 * 1024**2 and arguments["resource_group"] == "g"
+    assert start_kernel is False
+    form = describe(small)
+    assert form["defaults"]["image"] == "img" and form["defaults"]["mem"] == "512m"
+
+
+def test_events_are_the_differences_between_two_models() -> None:
+    def model(status: str, *containers: str) -> dict[str, Any]:
+        return {
+            "id": "s1",
+            "name": "s1",
+            "status": status,
+            "status_reason": "",
+            "containers": [
+                {"host": f"h{i}", "status": c, "status_reason": "", "container_id": None,
+                 "agent": "a"}
+                for i, c in enumerate(containers)
+            ],
+        }  # fmt: skip
+
+    first = diff(None, model("PENDING", "PENDING"))
+    assert [(e["type"], e["previous_status"]) for e in first] == [
+        ("session", None),
+        ("container", None),
+    ]
+    later = diff(
+        model("PREPARING", "PENDING", "CREATING"), model("PREPARING", "RUNNING", "CREATING")
+    )
+    assert [(e["type"], e["status"], e["previous_status"]) for e in later] == [
+        ("container", "RUNNING", "PENDING")
+    ]
+    assert diff(model("RUNNING", "RUNNING"), model("RUNNING", "RUNNING")) == []

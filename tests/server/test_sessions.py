@@ -1,0 +1,156 @@
+"""Sessions through REST against real Docker: launch, follow, list, logs, terminate.
+
+A launch returns 201 at once (PENDING or PREPARING) and is driven in the
+background; its progress shows in GET and in the events stream. REST and the CLI
+share one store: each sees the other's sessions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from typing import Any
+
+import pytest
+
+from .support import (
+    LABEL_SESSION,
+    EventStream,
+    call,
+    docker_objects,
+    eventually,
+    jp_async,
+    ok,
+    running_hosts,
+    stream_url,
+    wait_status,
+)
+
+pytestmark = pytest.mark.docker
+
+
+async def cli(*args: str) -> tuple[int, str, str]:
+    """``jupyter cluster ARGS`` in a subprocess with this test's Jupyter environment."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "jupyter_cluster.cli",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=dict(os.environ),
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+@pytest.fixture
+def events_url(jp_http_port: int, jp_base_url: str) -> Any:
+    return stream_url(jp_http_port, jp_base_url, "cluster", "api", "events")
+
+
+@jp_async
+async def test_launch_list_logs_terminate(
+    jp_fetch: Any, jp_base_url: str, jp_auth_header: Any, events_url: Any, cluster: Any
+) -> None:
+    async with EventStream(events_url, jp_auth_header) as events:
+        code, session, response = await call(
+            jp_fetch, "sessions", method="POST", body={"size": 2, "name": "rest-one"}
+        )
+        assert code == 201, session
+        sid = session["id"]
+        assert response.headers["Location"] == f"{jp_base_url}cluster/api/sessions/{sid}"
+        assert session["status"] in ("PENDING", "PREPARING")
+        assert session["name"] == "rest-one" and session["size"] == 2
+        assert session["resources"]["cpu"] == 0.25  # the configured default
+        assert session["kernel_id"] is None and session["kernel_state"] is None
+
+        running = await wait_status(jp_fetch, sid, "RUNNING")
+        assert [c["status"] for c in running["containers"]] == ["RUNNING", "RUNNING"]
+        assert running_hosts(sid) == {"main1": True, "sub1": True}
+        assert running["owner"]
+        for host in ("main1", "sub1"):
+            await events.container(sid, host, "RUNNING")
+        await events.session(sid, "RUNNING")
+
+        # Same session through the Location, by name, in the list and in the CLI.
+        assert (await ok(jp_fetch, "sessions", "rest-one"))["id"] == sid
+        assert [s["id"] for s in await ok(jp_fetch, "sessions")] == [sid]
+        code, out, err = await cli("ls", "--json")
+        assert code == 0, err
+        assert [(s["id"], s["status"]) for s in json.loads(out)] == [(sid, "RUNNING")]
+
+        log = await ok(jp_fetch, "sessions", sid, "containers", "sub1", "logs")
+        assert "jupyter-cluster: ready" in log
+        tail = await ok(
+            jp_fetch, "sessions", sid, "containers", "main1", "logs", params={"tail": "1"}
+        )
+        assert tail.count("\n") == 1
+        code, data, _ = await call(jp_fetch, "sessions", sid, "containers", "sub7", "logs")
+        assert code == 404 and "main1, sub1" in data["message"]
+
+        code, _, response = await call(jp_fetch, "sessions", sid, method="DELETE")
+        assert code == 204 and not response.body
+        ended = await ok(jp_fetch, "sessions", sid)
+        assert ended["status"] == "TERMINATED"
+        assert running_hosts(sid) == {}
+        code, data, _ = await call(jp_fetch, "sessions", sid, "containers", "main1", "logs")
+        assert code == 404 and "TERMINATED" in data["message"]
+        await events.session(sid, "TERMINATED")
+    hub = cluster.service.hub
+    await eventually(lambda: asyncio.sleep(0, hub.subscriber_count == 0), 10, "no subscribers")
+    assert await ok(jp_fetch, "sessions") == []
+    assert [s["id"] for s in await ok(jp_fetch, "sessions", params={"all": "1"})] == [sid]
+    code, _, _ = await call(jp_fetch, "sessions", sid, method="DELETE")
+    assert code == 204  # terminating an ended session again is fine
+
+
+@jp_async
+async def test_cli_and_rest_see_each_others_sessions(
+    jp_fetch: Any, jp_auth_header: Any, events_url: Any, cluster: Any
+) -> None:
+    async with EventStream(events_url, jp_auth_header) as events:
+        code, out, err = await cli("launch", "--cpu", "0.25", "--mem", "256m", "--json")
+        assert code == 0, err
+        sid = json.loads(out)["id"]
+        listed = await ok(jp_fetch, "sessions")
+        assert [(s["id"], s["status"]) for s in listed] == [(sid, "RUNNING")]
+        # The poller notices sessions made by other processes.
+        await events.session(sid, "RUNNING")
+        await ok(jp_fetch, "sessions", sid, method="DELETE")
+        code, out, err = await cli("ls", "--all", "--json")
+        assert code == 0, err
+        assert [(s["id"], s["status"]) for s in json.loads(out)] == [(sid, "TERMINATED")]
+
+        rest = await ok(jp_fetch, "sessions", method="POST", body={"name": "from-rest"})
+        await wait_status(jp_fetch, rest["id"], "RUNNING")
+        code, out, err = await cli("rm", "from-rest")
+        assert code == 0, err
+        await events.session(rest["id"], "TERMINATED")
+
+
+@jp_async
+async def test_a_failed_launch_shows_error_and_delete_right_away(
+    jp_fetch: Any, jp_auth_header: Any, events_url: Any, cluster: Any
+) -> None:
+    async with EventStream(events_url, jp_auth_header) as events:
+        body = {"size": 2, "bootstrap": "echo bootstrapping; exit 3", "start_kernel": True}
+        failing = await ok(jp_fetch, "sessions", method="POST", body=body)
+        ended = await wait_status(jp_fetch, failing["id"], "ERROR")
+        assert "exit code 3" in ended["status_reason"], ended
+        assert ended["kernel_state"] == "failed" and ended["kernel_reason"]
+        await events.session(failing["id"], "ERROR")
+        assert running_hosts(failing["id"]) == {}
+        await ok(jp_fetch, "sessions", failing["id"], method="DELETE")
+
+    # Terminated while it is still being launched, at any point: nothing is left behind.
+    for delay in (0, 0.05, 0.15, 0.3, 0.6):
+        hasty = await ok(jp_fetch, "sessions", method="POST", body={"size": 2})
+        await asyncio.sleep(delay)
+        await ok(jp_fetch, "sessions", hasty["id"], method="DELETE")
+        final = await ok(jp_fetch, "sessions", hasty["id"])
+        assert final["status"] in ("CANCELLED", "TERMINATED"), final
+        assert docker_objects(f"{LABEL_SESSION}={hasty['id']}") == ([], []), delay

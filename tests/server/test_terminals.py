@@ -1,0 +1,71 @@
+"""Terminals of the server's own terminal service inside session containers.
+
+main1 is entered with ``docker exec``; sub containers through main1 (SSH jump via
+main1's published port, strict host-key checking, keys in a private directory
+removed when the session ends). The terminal's websocket is the stock
+``/terminals/websocket/{name}``, as JupyterLab uses it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from typing import Any
+
+import pytest
+
+from .support import call, jp_async, ok, terminal_line, wait_status
+
+pytestmark = pytest.mark.docker
+
+
+@jp_async
+async def test_terminal_round_trip_into_main1_and_sub1(
+    jp_fetch: Any, jp_ws_fetch: Any, jp_base_url: str, cluster: Any
+) -> None:
+    session = await ok(jp_fetch, "sessions", method="POST", body={"size": 2})
+    sid = session["id"]
+    await wait_status(jp_fetch, sid, "RUNNING")
+    names = {}
+    for host in ("main1", "sub1"):
+        code, terminal, response = await call(
+            jp_fetch, "sessions", sid, "containers", host, "terminals", method="POST"
+        )
+        assert code == 201, terminal
+        assert terminal["host"] == host and terminal["session_id"] == sid
+        name = names[host] = terminal["name"]
+        assert response.headers["Location"] == f"{jp_base_url}api/terminals/{name}"
+        ws = await jp_ws_fetch("terminals", "websocket", name)
+        try:
+            await terminal_line(ws, "hostname", host)
+            await terminal_line(ws, "whoami", "work")
+            await terminal_line(ws, "echo $BACKENDAI_CLUSTER_HOST", host)
+        finally:
+            ws.close()
+    listed = {t["name"] for t in await ok_api(jp_fetch, "api", "terminals")}
+    assert set(names.values()) <= listed
+
+    key_dir = cluster.service.terminals.key_dir(sid)
+    assert stat.S_IMODE(os.stat(key_dir).st_mode) == 0o700
+    for entry in os.listdir(key_dir):
+        assert stat.S_IMODE(os.stat(os.path.join(key_dir, entry)).st_mode) == 0o600
+
+    code, data, _ = await call(
+        jp_fetch, "sessions", sid, "containers", "sub9", "terminals", method="POST"
+    )
+    assert code == 404 and "main1, sub1" in data["message"]
+
+    await ok(jp_fetch, "sessions", sid, method="DELETE")
+    listed = {t["name"] for t in await ok_api(jp_fetch, "api", "terminals")}
+    assert not set(names.values()) & listed
+    assert not os.path.exists(key_dir)
+    code, data, _ = await call(
+        jp_fetch, "sessions", sid, "containers", "main1", "terminals", method="POST"
+    )
+    assert code == 409, data
+
+
+async def ok_api(fetch: Any, *path: str) -> Any:
+    """GET a server route outside cluster/api (e.g. api/terminals)."""
+    return json.loads((await fetch(*path)).body)
