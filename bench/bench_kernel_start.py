@@ -93,7 +93,7 @@ def install_kernelspecs(root: str, sizes: list[int], args: argparse.Namespace) -
     from jupyter_cluster import kernelspec
     from jupyter_cluster.models import LaunchSpec
 
-    for size in sizes:
+    for size in sorted({1, *sizes}):  # size 1 is also the warm-up
         spec = LaunchSpec.create(image=args.image, size=size, cpu=args.cpu, mem=args.mem)
         config = kernelspec.provisioner_config(spec, True, args.timeout)
         kernelspec.install(

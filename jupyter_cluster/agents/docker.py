@@ -325,12 +325,8 @@ class DockerAgent:
     async def list_containers(self, labels: Mapping[str, str]) -> list[ContainerState]:
         try:
             found = await self.docker.containers.list(all=True, filters=self._label_filter(labels))
-            states = []
-            for container in found:
-                state = await self.inspect_container(container.id)
-                if state is not None:
-                    states.append(state)
-            return states
+            states = await asyncio.gather(*(self.inspect_container(c.id) for c in found))
+            return [state for state in states if state is not None]
         except (DockerError, aiohttp.ClientError, OSError) as exc:
             raise self._fail("listing containers", exc) from exc
 

@@ -14,6 +14,12 @@ CAT_PID=
 SSHD_PID=
 
 main() {
+    # First, since a kernel may be started early and waits for it: kernel output
+    # written to this FIFO lands in the container's log (our stdout).
+    [ -p "$RT/run/log.fifo" ] || mkfifo -m 0600 "$RT/run/log.fifo"
+    chown 1000:1000 "$RT/run/log.fifo"
+    cat <>"$RT/run/log.fifo" &
+    CAT_PID=$!
     if ! id -u work >/dev/null 2>&1; then
         if command -v useradd >/dev/null 2>&1; then
             groupadd -g 1000 work 2>/dev/null || true
@@ -39,11 +45,6 @@ main() {
         fi
     }
 
-    # Kernel output written to this FIFO lands in the container's log (our stdout).
-    [ -p "$RT/run/log.fifo" ] || mkfifo -m 0600 "$RT/run/log.fifo"
-    chown 1000:1000 "$RT/run/log.fifo"
-    cat <>"$RT/run/log.fifo" &
-    CAT_PID=$!
 
     SSHD=$(command -v sshd || echo /usr/sbin/sshd)
     if [ ! -x "$SSHD" ]; then
