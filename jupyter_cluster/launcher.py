@@ -129,6 +129,10 @@ async def bring_up(session: Session, ctx: LaunchContext, progress: ProgressCallb
         )
     except AgentError as exc:
         raise LaunchFailed(f"could not create the session network: {exc}") from exc
+    except asyncio.CancelledError:
+        # The engine may create the network after we stopped waiting: remove it.
+        await asyncio.shield(tear_down(session, ctx.agents, ctx.manager_id))
+        raise
     main_started = asyncio.Event()
     tasks = [
         asyncio.ensure_future(_bring_up(session, c, ctx, progress, main_started))
@@ -178,6 +182,10 @@ async def tear_down(session: Session, agents: Mapping[str, Agent], manager_id: s
         problems.extend(str(r) for r in results if isinstance(r, BaseException))
 
     await asyncio.gather(*(clean(agents[a]) for a in involved if a in agents))
+    problems.extend(
+        f"agent {a!r} is not in this manager's configuration; its containers were not removed"
+        for a in sorted(involved - set(agents))
+    )
     for agent_id in involved:
         if agent_id not in agents:
             continue

@@ -11,6 +11,8 @@ import re
 
 from .errors import InvalidRequest
 
+MAX_BYTES = 2**62  # sizes above this are typos, and would overflow Docker's int64
+MAX_CPUS = 1_000_000
 _UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([bkmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
 
@@ -27,6 +29,8 @@ def parse_size(value: str | int | float, field: str = "mem") -> int:
             raise InvalidRequest(f"{field}: a size must be a finite number, got {value}", field)
         if value < 0:
             raise InvalidRequest(f"{field}: a size cannot be negative, got {value}", field)
+        if value > MAX_BYTES:
+            raise InvalidRequest(f"{field}: {value} is far larger than any machine", field)
         return int(value)
     match = _SIZE_RE.match(str(value))
     if not match:
@@ -34,7 +38,10 @@ def parse_size(value: str | int | float, field: str = "mem") -> int:
             f"{field}: {value!r} is not a size; write it like Docker does, e.g. 512m or 2g", field
         )
     number, unit = match.groups()
-    return int(float(number) * _UNITS[unit.lower()])
+    size = float(number) * _UNITS[unit.lower()]
+    if not math.isfinite(size) or size > MAX_BYTES:
+        raise InvalidRequest(f"{field}: {value!r} is far larger than any machine", field)
+    return int(size)
 
 
 def format_size(n_bytes: int) -> str:
@@ -65,6 +72,8 @@ def parse_cpu(value: str | int | float, field: str = "cpu") -> float:
         raise InvalidRequest(
             f"{field}: the CPU count must be a finite number above 0, got {value!r}", field
         )
+    if cpus > MAX_CPUS:
+        raise InvalidRequest(f"{field}: {value!r} CPUs is far more than any machine has", field)
     if round(cpus * 1000) != cpus * 1000 and abs(round(cpus * 1000) - cpus * 1000) > 1e-6:
         raise InvalidRequest(f"{field}: CPU counts go in steps of 0.001, got {value!r}", field)
     return cpus

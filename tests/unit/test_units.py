@@ -124,3 +124,19 @@ def test_parse_cpu_rejects_bad_values(bad: object, hint: str) -> None:
     with pytest.raises(InvalidRequest, match=hint) as info:
         parse_cpu(bad)  # type: ignore[arg-type]
     assert info.value.field == "cpu"
+
+
+@pytest.mark.parametrize("value", ["1e308", "2e6", 10**7])
+def test_parse_cpu_rejects_absurdly_large_counts(value: object) -> None:
+    with pytest.raises(InvalidRequest) as info:
+        parse_cpu(value)  # type: ignore[arg-type]
+    assert info.value.field == "cpu"
+    assert "far more" in str(info.value)
+
+
+@pytest.mark.parametrize("value", ["1" * 400, "9" * 30 + "g", 10**30, 2**63])
+def test_parse_size_rejects_sizes_beyond_any_machine(value: object) -> None:
+    with pytest.raises(InvalidRequest) as info:
+        parse_size(value)  # type: ignore[arg-type]
+    assert info.value.field == "mem"
+    assert "larger than any machine" in str(info.value)
