@@ -11,10 +11,11 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from typing import Any, NoReturn
+from typing import Any
 
 from . import api, cli_format
 from .errors import ClusterError
+from .runtime.incluster import MagicError, MagicParser
 
 USAGE = """%cluster ls [--all]                    sessions
 %cluster show SESSION                  one session and its containers
@@ -24,16 +25,8 @@ USAGE = """%cluster ls [--all]                    sessions
 %cluster rm SESSION…                   terminate (or cancel) sessions"""
 
 
-class MagicError(Exception):
-    """A wrong ``%cluster`` line, shown as one line."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise MagicError(f"{message}\n{USAGE}")
-
-    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
-        raise MagicError(message or USAGE)
+class _Parser(MagicParser):
+    usage_text = USAGE
 
 
 def _parser() -> argparse.ArgumentParser:

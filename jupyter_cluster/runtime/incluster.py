@@ -29,12 +29,21 @@ class MagicError(Exception):
     """A wrong ``%cluster`` line; shown as one line, never as a traceback."""
 
 
-class _Parser(argparse.ArgumentParser):
+class MagicParser(argparse.ArgumentParser):
+    """An argument parser that raises :class:`MagicError` (with ``usage_text``)
+    instead of exiting; shared with the host-side magic."""
+
+    usage_text = USAGE
+
     def error(self, message: str) -> NoReturn:
-        raise MagicError(f"{message}\n{USAGE}")
+        raise MagicError(f"{message}\n{self.usage_text}")
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
-        raise MagicError(message or USAGE)
+        raise MagicError(message or self.usage_text)
+
+
+class _Parser(MagicParser):
+    usage_text = USAGE
 
 
 def cluster_hosts() -> list[str]:
