@@ -1,0 +1,51 @@
+"""Bring your own image (issue #2, item 5): python3, ipykernel and OpenSSH suffice.
+
+The image here is the default one with the user ``work`` deleted and nothing of
+jupyter-cluster in it: the engine must put in everything else at creation (the
+start-up script adds ``work``), and SSH, the environment and the hostfile must
+work exactly as with the default image.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from .support import IMAGE, SMALL, Workspace, docker
+
+pytestmark = pytest.mark.docker
+
+BYO_IMAGE = "jupyter-cluster/test-byo:latest"
+DOCKERFILE = f"""FROM {IMAGE}
+RUN userdel --remove work && rm -rf /home/config && ! id work
+USER root
+WORKDIR /
+"""
+
+
+@pytest.fixture(scope="module")
+def byo_image() -> str:
+    """An image without user ``work``, /home/work or /home/config."""
+    subprocess.run(
+        ["docker", "build", "-q", "-t", BYO_IMAGE, "-"],
+        input=DOCKERFILE,
+        text=True,
+        check=True,
+        capture_output=True,
+    )
+    return BYO_IMAGE
+
+
+def test_an_image_without_user_work_gets_a_full_cluster(ws: Workspace, byo_image: str) -> None:
+    assert docker("run", "--rm", byo_image, "sh", "-c", "id work", check=False).returncode != 0
+    session = ws.launch("--image", byo_image, "--size", "2", *SMALL, "--bootstrap", "id -un")
+    sid = session["id"]
+    assert session["status"] == "RUNNING", session
+    assert ws.sh(sid, "main1", "id -u; id -un; pwd").split() == ["1000", "work", "/home/work"]
+    assert ws.sh(sid, "main1", "ssh sub1 hostname").strip() == "sub1"
+    assert ws.sh(sid, "sub1", "ssh main1 'echo $BACKENDAI_CLUSTER_ROLE'").strip() == "main"
+    assert ws.sh(sid, "sub1", "cat /home/config/hostfile").split() == ["main1", "sub1"]
+    log = ws.ok("logs", sid, "sub1").stdout
+    assert "work\n" in log  # the bootstrap ran as work
+    ws.ok("rm", sid)
