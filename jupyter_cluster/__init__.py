@@ -34,6 +34,11 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
+def _jupyter_labextension_paths() -> list[dict[str, str]]:
+    """The built JupyterLab extension (for ``jupyter labextension develop``)."""
+    return [{"src": "labextension", "dest": "jupyter-cluster"}]
+
+
 def _jupyter_server_extension_points() -> list[dict[str, object]]:
     """The Jupyter server extension (REST API under ``cluster/api/``): :mod:`.app`."""
     from .app import ClusterApp

@@ -6,6 +6,7 @@
 #   2. debootstrap and the ssh client
 #   3. the virtualenv .venv with the package installed editable, with test extras
 #   4. the default kernel image jupyter-cluster/kernel:latest
+#   5. chromium (browser test) and an up-to-date build of the JupyterLab extension
 #
 # Needs root (or sudo) for steps 1-2 when something is missing; Debian/Ubuntu.
 set -euo pipefail
@@ -115,5 +116,26 @@ else
 from jupyter_cluster.images.build import build_kernel_image
 asyncio.run(build_kernel_image())'
     fi
+fi
+
+# 5. Front end -------------------------------------------------------------------
+# Chromium for the browser test (tests/browser). pip install built the JupyterLab
+# extension (hatch-jupyter-builder) and installed a copy of it; when its sources
+# changed since, rebuild it and refresh that copy.
+command -v chromium >/dev/null || apt_install chromium
+labext_build="$REPO/jupyter_cluster/labextension"
+labext_dest="$VENV/share/jupyter/labextensions/jupyter-cluster"
+if [ ! -f "$labext_build/package.json" ] || [ -n "$(cd labextension && find src style schema \
+        package.json yarn.lock tsconfig.json -newer "$labext_build/package.json" | head -n 1)" ]; then
+    say "building the JupyterLab extension (labextension/)"
+    (cd labextension && export PATH="$VENV/bin:$PATH" &&
+        quietly jlpm install --immutable && quietly jlpm build:prod)
+fi
+if ! diff -rq -x install.json "$labext_build" "$labext_dest" >/dev/null 2>&1; then
+    say "installing the JupyterLab extension into $VENV"
+    rm -rf "$labext_dest"
+    mkdir -p "$labext_dest"
+    cp -r "$labext_build/." "$labext_dest/"
+    cp labextension/install.json "$labext_dest/"
 fi
 say "ready"

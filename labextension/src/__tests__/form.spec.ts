@@ -1,0 +1,196 @@
+import { initialValues, modes, toRequest, validate } from '../form';
+import { containersThatFit, describeTotals, room, totals } from '../room';
+import { agent, launchOptions } from './fixtures';
+
+describe('initialValues', () => {
+  it('takes the server defaults', () => {
+    const values = initialValues(launchOptions());
+    expect(values).toEqual({
+      image: 'jupyter-cluster/kernel:latest',
+      size: '1',
+      mode: 'single-node',
+      cpu: '1',
+      mem: '1g',
+      shm: '64m',
+      gpu: '0',
+      mounts: [],
+      resource_group: 'default',
+      name: '',
+      bootstrap: '',
+      start_kernel: true
+    });
+  });
+
+  it('lets the user settings override them, but only with allowed choices', () => {
+    const values = initialValues(
+      launchOptions(),
+      {
+        size: 3,
+        cpu: 0.5,
+        mode: 'multi-node',
+        image: 'not-allowed:1',
+        mounts: ['data:ro', 'gone'],
+        bootstrap: 'echo hi'
+      },
+      false
+    );
+    expect(values.size).toBe('3');
+    expect(values.cpu).toBe('0.5');
+    expect(values.mode).toBe('multi-node');
+    expect(values.image).toBe('jupyter-cluster/kernel:latest');
+    expect(values.mounts).toEqual(['data:ro']);
+    expect(values.bootstrap).toBe('echo hi');
+    expect(values.start_kernel).toBe(false);
+  });
+});
+
+describe('validate', () => {
+  const options = launchOptions();
+  const valid = initialValues(options);
+
+  it('accepts the defaults', () => {
+    expect(validate(valid, options)).toEqual({});
+  });
+
+  it.each([
+    ['size', '0'],
+    ['size', '17'],
+    ['size', '2.5'],
+    ['cpu', '0'],
+    ['cpu', '9'],
+    ['cpu', 'lots'],
+    ['mem', '1m'],
+    ['mem', '17g'],
+    ['mem', 'big'],
+    ['shm', '5g'],
+    ['gpu', '9'],
+    ['gpu', '-1'],
+    ['image', 'nope'],
+    ['resource_group', 'elsewhere'],
+    ['name', '-bad'],
+    ['name', 'has space']
+  ])('names the field when %s is %p', (name, value) => {
+    const errors = validate({ ...valid, [name]: value }, options);
+    expect(Object.keys(errors)).toEqual([name]);
+  });
+
+  it('checks data folders against the known ones', () => {
+    expect(
+      validate({ ...valid, mounts: ['data', 'models:ro'] }, options)
+    ).toEqual({});
+    expect(validate({ ...valid, mounts: ['other'] }, options).mounts).toMatch(
+      /other/
+    );
+  });
+
+  it('limits the bootstrap command', () => {
+    const long = 'x'.repeat(65537);
+    expect(
+      validate({ ...valid, bootstrap: long }, options).bootstrap
+    ).toBeTruthy();
+  });
+});
+
+describe('toRequest', () => {
+  it('sends numbers as numbers, sizes as text, empty texts as null', () => {
+    const values = {
+      ...initialValues(launchOptions()),
+      size: '3',
+      cpu: '500m',
+      gpu: '0',
+      name: '  ',
+      bootstrap: ''
+    };
+    expect(toRequest(values)).toEqual({
+      image: 'jupyter-cluster/kernel:latest',
+      size: 3,
+      mode: 'single-node',
+      cpu: 0.5,
+      mem: '1g',
+      shm: '64m',
+      gpu: 0,
+      mounts: [],
+      resource_group: 'default',
+      name: null,
+      bootstrap: null,
+      start_kernel: true
+    });
+  });
+});
+
+describe('totals and room', () => {
+  const values = {
+    ...initialValues(launchOptions()),
+    size: '3',
+    cpu: '0.5',
+    mem: '2g'
+  };
+
+  it('multiplies per-container resources by the size', () => {
+    const t = totals(values)!;
+    expect(t.totalCpu).toBe(1.5);
+    expect(t.totalMem).toBe(6 * 1024 ** 3);
+    expect(describeTotals(t)).toBe(
+      '3 × (0.5 CPU, 2g memory, 64m shm) = 1.5 CPU, 6g memory, 192m shm'
+    );
+    expect(totals({ ...values, cpu: 'x' })).toBeNull();
+  });
+
+  it('counts containers that fit an agent as the scheduler does', () => {
+    const t = totals(values)!;
+    expect(containersThatFit(agent('a', 2, 24), t)).toBe(4);
+    expect(containersThatFit(agent('a', 8, 5), t)).toBe(2);
+    expect(
+      containersThatFit({ ...agent('a', 8, 8), reachable: false }, t)
+    ).toBe(0);
+    const gpu = totals({ ...values, gpu: '1' })!;
+    expect(containersThatFit(agent('a', 8, 24, 'default', 2), gpu)).toBe(2);
+  });
+
+  it('says when one agent has room for all', () => {
+    const t = totals(values)!;
+    const r = room(t, 'single-node', 'default', [
+      agent('small', 1, 24),
+      agent('big', 2, 24)
+    ]);
+    expect(r).toMatchObject({ now: true, agent: 'big' });
+    expect(r.message).toBe('Agent big has room for all 3 containers now.');
+  });
+
+  it('says single-node would be PENDING when no agent has room', () => {
+    const t = totals(values)!;
+    const r = room(t, 'single-node', 'default', [
+      agent('a', 1, 24),
+      agent('b', 1, 24)
+    ]);
+    expect(r.now).toBe(false);
+    expect(r.message).toMatch(/PENDING/);
+    expect(r.message).toMatch(/at most 2 fit on one/);
+  });
+
+  it('spreads multi-node over agents when needed', () => {
+    const t = totals(values)!;
+    const r = room(t, 'multi-node', 'default', [
+      agent('a', 1, 24),
+      agent('b', 1, 24)
+    ]);
+    expect(r).toMatchObject({ now: true, agent: null, spread: ['a', 'b'] });
+    const none = room(t, 'multi-node', 'default', [agent('a', 0.5, 24)]);
+    expect(none.now).toBe(false);
+    expect(none.message).toMatch(/room for 1 of 3/);
+  });
+
+  it('only counts agents of the chosen group', () => {
+    const t = totals(values)!;
+    expect(room(t, 'single-node', 'gpu', [agent('a', 8, 24)]).message).toMatch(
+      /has no agents/
+    );
+  });
+
+  it('explains both modes in one line each', () => {
+    expect(modes().map(m => m.value)).toEqual(['single-node', 'multi-node']);
+    for (const mode of modes()) {
+      expect(mode.help).not.toMatch(/\n/);
+    }
+  });
+});

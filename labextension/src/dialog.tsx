@@ -1,0 +1,170 @@
+/**
+ * The launch dialog: a form built from the server's `launch-options` (image,
+ * mode, size, per-container resources, data folders, resource group, name,
+ * bootstrap command) that shows the session's total and whether an agent has
+ * room for it now, and refuses to launch while a value is wrong.
+ */
+
+import { Dialog } from '@jupyterlab/apputils';
+import { ReactWidget } from '@jupyterlab/ui-components';
+import { Message } from '@lumino/messaging';
+import * as React from 'react';
+
+import { IAgent, IImage, ILaunchOptions } from './api';
+import { ILaunchValues, LaunchErrors, validate } from './form';
+import { IServerError, LaunchFormView } from './formview';
+import { getTrans } from './i18n';
+
+export { hostNames } from './formparts';
+export type { IServerError } from './formview';
+
+/** The form inside the launch dialog; `getValue()` gives its values. */
+export class LaunchForm extends ReactWidget {
+  constructor(options: LaunchForm.IOptions) {
+    super();
+    this.addClass('jp-ClusterLaunch');
+    this._options = options.options;
+    this._values = options.values;
+    this._agents = options.agents;
+    this._images = options.images;
+    this._serverError = options.serverError ?? null;
+  }
+
+  /** The dialog this form is in, told when validity may have changed. */
+  dialog: LaunchDialog | null = null;
+
+  get values(): ILaunchValues {
+    return this._values;
+  }
+
+  get errors(): LaunchErrors {
+    return validate(this._values, this._options);
+  }
+
+  get isValid(): boolean {
+    return Object.keys(this.errors).length === 0;
+  }
+
+  getValue(): ILaunchValues {
+    return this._values;
+  }
+
+  /** Change some values (as typing does). */
+  set(patch: Partial<ILaunchValues>): void {
+    this._values = { ...this._values, ...patch };
+    for (const key of Object.keys(patch)) {
+      this._touched.add(key);
+      if (this._serverError?.field === key) {
+        this._serverError = null;
+      }
+    }
+    this.update();
+    this.dialog?.revalidate();
+  }
+
+  /** New free resources of the agents. */
+  setAgents(agents: IAgent[]): void {
+    this._agents = agents;
+    this.update();
+  }
+
+  /** Show every field's error, also of fields not touched yet. */
+  showAllErrors(): void {
+    for (const f of this._options.fields) {
+      this._touched.add(f.name);
+    }
+    this.update();
+  }
+
+  protected render(): JSX.Element {
+    return (
+      <LaunchFormView
+        options={this._options}
+        values={this._values}
+        errors={this.errors}
+        touched={this._touched}
+        agents={this._agents}
+        images={this._images}
+        serverError={this._serverError}
+        onChange={patch => this.set(patch)}
+      />
+    );
+  }
+
+  private _options: ILaunchOptions;
+  private _values: ILaunchValues;
+  private _agents: IAgent[];
+  private _images: IImage[];
+  private _serverError: IServerError | null;
+  private _touched = new Set<string>();
+}
+
+export namespace LaunchForm {
+  export interface IOptions {
+    options: ILaunchOptions;
+    values: ILaunchValues;
+    agents: IAgent[];
+    images: IImage[];
+    serverError?: IServerError | null;
+  }
+}
+
+/** A dialog whose Launch button works only while the form is valid. */
+export class LaunchDialog extends Dialog<ILaunchValues> {
+  constructor(form: LaunchForm) {
+    const trans = getTrans();
+    super({
+      title: trans.__('Launch a cluster session'),
+      body: form,
+      buttons: [
+        Dialog.cancelButton({ label: trans.__('Cancel') }),
+        Dialog.okButton({
+          label: trans.__('Launch'),
+          ariaLabel: trans.__('Launch the session')
+        })
+      ],
+      focusNodeSelector: 'select',
+      hasClose: true
+    });
+    this.addClass('jp-ClusterLaunchDialog');
+    this._form = form;
+    form.dialog = this;
+  }
+
+  /** Enable the Launch button only while the form is valid. */
+  revalidate(): void {
+    this._checkValidation();
+  }
+
+  resolve(index?: number): void {
+    const button = this.node.querySelectorAll<HTMLButtonElement>(
+      '.jp-Dialog-footer .jp-Dialog-button'
+    )[index ?? 1];
+    const accepting =
+      index === undefined || button?.classList.contains('jp-mod-accept');
+    if (accepting && !this._form.isValid) {
+      this._form.showAllErrors();
+      return;
+    }
+    super.resolve(index);
+  }
+
+  protected _checkValidation(): void {
+    super._checkValidation();
+    if (this._form.isValid) {
+      return;
+    }
+    this.node
+      .querySelectorAll<HTMLButtonElement>('.jp-Dialog-button.jp-mod-accept')
+      .forEach(button => {
+        button.disabled = true;
+      });
+  }
+
+  protected onAfterAttach(msg: Message): void {
+    super.onAfterAttach(msg);
+    this.revalidate();
+  }
+
+  private _form: LaunchForm;
+}

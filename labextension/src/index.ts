@@ -1,0 +1,107 @@
+/**
+ * jupyter-cluster's JupyterLab extension: a launcher tile and a dialog to launch
+ * cluster sessions, a sidebar that lists them live, a log panel per session,
+ * terminals into any container, and palette commands. It talks to the server
+ * extension's REST API under `{baseUrl}cluster/api/`.
+ */
+
+import {
+  ILayoutRestorer,
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { ICommandPalette } from '@jupyterlab/apputils';
+import { ILauncher } from '@jupyterlab/launcher';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
+import { ITranslator, nullTranslator } from '@jupyterlab/translation';
+
+// The sidebar shows (and follows the events stream) from the start, and the
+// commands must exist when the launcher, palette and menus are built: these
+// modules are needed at activation. The heavy parts (the launch dialog, the
+// log panel) load when a command first runs.
+/* eslint-disable jupyter/prefer-lazy-imports */
+import { ClusterClient } from './api';
+import { addCommands, CommandIDs, PALETTE_COMMANDS } from './commands';
+import { SessionsModel } from './sessions';
+import { ClusterSidebar } from './sidebar';
+import { getTrans, setTranslator } from './i18n';
+import { IClusterSettings, readSettings } from './settings';
+/* eslint-enable jupyter/prefer-lazy-imports */
+
+const PLUGIN_ID = 'jupyter-cluster:plugin';
+
+const plugin: JupyterFrontEndPlugin<void> = {
+  id: PLUGIN_ID,
+  description:
+    'Launch, watch and use cluster compute sessions (main1, sub1, …) of jupyter-cluster.',
+  autoStart: true,
+  optional: [
+    ILauncher,
+    ICommandPalette,
+    ISettingRegistry,
+    ILayoutRestorer,
+    ITranslator
+  ],
+  activate: (
+    app: JupyterFrontEnd,
+    launcher: ILauncher | null,
+    palette: ICommandPalette | null,
+    settingRegistry: ISettingRegistry | null,
+    restorer: ILayoutRestorer | null,
+    translator: ITranslator | null
+  ) => {
+    setTranslator(translator ?? nullTranslator);
+    const trans = getTrans();
+    const client = new ClusterClient(app.serviceManager.serverSettings);
+    const model = new SessionsModel({ client });
+    let settings = readSettings(null);
+
+    const sidebar = new ClusterSidebar(model, app.commands);
+    app.shell.add(sidebar, 'left', { rank: 210 });
+    if (restorer) {
+      restorer.add(sidebar, 'jupyter-cluster-sessions');
+    }
+
+    addCommands({
+      app,
+      model,
+      settings: () => settings,
+      showSidebar: () => app.shell.activateById(sidebar.id)
+    });
+
+    if (launcher) {
+      launcher.add({
+        command: CommandIDs.launch,
+        category: trans.__('Cluster'),
+        rank: 0,
+        args: { isLauncher: true }
+      });
+    }
+    if (palette) {
+      const category = trans.__('Cluster Sessions');
+      for (const command of PALETTE_COMMANDS) {
+        palette.addItem({ command, category, args: { isPalette: true } });
+      }
+    }
+    if (settingRegistry) {
+      settingRegistry
+        .load(PLUGIN_ID)
+        .then(loaded => {
+          const update = () => {
+            settings = readSettings(
+              loaded.composite as unknown as Partial<IClusterSettings>
+            );
+          };
+          update();
+          loaded.changed.connect(update);
+        })
+        .catch(reason => {
+          console.error('jupyter-cluster: could not load the settings', reason);
+        });
+    }
+
+    void app.restored.then(() => model.start());
+  }
+};
+
+export default plugin;

@@ -1,0 +1,182 @@
+/**
+ * The models of the jupyter-cluster REST API (`jupyter_cluster/openapi.json`):
+ * sessions, containers, agents, groups, images, the launch form and the events.
+ */
+
+export type SessionStatus =
+  | 'PENDING'
+  | 'PREPARING'
+  | 'RUNNING'
+  | 'RUNNING_DEGRADED'
+  | 'TERMINATING'
+  | 'TERMINATED'
+  | 'ERROR'
+  | 'CANCELLED';
+
+export type ContainerStatus =
+  | 'PENDING'
+  | 'CREATING'
+  | 'STARTING'
+  | 'RUNNING'
+  | 'EXITED'
+  | 'TERMINATED'
+  | 'ERROR';
+
+export type ClusterMode = 'single-node' | 'multi-node';
+
+export type KernelState =
+  'waiting' | 'starting' | 'running' | 'failed' | 'gone' | null;
+
+/** Resources of one container (memory and shm in bytes). */
+export interface IResources {
+  cpu: number;
+  mem: number;
+  shm?: number;
+  gpu: number;
+}
+
+/** One container of a session: `main1`, `sub1`, … */
+export interface IContainer {
+  host: string;
+  role: 'main' | 'sub';
+  idx?: number;
+  local_rank?: number;
+  kernel_id?: string;
+  agent?: string | null;
+  status: ContainerStatus;
+  container_id?: string | null;
+  gpu_ids?: string[];
+  status_reason?: string;
+}
+
+/** A cluster session as the server describes it. */
+export interface ISession {
+  id: string;
+  name: string;
+  status: SessionStatus;
+  status_reason?: string;
+  mode?: ClusterMode;
+  size?: number;
+  image?: string;
+  resources?: IResources;
+  mounts?: string[];
+  resource_group?: string;
+  bootstrap?: string | null;
+  containers: IContainer[];
+  created_at?: number;
+  updated_at?: number;
+  ended_at?: number | null;
+  owner?: string;
+  kernel_id?: string | null;
+  kernel_state?: KernelState;
+  kernel_reason?: string;
+}
+
+/** Amounts of CPU, memory (bytes) and GPUs. */
+export interface IUsage {
+  cpu: number;
+  mem: number;
+  gpu: number;
+}
+
+/** A Docker host that runs containers. */
+export interface IAgent {
+  id: string;
+  resource_group: string;
+  reachable: boolean;
+  message?: string;
+  capacity?: IUsage;
+  allocated?: IUsage;
+  free?: IUsage;
+  gpu_ids?: string[];
+}
+
+/** A group of agents, with their resources summed. */
+export interface IResourceGroup {
+  name: string;
+  agents: string[];
+  capacity: IUsage;
+  used: IUsage;
+  free: IUsage;
+}
+
+/** An image users may launch, and on which agents it is present. */
+export interface IImage {
+  name: string;
+  default: boolean;
+  agents?: { [agent: string]: boolean | null };
+}
+
+/** One field of the launch form (`GET launch-options`). */
+export interface ILaunchField {
+  name: string;
+  type: 'string' | 'integer' | 'number' | 'size' | 'array' | 'boolean';
+  label?: string;
+  help?: string;
+  default: any;
+  minimum?: any;
+  maximum?: any;
+  minimum_bytes?: number;
+  maximum_bytes?: number;
+  step?: number;
+  choices?: string[];
+  items?: string;
+  unique?: boolean;
+  nullable?: boolean;
+  pattern?: string;
+  max_length?: number;
+}
+
+/** The launch form: fields with limits, defaults and choices. */
+export interface ILaunchOptions {
+  fields: ILaunchField[];
+  defaults: { [name: string]: any };
+  limits: { [name: string]: number };
+}
+
+/** The body of `POST sessions`. */
+export interface ILaunchRequest {
+  image?: string;
+  size?: number;
+  mode?: ClusterMode;
+  cpu?: number | string;
+  mem?: number | string;
+  shm?: number | string;
+  gpu?: number;
+  mounts?: string[];
+  resource_group?: string;
+  name?: string | null;
+  bootstrap?: string | null;
+  start_kernel?: boolean;
+}
+
+/** A terminal of the server's terminal service, opened in one container. */
+export interface ITerminalModel {
+  name: string;
+  last_activity?: string;
+  session_id?: string;
+  host?: string;
+}
+
+/** An event of `GET events`: a snapshot, or a session's or container's change. */
+export type ClusterEvent =
+  | { type: 'snapshot'; sessions: ISession[] }
+  | {
+      type: 'session';
+      id?: number;
+      session_id: string;
+      status: SessionStatus;
+      previous_status: SessionStatus | null;
+      session: ISession;
+    }
+  | {
+      type: 'container';
+      id?: number;
+      session_id: string;
+      host: string;
+      status: ContainerStatus;
+      previous_status: ContainerStatus | null;
+      status_reason?: string;
+      container_id?: string | null;
+      agent?: string | null;
+    };

@@ -1,0 +1,259 @@
+/**
+ * The rows of the Cluster Sessions sidebar: a session (status and reason, mode,
+ * size, age, kernel, actions) and its containers (host, status, agent,
+ * resources, logs and terminal buttons).
+ */
+
+import {
+  addIcon,
+  caretDownIcon,
+  caretRightIcon,
+  listIcon,
+  notebookIcon,
+  stopIcon,
+  terminalIcon
+} from '@jupyterlab/ui-components';
+import * as React from 'react';
+
+import { IContainer, ISession } from './api';
+import { CommandIDs } from './commands';
+import { getTrans } from './i18n';
+import { ENDED, USABLE } from './sessions';
+import { formatAge, formatCpu, formatSize } from './units';
+
+/** One line of resources per container: `0.5 CPU · 1g memory · 64m shm`. */
+export function describeResources(
+  session: ISession,
+  container?: IContainer
+): string {
+  const r = session.resources;
+  if (!r) {
+    return '';
+  }
+  const parts = [`${formatCpu(r.cpu)} CPU`, `${formatSize(r.mem)} mem`];
+  if (r.shm) {
+    parts.push(`${formatSize(r.shm)} shm`);
+  }
+  if (r.gpu) {
+    const ids = container?.gpu_ids?.length
+      ? ` (${container.gpu_ids.join(',')})`
+      : '';
+    parts.push(`${r.gpu} GPU${ids}`);
+  }
+  return parts.join(' · ');
+}
+
+/** The status text of a session, with its reason when it has one. */
+export function statusText(session: ISession): string {
+  return session.status_reason
+    ? `${session.status}: ${session.status_reason}`
+    : session.status;
+}
+
+/** One session: header, meta, reason, kernel, actions and its containers. */
+export function SessionItem(props: {
+  session: ISession;
+  now: number;
+  expanded: boolean;
+  onToggle: () => void;
+  run: (id: string, args?: any) => void;
+}): JSX.Element {
+  const trans = getTrans();
+  const { session, run } = props;
+  const ended = ENDED.has(session.status);
+  const usable = USABLE.has(session.status);
+  const Caret = props.expanded ? caretDownIcon : caretRightIcon;
+  const kernel = kernelText(session);
+  const args = { sessionId: session.id };
+  const size = session.size ?? session.containers.length;
+  return (
+    <li
+      className={`jp-ClusterSession${ended ? ' jp-mod-ended' : ''}`}
+      data-session-id={session.id}
+      data-status={session.status}
+    >
+      <div
+        className="jp-ClusterSession-header"
+        role="button"
+        tabIndex={0}
+        aria-expanded={props.expanded}
+        onClick={props.onToggle}
+        onKeyDown={e => {
+          if (e.key === 'Enter' || e.key === ' ') {
+            e.preventDefault();
+            props.onToggle();
+          }
+        }}
+      >
+        <Caret.react tag="span" className="jp-ClusterSession-caret" />
+        <span className="jp-ClusterSession-name" title={session.id}>
+          {session.name}
+        </span>
+        <StatusBadge status={session.status} />
+      </div>
+      <div className="jp-ClusterSession-meta">
+        <span title={trans.__('Cluster mode')}>{session.mode}</span>
+        <span title={trans.__('Number of containers')}>
+          {trans._n('%1 container', '%1 containers', size)}
+        </span>
+        {session.created_at !== undefined && (
+          <span title={new Date(session.created_at * 1000).toLocaleString()}>
+            {trans.__('%1 old', formatAge(session.created_at, props.now))}
+          </span>
+        )}
+      </div>
+      {session.status_reason && (
+        <div className="jp-ClusterSession-reason" title={session.status_reason}>
+          {session.status_reason}
+        </div>
+      )}
+      {kernel && <div className="jp-ClusterSession-kernel">{kernel}</div>}
+      <div className="jp-ClusterSession-actions">
+        <IconButton
+          icon={notebookIcon}
+          label={trans.__('Notebook')}
+          title={
+            session.kernel_state === 'running'
+              ? trans.__('Open a new notebook on this session’s kernel')
+              : trans.__('This session has no running kernel')
+          }
+          className="jp-ClusterSession-notebook"
+          disabled={session.kernel_state !== 'running' || !usable}
+          onClick={() => run(CommandIDs.openNotebook, args)}
+        />
+        <IconButton
+          icon={stopIcon}
+          label={
+            session.status === 'PENDING'
+              ? trans.__('Cancel')
+              : trans.__('Terminate')
+          }
+          title={trans.__('Terminate the session: remove all its containers')}
+          className="jp-ClusterSession-terminate"
+          disabled={ended || session.status === 'TERMINATING'}
+          onClick={() => run(CommandIDs.terminate, args)}
+        />
+      </div>
+      {props.expanded && (
+        <ul className="jp-ClusterSession-containers">
+          {session.containers.map(container => (
+            <ContainerItem
+              key={container.host}
+              session={session}
+              container={container}
+              run={run}
+            />
+          ))}
+        </ul>
+      )}
+    </li>
+  );
+}
+
+function ContainerItem(props: {
+  session: ISession;
+  container: IContainer;
+  run: (id: string, args?: any) => void;
+}): JSX.Element {
+  const trans = getTrans();
+  const { session, container, run } = props;
+  const args = { sessionId: session.id, host: container.host };
+  const running = container.status === 'RUNNING' && USABLE.has(session.status);
+  return (
+    <li
+      className="jp-ClusterContainer"
+      data-host={container.host}
+      data-status={container.status}
+    >
+      <div className="jp-ClusterContainer-line">
+        <span className="jp-ClusterContainer-host">{container.host}</span>
+        <StatusBadge status={container.status} small />
+        <span className="jp-ClusterContainer-spacer" />
+        <IconButton
+          icon={listIcon}
+          title={trans.__('Show the log of %1', container.host)}
+          className="jp-ClusterContainer-logs"
+          disabled={!container.container_id}
+          onClick={() => run(CommandIDs.openLogs, args)}
+        />
+        <IconButton
+          icon={terminalIcon}
+          title={trans.__('Open a terminal in %1', container.host)}
+          className="jp-ClusterContainer-terminal"
+          disabled={!running}
+          onClick={() => run(CommandIDs.openTerminal, args)}
+        />
+      </div>
+      <div className="jp-ClusterContainer-detail">
+        <span title={trans.__('Agent')}>
+          {container.agent ?? trans.__('no agent yet')}
+        </span>
+        <span>{describeResources(session, container)}</span>
+      </div>
+      {container.status_reason && (
+        <div className="jp-ClusterContainer-reason">
+          {container.status_reason}
+        </div>
+      )}
+    </li>
+  );
+}
+
+function StatusBadge(props: { status: string; small?: boolean }): JSX.Element {
+  return (
+    <span
+      className={`jp-ClusterStatus jp-ClusterStatus-${props.status}${props.small ? ' jp-mod-small' : ''}`}
+    >
+      {props.status}
+    </span>
+  );
+}
+
+export function IconButton(props: {
+  icon: typeof addIcon;
+  title: string;
+  label?: string;
+  className?: string;
+  disabled?: boolean;
+  onClick: () => void;
+}): JSX.Element {
+  const Icon = props.icon;
+  return (
+    <button
+      type="button"
+      className={`jp-ClusterButton ${props.className ?? ''}`}
+      title={props.title}
+      aria-label={props.title}
+      disabled={props.disabled}
+      onClick={e => {
+        e.stopPropagation();
+        props.onClick();
+      }}
+    >
+      <Icon.react tag="span" className="jp-ClusterButton-icon" />
+      {props.label && (
+        <span className="jp-ClusterButton-label">{props.label}</span>
+      )}
+    </button>
+  );
+}
+
+function kernelText(session: ISession): string {
+  const trans = getTrans();
+  switch (session.kernel_state) {
+    case 'waiting':
+      return trans.__('kernel: starts when the session runs');
+    case 'starting':
+      return trans.__('kernel: starting in main1…');
+    case 'running':
+      return trans.__('kernel: running in main1');
+    case 'failed':
+      return session.kernel_reason
+        ? trans.__('kernel failed: %1', session.kernel_reason)
+        : trans.__('kernel failed');
+    case 'gone':
+      return trans.__('kernel: shut down');
+    default:
+      return '';
+  }
+}

@@ -1,0 +1,166 @@
+/**
+ * The "Cluster Sessions" sidebar: every session with its status (and why it is
+ * pending), mode, size and age; expanded, its containers with host, agent,
+ * status and resources. Actions run the extension's commands, so they behave
+ * as the same commands in the palette do. It re-renders whenever the sessions
+ * model changes (the server's events stream) and every few seconds for ages.
+ */
+
+import {
+  addIcon,
+  ReactWidget,
+  refreshIcon,
+  UseSignal
+} from '@jupyterlab/ui-components';
+import { CommandRegistry } from '@lumino/commands';
+import { Message } from '@lumino/messaging';
+import * as React from 'react';
+
+import { CommandIDs } from './commands';
+import { getTrans } from './i18n';
+import { clusterIcon } from './icons';
+import { SessionsModel } from './sessions';
+import { IconButton, SessionItem } from './sessionitem';
+
+export { describeResources, statusText } from './sessionitem';
+
+/** The sidebar widget. */
+export class ClusterSidebar extends ReactWidget {
+  constructor(
+    readonly model: SessionsModel,
+    readonly commands: CommandRegistry
+  ) {
+    super();
+    this.id = 'jp-cluster-sessions';
+    this.addClass('jp-ClusterSidebar');
+    const trans = getTrans();
+    this.title.icon = clusterIcon;
+    this.title.caption = trans.__('Cluster Sessions');
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    this._startClock();
+  }
+
+  protected onAfterHide(msg: Message): void {
+    super.onAfterHide(msg);
+    this._stopClock();
+  }
+
+  dispose(): void {
+    this._stopClock();
+    super.dispose();
+  }
+
+  protected render(): JSX.Element {
+    return (
+      <UseSignal signal={this.model.changed}>
+        {() => (
+          <SidebarView
+            model={this.model}
+            commands={this.commands}
+            now={Date.now()}
+          />
+        )}
+      </UseSignal>
+    );
+  }
+
+  private _startClock(): void {
+    if (this._clock === null) {
+      this._clock = setInterval(() => this.update(), 5000);
+    }
+  }
+
+  private _stopClock(): void {
+    if (this._clock !== null) {
+      clearInterval(this._clock);
+      this._clock = null;
+    }
+  }
+
+  private _clock: ReturnType<typeof setInterval> | null = null;
+}
+
+function SidebarView(props: {
+  model: SessionsModel;
+  commands: CommandRegistry;
+  now: number;
+}): JSX.Element {
+  const trans = getTrans();
+  const { model, commands } = props;
+  const [collapsed, setCollapsed] = React.useState<Set<string>>(new Set());
+  const toggle = (id: string) => {
+    const next = new Set(collapsed);
+    if (next.has(id)) {
+      next.delete(id);
+    } else {
+      next.add(id);
+    }
+    setCollapsed(next);
+  };
+  const run = (id: string, args: any = {}) => {
+    void commands.execute(id, args);
+  };
+  const sessions = model.sessions;
+  return (
+    <div className="jp-ClusterSidebar-body">
+      <div className="jp-ClusterSidebar-header">
+        <h2 className="jp-ClusterSidebar-title">
+          {trans.__('Cluster Sessions')}
+        </h2>
+        <span
+          className={`jp-ClusterSidebar-live ${model.connected ? 'jp-mod-live' : ''}`}
+          title={
+            model.connected
+              ? trans.__('Updates live from the server')
+              : trans.__('Not receiving updates: %1', model.error ?? '…')
+          }
+        />
+        <IconButton
+          icon={addIcon}
+          label={trans.__('New')}
+          title={trans.__('Launch a new cluster session')}
+          className="jp-ClusterSidebar-launch"
+          onClick={() => run(CommandIDs.launch)}
+        />
+        <IconButton
+          icon={refreshIcon}
+          title={trans.__('Refresh the list of sessions')}
+          className="jp-ClusterSidebar-refresh"
+          onClick={() => run(CommandIDs.refresh)}
+        />
+      </div>
+      {!model.connected && model.error && (
+        <div className="jp-ClusterSidebar-error" role="alert">
+          {model.error}
+        </div>
+      )}
+      {sessions.length === 0 ? (
+        <div className="jp-ClusterSidebar-empty">
+          <p>{trans.__('No cluster sessions.')}</p>
+          <button
+            className="jp-Button jp-mod-styled jp-mod-accept"
+            onClick={() => run(CommandIDs.launch)}
+          >
+            {trans.__('Launch a cluster session…')}
+          </button>
+        </div>
+      ) : (
+        <ul className="jp-ClusterSidebar-sessions">
+          {sessions.map(session => (
+            <SessionItem
+              key={session.id}
+              session={session}
+              now={props.now}
+              expanded={!collapsed.has(session.id)}
+              onToggle={() => toggle(session.id)}
+              run={run}
+            />
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}

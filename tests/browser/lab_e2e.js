@@ -1,0 +1,610 @@
+/*
+ * End-to-end test of the JupyterLab extension in headless Chromium, against a
+ * real `jupyter lab` (with the jupyter_cluster server extension) and Docker.
+ * Started by tests/browser/test_lab_e2e.py, which starts the server, reads
+ * results.json and cleans up; it can also be run by hand:
+ *
+ *   LAB_URL=http://127.0.0.1:8888/ LAB_TOKEN=… ARTIFACTS=/tmp/shots \
+ *     node tests/browser/lab_e2e.js
+ *
+ * The server must run with --LabApp.expose_app_in_browser=True (used only to
+ * switch themes), the terminal's screenReaderMode on (terminal text is read
+ * from its accessibility tree) and the news prompt off.
+ *
+ * It clicks what a person clicks: the "Cluster Session" launcher tile, the
+ * launch dialog (size 3), a notebook on the session's kernel (a cell printing
+ * BACKENDAI_CLUSTER_HOSTS and `!ssh sub2 hostname`), the log panel on sub1, a
+ * terminal in sub1 (`hostname`), a second launch that must wait (PENDING, with
+ * its reason) and is cancelled, the palette, the dark theme, and terminate from
+ * the sidebar. Screenshots go to $ARTIFACTS; results.json says what was seen.
+ */
+
+'use strict';
+
+const fs = require('fs');
+const path = require('path');
+const { createRequire } = require('module');
+
+const REPO = path.resolve(__dirname, '..', '..');
+const { chromium } = createRequire(
+  path.join(REPO, 'labextension', 'package.json')
+)('playwright-core');
+
+const LAB_URL = process.env.LAB_URL || 'http://127.0.0.1:8888/';
+const TOKEN = process.env.LAB_TOKEN || '';
+const ARTIFACTS =
+  process.env.ARTIFACTS || path.join(REPO, 'test-artifacts', 'browser');
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const TIMEOUT = Number(process.env.STEP_TIMEOUT_MS || 90000);
+
+const results = {
+  ok: false,
+  steps: [],
+  statuses: {},
+  notifications: [],
+  outputs: {},
+  consoleErrors: [],
+  screenshots: []
+};
+
+function api(route) {
+  return new URL(`cluster/api/${route}`, LAB_URL).toString();
+}
+
+/** Whether a response answers `method` on the API route (JupyterLab adds a
+ * cache-busting query to every request). */
+function answers(response, method, route) {
+  return (
+    response.request().method() === method &&
+    new URL(response.url()).pathname === new URL(api(route)).pathname
+  );
+}
+
+async function main() {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  const userDataDir = fs.mkdtempSync(path.join(ARTIFACTS, '.chromium-'));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-quic'
+    ],
+    viewport: { width: 1440, height: 900 },
+    acceptDownloads: true
+  });
+  browserContext = context;
+  context.setDefaultTimeout(TIMEOUT);
+  const page = context.pages()[0] || (await context.newPage());
+  page.on('console', message => {
+    if (message.type() === 'error') {
+      results.consoleErrors.push(message.text());
+    }
+  });
+  page.on('pageerror', error => results.consoleErrors.push(String(error)));
+  // Every change made through the REST API, for the record.
+  results.requests = [];
+  const started = new Map();
+  page.on('request', request => {
+    if (request.url().includes('/cluster/api/') && request.method() !== 'GET') {
+      started.set(request, Date.now());
+    }
+  });
+  const finished = (request, outcome) => {
+    if (started.has(request)) {
+      const path = new URL(request.url()).pathname;
+      const ms = Date.now() - started.get(request);
+      results.requests.push(
+        `${request.method()} ${path} -> ${outcome} (${ms} ms)`
+      );
+      started.delete(request);
+    }
+  };
+  page.on('requestfinished', async request => {
+    const response = await request.response();
+    finished(request, response ? response.status() : '?');
+  });
+  page.on('requestfailed', request =>
+    finished(request, request.failure()?.errorText)
+  );
+
+  let shotIndex = 0;
+  const shot = async name => {
+    shotIndex += 1;
+    const file = `${String(shotIndex).padStart(2, '0')}-${name}.png`;
+    await page.screenshot({ path: path.join(ARTIFACTS, file) });
+    results.screenshots.push(file);
+  };
+  const step = async (name, fn) => {
+    const started = Date.now();
+    process.stdout.write(`step ${name} … `);
+    try {
+      await fn();
+      const seconds = (Date.now() - started) / 1000;
+      results.steps.push({ name, ok: true, seconds });
+      process.stdout.write(`ok (${seconds.toFixed(1)} s)\n`);
+    } catch (error) {
+      results.steps.push({
+        name,
+        ok: false,
+        error: String(error.stack || error)
+      });
+      process.stdout.write(`FAILED\n${error.stack || error}\n`);
+      await shot(`FAILED-${name}`).catch(() => undefined);
+      throw error;
+    }
+  };
+  const textOf = selector =>
+    page.evaluate(
+      s => [...document.querySelectorAll(s)].map(n => n.textContent).join('\n'),
+      selector
+    );
+  const waitForText = (selector, text, timeout = TIMEOUT) =>
+    page.waitForFunction(
+      ([s, t]) =>
+        [...document.querySelectorAll(s)].some(n =>
+          (n.textContent || '').includes(t)
+        ),
+      [selector, text],
+      { timeout }
+    );
+  const confirmDialog = async () => {
+    const button = page.locator('.jp-Dialog .jp-Dialog-button.jp-mod-warn');
+    await button.waitFor();
+    await button.click();
+    await page.locator('.jp-Dialog').waitFor({ state: 'detached' });
+  };
+  const fillField = async (name, value) => {
+    await page.fill(`.jp-ClusterLaunch [name="${name}"]`, String(value));
+  };
+
+  let sessionId = null;
+  let pendingId = null;
+  let sessionName = null;
+
+  await step('open-lab', async () => {
+    await page.goto(new URL(`lab?reset&token=${TOKEN}`, LAB_URL).toString());
+    await page.locator('.jp-LauncherCard').first().waitFor();
+    await page.evaluate(() =>
+      window.jupyterapp.commands.execute('apputils:change-theme', {
+        theme: 'JupyterLab Light'
+      })
+    );
+    await page.waitForFunction(
+      () => document.body.getAttribute('data-jp-theme-light') === 'true'
+    );
+    // Record every status the sidebar shows and every notification text.
+    await page.evaluate(() => {
+      const seen = {};
+      const notes = [];
+      window.__cluster = { seen, notes };
+      const record = () => {
+        document.querySelectorAll('.jp-ClusterSession').forEach(item => {
+          const id = item.getAttribute('data-session-id');
+          const status = item.getAttribute('data-status');
+          const reason = item.querySelector('.jp-ClusterSession-reason');
+          const text = status + (reason ? `: ${reason.textContent}` : '');
+          const list = (seen[id] = seen[id] || []);
+          if (list[list.length - 1] !== text) {
+            list.push(text);
+          }
+        });
+        document
+          .querySelectorAll('.Toastify__toast .jp-toast-message')
+          .forEach(n => {
+            const text = (n.textContent || '').trim();
+            if (text && !notes.includes(text)) {
+              notes.push(text);
+            }
+          });
+      };
+      new MutationObserver(record).observe(document.body, {
+        subtree: true,
+        childList: true,
+        attributes: true,
+        characterData: true,
+        attributeFilter: ['data-status']
+      });
+    });
+    await page
+      .getByRole('button', { name: 'Cluster Session', exact: true })
+      .waitFor();
+    await shot('launcher');
+  });
+
+  await step('launch-dialog', async () => {
+    await page
+      .getByRole('button', { name: 'Cluster Session', exact: true })
+      .click();
+    await page.locator('.jp-ClusterLaunchDialog').waitFor();
+    await waitForText('.jp-ClusterLaunch-room', 'has room');
+    const form = await textOf('.jp-ClusterLaunch');
+    for (const label of [
+      'Image',
+      'Cluster mode',
+      'Single-node',
+      'Multi-node',
+      'Cluster size',
+      'CPU',
+      'Memory',
+      'Shared memory',
+      'GPU',
+      'Data folders',
+      'Resource group',
+      'Bootstrap command',
+      'Total'
+    ]) {
+      if (!form.includes(label)) {
+        throw new Error(`the launch dialog shows no ${label}`);
+      }
+    }
+    await shot('launch-dialog');
+    // A size above the limit is refused before anything is sent.
+    await fillField('size', 99);
+    await waitForText(
+      '[data-field="size"] .jp-ClusterLaunch-error',
+      'from 1 to'
+    );
+    const disabled = await page
+      .locator('.jp-Dialog-button.jp-mod-accept')
+      .isDisabled();
+    if (!disabled) {
+      throw new Error('Launch stays enabled with size 99');
+    }
+    await shot('launch-dialog-invalid');
+    await fillField('size', 3);
+    await fillField('cpu', 0.5);
+    await fillField('mem', '512m');
+    await waitForText(
+      '.jp-ClusterLaunch-total',
+      '3 × (0.5 CPU, 512m memory, 64m shm) = 1.5 CPU, 1.5g memory'
+    );
+    await waitForText(
+      '.jp-ClusterLaunch-room',
+      'room for all 3 containers now'
+    );
+    await shot('launch-dialog-size3');
+  });
+
+  await step('launch', async () => {
+    const [response] = await Promise.all([
+      page.waitForResponse(r => answers(r, 'POST', 'sessions')),
+      page.locator('.jp-Dialog-button.jp-mod-accept').click()
+    ]);
+    if (response.status() !== 201) {
+      throw new Error(`POST sessions answered ${response.status()}`);
+    }
+    const session = await response.json();
+    sessionId = session.id;
+    sessionName = session.name;
+    results.sessionId = sessionId;
+    await page
+      .locator(`.jp-ClusterSession[data-session-id="${sessionId}"]`)
+      .waitFor();
+    await page
+      .locator('.Toastify__toast', {
+        hasText: `Cluster session ${sessionName}`
+      })
+      .first()
+      .waitFor();
+    await page.waitForTimeout(800); // the toast slides in
+    await shot('launch-progress');
+    // The notebook opens once the kernel runs in main1.
+    await page.locator('.jp-NotebookPanel').waitFor({ timeout: 180000 });
+    // As a person waits for the kernel indicator: connected and idle.
+    await page.waitForFunction(() => {
+      const widget = window.jupyterapp.shell.currentWidget;
+      const context = widget && widget.sessionContext;
+      const kernel = context && context.session && context.session.kernel;
+      return Boolean(
+        context && context.isReady && kernel && kernel.status === 'idle'
+      );
+    });
+    await page
+      .locator(
+        `.jp-ClusterSession[data-session-id="${sessionId}"][data-status="RUNNING"]`
+      )
+      .waitFor();
+    await shot('notebook-opened');
+  });
+
+  await step('notebook', async () => {
+    // One cell: the cluster's hosts from main1's environment, then SSH to sub2.
+    const editor = page
+      .locator('.jp-NotebookPanel .jp-Cell .cm-content')
+      .first();
+    await editor.click();
+    await page.keyboard.type(
+      "import os; print('HOSTS=' + os.environ['BACKENDAI_CLUSTER_HOSTS'])"
+    );
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('!ssh sub2 hostname');
+    await page.keyboard.press('Shift+Enter');
+    await page.waitForFunction(
+      () => {
+        const cell = document.querySelector('.jp-NotebookPanel .jp-Cell');
+        const text = cell
+          ? [...cell.querySelectorAll('.jp-OutputArea-output')]
+              .map(out => out.textContent)
+              .join('\n')
+          : '';
+        const lines = text.split('\n').map(line => line.trim());
+        return (
+          lines.includes('HOSTS=main1,sub1,sub2') && lines.includes('sub2')
+        );
+      },
+      null,
+      { timeout: 120000 }
+    );
+    results.outputs.notebook = await textOf(
+      '.jp-NotebookPanel .jp-Cell:first-child .jp-OutputArea-output'
+    );
+    await shot('notebook-outputs');
+  });
+
+  await step('sidebar', async () => {
+    await page.evaluate(id => {
+      const app = window.jupyterapp;
+      app.shell.activateById('jp-cluster-sessions');
+      return id;
+    }, sessionId);
+    const item = page.locator(
+      `.jp-ClusterSession[data-session-id="${sessionId}"]`
+    );
+    await item.waitFor();
+    const hosts = await item
+      .locator('.jp-ClusterContainer-host')
+      .allTextContents();
+    if (hosts.join(',') !== 'main1,sub1,sub2') {
+      throw new Error(`the sidebar lists ${hosts.join(',')}`);
+    }
+    await page.waitForFunction(
+      id =>
+        [
+          ...document.querySelectorAll(
+            `.jp-ClusterSession[data-session-id="${id}"] .jp-ClusterContainer`
+          )
+        ].every(c => c.getAttribute('data-status') === 'RUNNING'),
+      sessionId
+    );
+    results.outputs.sidebar = await item.textContent();
+    await shot('sidebar');
+  });
+
+  await step('logs', async () => {
+    await page
+      .locator(
+        `.jp-ClusterSession[data-session-id="${sessionId}"] [data-host="sub1"] .jp-ClusterContainer-logs`
+      )
+      .click();
+    const view = page.locator('.jp-ClusterLogs-view[data-host="sub1"]');
+    await view.waitFor();
+    const tabs = await page
+      .locator('.jp-ClusterLogs .lm-TabBar-tab')
+      .allTextContents();
+    if (tabs.join(',') !== 'main1,sub1,sub2') {
+      throw new Error(`the log panel has tabs ${tabs.join(',')}`);
+    }
+    await waitForText(
+      '.jp-ClusterLogs-view[data-host="sub1"] .jp-ClusterLogs-line',
+      'ready'
+    );
+    await view.locator('.jp-ClusterLogs-search').fill('listening');
+    await waitForText(
+      '.jp-ClusterLogs-view[data-host="sub1"] .jp-ClusterLogs-count',
+      'of'
+    );
+    results.outputs.logs = await textOf(
+      '.jp-ClusterLogs-view[data-host="sub1"] .jp-ClusterLogs-text'
+    );
+    results.outputs.logSearch = await textOf(
+      '.jp-ClusterLogs-view[data-host="sub1"] .jp-ClusterLogs-count'
+    );
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      view.locator('.jp-ClusterLogs-download').click()
+    ]);
+    results.outputs.logDownload = download.suggestedFilename();
+    await download.saveAs(path.join(ARTIFACTS, download.suggestedFilename()));
+    await shot('logs-sub1');
+  });
+
+  await step('terminal', async () => {
+    await page.evaluate(() =>
+      window.jupyterapp.shell.activateById('jp-cluster-sessions')
+    );
+    await page
+      .locator(
+        `.jp-ClusterSession[data-session-id="${sessionId}"] [data-host="sub1"] .jp-ClusterContainer-terminal`
+      )
+      .click();
+    // Named "sub1 · <session>", then by the shell's title ("work@sub1: ~").
+    await page
+      .locator('#jp-main-dock-panel .lm-TabBar-tab', { hasText: 'sub1' })
+      .filter({ hasNotText: 'Logs' })
+      .first()
+      .waitFor();
+    const terminal = page.locator('.jp-Terminal:visible').last();
+    await terminal.waitFor();
+    await page.waitForTimeout(1000);
+    await terminal.click();
+    await page.keyboard.type('echo "HOST=$(hostname) USER=$(whoami)"');
+    await page.keyboard.press('Enter');
+    await waitForText(
+      '.jp-Terminal .xterm-accessibility-tree',
+      'HOST=sub1 USER=work',
+      60000
+    );
+    results.outputs.terminal = await textOf(
+      '.jp-Terminal .xterm-accessibility-tree'
+    );
+    await shot('terminal-sub1');
+  });
+
+  await step('pending', async () => {
+    await page.evaluate(() =>
+      window.jupyterapp.shell.activateById('jp-cluster-sessions')
+    );
+    // Two containers that the agent could hold, but not while the first session
+    // runs: the launch must wait (PENDING).
+    const agents = await page.evaluate(
+      async url => (await fetch(url)).json(),
+      api('agents')
+    );
+    const agent = agents.find(a => a.resource_group === 'default') || agents[0];
+    const cpu = Math.min(agent.capacity.cpu / 2, agent.free.cpu / 2 + 0.25);
+    await page.locator('.jp-ClusterSidebar-launch').click();
+    await page.locator('.jp-ClusterLaunchDialog').waitFor();
+    await fillField('size', 2);
+    await fillField('cpu', cpu.toFixed(3));
+    await fillField('mem', '512m');
+    await waitForText('.jp-ClusterLaunch-room', 'PENDING');
+    await page.locator('.jp-ClusterLaunch [name="start_kernel"]').uncheck();
+    await shot('launch-dialog-no-room');
+    const [response] = await Promise.all([
+      page.waitForResponse(r => answers(r, 'POST', 'sessions')),
+      page.locator('.jp-Dialog-button.jp-mod-accept').click()
+    ]);
+    pendingId = (await response.json()).id;
+    results.pendingId = pendingId;
+    const item = page.locator(
+      `.jp-ClusterSession[data-session-id="${pendingId}"][data-status="PENDING"]`
+    );
+    await item.waitFor();
+    await item.locator('.jp-ClusterSession-reason').waitFor();
+    results.outputs.pendingReason = await item
+      .locator('.jp-ClusterSession-reason')
+      .textContent();
+    await shot('sidebar-pending');
+    await item.locator('.jp-ClusterSession-terminate').click();
+    await confirmDialog();
+    await page.waitForFunction(id => {
+      const node = document.querySelector(
+        `.jp-ClusterSession[data-session-id="${id}"]`
+      );
+      return !node || node.getAttribute('data-status') === 'CANCELLED';
+    }, pendingId);
+  });
+
+  await step('palette', async () => {
+    await page.evaluate(() =>
+      window.jupyterapp.commands.execute('apputils:activate-command-palette')
+    );
+    const input = page
+      .locator('.jp-ModalCommandPalette input, #modal-command-palette input')
+      .first();
+    await input.waitFor();
+    await input.fill('cluster');
+    await page.waitForTimeout(300);
+    const items = await textOf(
+      '.lm-CommandPalette-item:not(.lm-mod-hidden) .lm-CommandPalette-itemLabel'
+    );
+    results.outputs.palette = items;
+    for (const label of [
+      'Launch Cluster Session…',
+      'Show Cluster Sessions',
+      'Show Cluster Container Logs…',
+      'Open Terminal in Cluster Container…',
+      'Terminate Cluster Session…'
+    ]) {
+      if (!items.includes(label)) {
+        throw new Error(`the palette has no "${label}"`);
+      }
+    }
+    await shot('palette');
+    await page.keyboard.press('Escape');
+  });
+
+  await step('dark-theme', async () => {
+    await page.evaluate(() =>
+      window.jupyterapp.commands.execute('apputils:change-theme', {
+        theme: 'JupyterLab Dark'
+      })
+    );
+    await page.waitForFunction(
+      () => document.body.getAttribute('data-jp-theme-light') === 'false'
+    );
+    await page.waitForTimeout(1000);
+    await page.evaluate(() =>
+      window.jupyterapp.shell.activateById('jp-cluster-sessions')
+    );
+    await shot('dark-sidebar-terminal');
+    const logs = page.locator('.jp-ClusterLogs').first();
+    await page.evaluate(() => {
+      const panel = document.querySelector('.jp-ClusterLogs');
+      window.jupyterapp.shell.activateById(panel.id);
+    });
+    await logs.waitFor();
+    await shot('dark-logs');
+    await page.locator('.jp-ClusterSidebar-launch').click();
+    await page.locator('.jp-ClusterLaunchDialog').waitFor();
+    await fillField('size', 3);
+    await fillField('mem', 'lots');
+    await page.waitForTimeout(300);
+    await shot('dark-launch-dialog');
+    await page.locator('.jp-Dialog-button.jp-mod-reject').click();
+    await page.locator('.jp-Dialog').waitFor({ state: 'detached' });
+  });
+
+  await step('terminate', async () => {
+    await page.evaluate(() =>
+      window.jupyterapp.shell.activateById('jp-cluster-sessions')
+    );
+    const item = page.locator(
+      `.jp-ClusterSession[data-session-id="${sessionId}"]`
+    );
+    await item.locator('.jp-ClusterSession-terminate').click();
+    await confirmDialog();
+    await page
+      .locator(
+        `.jp-ClusterSession[data-session-id="${sessionId}"][data-status="TERMINATED"]`
+      )
+      .waitFor({ timeout: 120000 });
+    await shot('terminated');
+    const remaining = await page.evaluate(async url => {
+      const response = await fetch(url);
+      return response.json();
+    }, api('sessions'));
+    results.remainingSessions = remaining.map(s => `${s.id} ${s.status}`);
+  });
+
+  results.ok = true;
+}
+
+/** What the page recorded (statuses, notifications), also after a failure. */
+async function record(context) {
+  const page = context.pages()[0];
+  const recorded = page
+    ? await page.evaluate(() => window.__cluster).catch(() => null)
+    : null;
+  if (recorded) {
+    results.statuses = recorded.seen;
+    results.notifications = recorded.notes;
+  }
+}
+
+let browserContext = null;
+
+main()
+  .catch(async error => {
+    results.error = String(error.stack || error);
+  })
+  .then(async () => {
+    if (browserContext) {
+      await record(browserContext);
+      await browserContext.close().catch(() => undefined);
+    }
+  })
+  .finally(() => {
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    fs.writeFileSync(
+      path.join(ARTIFACTS, 'results.json'),
+      JSON.stringify(results, null, 2)
+    );
+    process.exit(results.ok ? 0 : 1);
+  });
