@@ -227,6 +227,12 @@ class Store:
                 reason = "" if changed else old.status_reason
             ended = now if changed and status in ENDED else old.ended_at
             new = old.with_(status=status, status_reason=reason, updated_at=now, ended_at=ended)
+            if status is SessionStatus.CANCELLED:  # its containers will never exist
+                new = new.with_(
+                    containers=tuple(
+                        c.with_(status=ContainerStatus.TERMINATED) for c in new.containers
+                    )
+                )
             self._write(db, new)
         return new
 

@@ -375,3 +375,13 @@ def test_processes_never_overbook(tmp_path: Any, fresh: bool) -> None:
     assert sorted(s.status.value for s in sessions) == ["PENDING"] * 4 + ["PREPARING"] * 4
     assert check.usage()["a1"].cpu == 4.0
     check.close()
+
+
+def test_cancelling_a_pending_session_ends_its_never_created_containers(store: Store) -> None:
+    session = add(store, 3)
+    assert {c.status for c in session.containers} == {ContainerStatus.PENDING}
+    store.set_status(session.id, S.CANCELLED, "cancelled by the user")
+    cancelled = store.get(session.id)
+    assert cancelled is not None
+    assert cancelled.status is S.CANCELLED
+    assert [c.status for c in cancelled.containers] == [ContainerStatus.TERMINATED] * 3
