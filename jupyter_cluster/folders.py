@@ -17,8 +17,8 @@ from pathlib import Path
 
 from .agents.base import BindMount
 from .errors import Conflict, InvalidRequest, NotFound
-from .models import Mount, validate_folder_name
 from .naming import WORK_HOME, WORK_UID
+from .resources import Mount, validate_folder_name
 
 
 @dataclass(frozen=True)

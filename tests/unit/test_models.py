@@ -7,16 +7,9 @@ from typing import Any
 import pytest
 
 from jupyter_cluster.errors import InvalidRequest
-from jupyter_cluster.models import (
-    ClusterMode,
-    Container,
-    LaunchSpec,
-    Mount,
-    Resources,
-    Session,
-    validate_folder_name,
-)
+from jupyter_cluster.models import ClusterMode, Container, LaunchSpec, Session
 from jupyter_cluster.naming import plan_containers
+from jupyter_cluster.resources import Mount, Resources, validate_folder_name
 from jupyter_cluster.state import ContainerStatus, SessionStatus
 
 MIB, GIB = 1024**2, 1024**3
