@@ -38,6 +38,8 @@ from .state import ACTIVE, ALLOCATING, ContainerStatus, SessionStatus
 from .store import Store
 
 S = SessionStatus
+#: Extra clean-up sweeps (0.5 s apart) when terminating a session still PREPARING.
+TEAR_DOWN_RETRIES = 20
 #: Called with the session each time it changes while a launch is driven.
 SessionCallback = Callable[[Session], None]
 
@@ -318,9 +320,18 @@ class ClusterManager(LoggingConfigurable):
             return self.store.set_status(session.id, S.CANCELLED, "cancelled by the user")
         if session.status in (S.TERMINATED, S.CANCELLED):
             return session
+        was_preparing = session.status is S.PREPARING
         if session.status is not S.ERROR:
             session = self.store.set_status(session.id, S.TERMINATING, "")
         problems = await tear_down(session, self.pool.agents, self.store.manager_id)
+        # While PREPARING, the launching process (maybe another one) may still be
+        # creating containers, which keeps the network busy: sweep again until it
+        # has seen TERMINATING and stopped.
+        for _ in range(TEAR_DOWN_RETRIES if was_preparing else 0):
+            if not problems:
+                break
+            await asyncio.sleep(0.5)
+            problems = await tear_down(session, self.pool.agents, self.store.manager_id)
         if problems:
             raise ClusterError(
                 f"could not remove everything of session {session.name}: " + "; ".join(problems)
