@@ -5,16 +5,12 @@ from __future__ import annotations
 
 from collections import Counter
 
-import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 
 from jupyter_cluster.errors import InvalidRequest
 from jupyter_cluster.models import ClusterMode, LaunchSpec, Resources
 from jupyter_cluster.scheduler import AgentSlot, Pending, place
-
-pytest.importorskip("hypothesis")
-
-from hypothesis import event, given, settings
-from hypothesis import strategies as st
 
 MIB = 1024**2
 
