@@ -87,8 +87,7 @@ def launch_schema() -> dict[str, Any]:
 
     manager = engine()
     app = ClusterApp(config=manager.config)
-    app.manager = manager
-    app._defaults = {}
+    app.use_manager(manager)
     return describe(app.policy())
 
 

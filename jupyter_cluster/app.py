@@ -163,10 +163,18 @@ class ClusterApp(ExtensionApp):
 
     # -- ExtensionApp hooks --------------------------------------------------------
 
-    def initialize_settings(self) -> None:
-        self.manager = ClusterManager(parent=self, log=self.log)
+    def use_manager(self, manager: ClusterManager) -> None:
+        """Serve ``manager`` and check the configured launch defaults against it.
+
+        The server calls this at start; the notebook form (:func:`jupyter_cluster.api.
+        launch_schema`) calls it too, so both describe the same launch form.
+        """
+        self.manager = manager
         self._defaults: dict[str, Any] = {}
         self._defaults = self._checked_defaults()
+
+    def initialize_settings(self) -> None:
+        self.use_manager(ClusterManager(parent=self, log=self.log))
         self._install_kernelspec()
         self.service = ClusterService(self)
 
