@@ -90,8 +90,8 @@ def jupyter_dirs() -> Iterator[str]:
 
 def install_kernelspecs(root: str, sizes: list[int], args: argparse.Namespace) -> None:
     """One cluster kernelspec ``bench-N`` per size, under the private prefix."""
-    from jupyter_cluster import kernelspec
-    from jupyter_cluster.models import LaunchSpec
+    from jupyter_cluster.core.models import LaunchSpec
+    from jupyter_cluster.provisioning import kernelspec
 
     for size in sorted({1, *sizes}):  # size 1 is also the warm-up
         spec = LaunchSpec.create(image=args.image, size=size, cpu=args.cpu, mem=args.mem)
@@ -118,7 +118,7 @@ async def floor_once(docker: Any, size: int, args: argparse.Namespace, run_id: s
     """Seconds from the first API call to a kernel_info reply, bare containers."""
     from jupyter_client.asynchronous import AsyncKernelClient
 
-    from jupyter_cluster.units import parse_cpu, parse_size
+    from jupyter_cluster.core.units import parse_cpu, parse_size
 
     key = uuid.uuid4().hex
     inner = {name: port for name, port in zip(PORT_NAMES, KERNEL_PORTS, strict=True)}
@@ -280,8 +280,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point: set up private Jupyter dirs, measure, print the table."""
     args = parse_args(argv)
     with jupyter_dirs() as root:
+        from jupyter_cluster.engine.store import Store
         from jupyter_cluster.paths import default_db_path
-        from jupyter_cluster.store import Store
 
         store = Store(default_db_path())
         manager_id = store.manager_id

@@ -3,7 +3,7 @@
 A cluster session is N containers (``main1``, ``sub1`` …) with identical
 resources on one or more Docker agents, joined by a private network, with SSH
 between them and the ``BACKENDAI_CLUSTER_*`` environment. The engine is
-:class:`jupyter_cluster.manager.ClusterManager`; front ends call it.
+:class:`jupyter_cluster.engine.manager.ClusterManager`; front ends call it.
 """
 
 import os
@@ -28,7 +28,7 @@ def load_ipython_extension(ipython: Any) -> None:
 def __getattr__(name: str) -> Any:
     """``from jupyter_cluster import ClusterSession`` without importing it eagerly."""
     if name == "ClusterSession":
-        from .api import ClusterSession
+        from .session import ClusterSession
 
         return ClusterSession
     raise AttributeError(name)
@@ -41,6 +41,6 @@ def _jupyter_labextension_paths() -> list[dict[str, str]]:
 
 def _jupyter_server_extension_points() -> list[dict[str, object]]:
     """The Jupyter server extension (REST API under ``cluster/api/``): :mod:`.app`."""
-    from .app import ClusterApp
+    from .server.app import ClusterApp
 
-    return [{"module": "jupyter_cluster.app", "app": ClusterApp}]
+    return [{"module": "jupyter_cluster.server.app", "app": ClusterApp}]

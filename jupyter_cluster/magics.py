@@ -1,7 +1,7 @@
 """``%cluster`` in an ordinary (local) kernel: ls, show, logs, exec, launch, rm.
 
 Loaded with ``%load_ext jupyter_cluster``. Calls the engine in this process
-through :mod:`jupyter_cluster.api`. Inside a cluster container the package's
+through :mod:`jupyter_cluster.session`. Inside a cluster container the package's
 ``load_ipython_extension`` loads :mod:`jupyter_cluster.runtime.incluster` instead
 (hosts, status, logs and exec of the session the kernel runs in).
 """
@@ -13,7 +13,8 @@ import shlex
 import sys
 from typing import Any
 
-from . import api, cli_format
+from . import session as api
+from .cli import format as cli_format
 from .errors import ClusterError
 from .runtime.incluster import MagicError, MagicParser
 

@@ -1,9 +1,9 @@
 """``LaunchForm``: an ipywidgets form to launch a cluster session from a notebook.
 
 Built from the same launch-options schema the REST API serves
-(:func:`jupyter_cluster.launch_options.describe`), so the notebook form, the
+(:func:`jupyter_cluster.core.launch_options.describe`), so the notebook form, the
 JupyterLab dialog and the server agree on fields, limits and defaults. Launching
-goes through :mod:`jupyter_cluster.api` (the engine in this process); progress is
+goes through :mod:`jupyter_cluster.session` (the engine in this process); progress is
 shown per container, then a table of hosts with their status and actions.
 Errors are shown in the form, never as tracebacks.
 """
@@ -15,10 +15,10 @@ from typing import Any
 
 import ipywidgets as w
 
-from . import api
+from . import session as api
+from .core.models import LaunchSpec, Resources
+from .core.units import format_size
 from .errors import ClusterError
-from .models import LaunchSpec, Resources
-from .units import format_size
 
 MODE_HELP = {
     "single-node": "All containers on one agent; waits (PENDING) until one agent has room.",

@@ -109,7 +109,7 @@ if docker image inspect "$KERNEL_IMAGE" >/dev/null 2>&1; then
     say "image $KERNEL_IMAGE present"
 else
     say "building $KERNEL_IMAGE"
-    if [ -x "$VENV/bin/jupyter-cluster" ] && "$VENV/bin/python" -c 'import jupyter_cluster.cli' 2>/dev/null; then
+    if [ -x "$VENV/bin/jupyter-cluster" ] && "$VENV/bin/python" -c 'import jupyter_cluster.cli.main' 2>/dev/null; then
         "$VENV/bin/jupyter-cluster" image build
     else
         "$VENV/bin/python" -c 'import asyncio

@@ -27,7 +27,7 @@ import aiodocker
 from aiodocker.exceptions import DockerError
 from aiodocker.jsonstream import json_stream_list
 
-from jupyter_cluster.errors import ClusterError
+from ..errors import ClusterError
 
 KERNEL_DIR = Path(__file__).parent / "kernel"
 DEFAULT_TAG = "jupyter-cluster/kernel:latest"

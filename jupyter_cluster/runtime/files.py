@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from importlib.resources import files as package_files
 
-from .. import naming, ssh
-from ..agents.base import FileEntry
-from ..models import Container, Session
+from ..core import naming
+from ..core.models import Container, Session
+from ..engine import ssh
+from ..engine.agents.base import FileEntry
 
 UID = naming.WORK_UID
 _HOME = naming.WORK_HOME

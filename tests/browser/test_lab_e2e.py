@@ -215,7 +215,7 @@ def _stop(lab: Lab) -> None:
 
 def _leftovers(lab: Lab) -> tuple[list[str], list[str]]:
     """Containers and networks of this server's manager (removed; returned to fail on)."""
-    from jupyter_cluster.store import Store
+    from jupyter_cluster.engine.store import Store
 
     db = lab.data_dir / "cluster" / "cluster.db"
     if not db.exists():

@@ -2,7 +2,7 @@
 notebooks run with ``jupyter execute``.
 
 A local kernel (``python3``) runs as a subprocess with the workspace's environment,
-so the engine it uses (:mod:`jupyter_cluster.api`, a singleton per process) is its
+so the engine it uses (:mod:`jupyter_cluster.session`, a singleton per process) is its
 own, on the workspace's store. A cluster kernel is started by the provisioner in
 the test process, which reads the workspace's ``JUPYTER_*`` variables from
 ``os.environ`` (the ``ws`` fixture sets them).

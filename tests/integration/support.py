@@ -27,9 +27,9 @@ from typing import Any
 
 import pytest
 
-from jupyter_cluster.manager import ClusterManager
-from jupyter_cluster.state import SessionStatus
-from jupyter_cluster.store import Store
+from jupyter_cluster.core.state import SessionStatus
+from jupyter_cluster.engine.manager import ClusterManager
+from jupyter_cluster.engine.store import Store
 
 IMAGE = "jupyter-cluster/kernel:latest"
 LABEL_MANAGER = "jupyter-cluster.manager-id"
@@ -116,7 +116,7 @@ def wait_for(predicate: Callable[[], Any], timeout: float, what: str, interval: 
 def _is_our_driver(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return b"jupyter_cluster.driver" in f.read()
+            return b"jupyter_cluster.cli.driver" in f.read()
     except OSError:
         return False
 

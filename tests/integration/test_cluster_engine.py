@@ -13,12 +13,12 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from jupyter_cluster.agents.base import ContainerSpec
-from jupyter_cluster.agents.docker import DockerAgent
+from jupyter_cluster.core.models import Session
+from jupyter_cluster.core.state import ContainerStatus, SessionStatus
+from jupyter_cluster.engine.agents.base import ContainerSpec
+from jupyter_cluster.engine.agents.docker import DockerAgent
+from jupyter_cluster.engine.manager import ClusterManager
 from jupyter_cluster.errors import AgentError, LaunchFailed
-from jupyter_cluster.manager import ClusterManager
-from jupyter_cluster.models import Session
-from jupyter_cluster.state import ContainerStatus, SessionStatus
 
 from .support import Workspace, container_exists, docker, session_objects
 

@@ -2,7 +2,7 @@
 
 The agent's capacity is set small with a ``jupyter_cluster_config.py`` in the
 workspace's ``JUPYTER_CONFIG_DIR``, so a second session does not fit while the
-first runs. Detached drivers (``python -m jupyter_cluster.driver``) move the
+first runs. Detached drivers (``python -m jupyter_cluster.cli.driver``) move the
 sessions on after the CLI has returned. Also: ``rm`` while a session is still
 being prepared, and concurrent launches that must not over-allocate the agent.
 """

@@ -54,7 +54,7 @@ SYNC_SCRIPT = textwrap.dedent(
     """
     import json, sys
     from jupyter_cluster import ClusterSession
-    from jupyter_cluster.state import SessionStatus
+    from jupyter_cluster.core.state import SessionStatus
 
     def say(**data):
         print(json.dumps(data), flush=True)

@@ -18,7 +18,7 @@ import pytest
 from pytest_jupyter.jupyter_server import *  # noqa: F403  (jp_fetch, jp_ws_fetch, …)
 from traitlets.config import Config
 
-from jupyter_cluster.app import ClusterApp
+from jupyter_cluster.server.app import ClusterApp
 
 from .support import IMAGE, SMALL, remove_leftovers
 

@@ -9,6 +9,7 @@ the OpenAPI document. Nothing is created by a refused request.
 from __future__ import annotations
 
 import ast
+import inspect
 import json
 from importlib.resources import files
 from pathlib import Path
@@ -18,7 +19,7 @@ import pytest
 from jupyter_server.auth import Authorizer
 
 import jupyter_cluster
-from jupyter_cluster.handlers import AUTH_RESOURCE, ClusterHandler, default_handlers
+from jupyter_cluster.server.handlers.base import AUTH_RESOURCE, ClusterHandler, default_handlers
 
 from .support import call, docker_objects, jp_async
 
@@ -38,7 +39,9 @@ def _decorators(node: ast.AsyncFunctionDef | ast.FunctionDef) -> list[str]:
 def checked_methods() -> dict[str, set[str]]:
     """Class name → HTTP methods that carry both decorators (authenticated outermost)."""
     found: dict[str, set[str]] = {}
-    for path in sorted(PACKAGE.glob("handlers*.py")):
+    files = {inspect.getsourcefile(handler) for _, handler in default_handlers}
+    assert files, "no handler modules found"
+    for path in sorted(Path(f) for f in files if f):
         for cls in ast.walk(ast.parse(path.read_text())):
             if not isinstance(cls, ast.ClassDef):
                 continue
@@ -76,7 +79,7 @@ def test_every_handler_method_is_authenticated_and_authorized() -> None:
 
 def routes() -> list[tuple[str, str]]:
     """(method, path) of every operation in the OpenAPI document, with sample ids."""
-    document = json.loads(files("jupyter_cluster").joinpath("openapi.json").read_text())
+    document = json.loads(files("jupyter_cluster.server").joinpath("openapi.json").read_text())
     result = []
     for path, item in document["paths"].items():
         concrete = path.replace("{ref}", "nosuch").replace("{host}", "main1").lstrip("/")

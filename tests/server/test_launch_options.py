@@ -9,10 +9,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from jupyter_cluster.core.launch_options import FIELDS, LaunchPolicy, describe, validate
+from jupyter_cluster.core.models import LaunchSpec
 from jupyter_cluster.errors import InvalidRequest
-from jupyter_cluster.events import diff
-from jupyter_cluster.launch_options import FIELDS, LaunchPolicy, describe, validate
-from jupyter_cluster.models import LaunchSpec
+from jupyter_cluster.server.events import diff
 
 POLICY = LaunchPolicy(
     images=("jupyter-cluster/kernel:latest",),

@@ -25,7 +25,7 @@ import pytest
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 from tornado.websocket import websocket_connect
 
-from jupyter_cluster.store import Store
+from jupyter_cluster.engine.store import Store
 
 from .support import SMALL, eventually, jp_async, remove_leftovers, running_hosts, terminal_line
 

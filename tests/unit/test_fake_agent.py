@@ -6,10 +6,10 @@ import asyncio
 
 import pytest
 
-from jupyter_cluster.agents.base import Agent, ContainerSpec, FileEntry
-from jupyter_cluster.agents.fake import DEFAULT_IMAGE, ExecCall, FakeAgent, FakeContainer
+from jupyter_cluster.core.models import Resources
+from jupyter_cluster.engine.agents.base import Agent, ContainerSpec, FileEntry
+from jupyter_cluster.engine.agents.fake import DEFAULT_IMAGE, ExecCall, FakeAgent, FakeContainer
 from jupyter_cluster.errors import AgentError
-from jupyter_cluster.models import Resources
 
 
 def cspec(host: str, session: str = "s1", **changes: object) -> ContainerSpec:

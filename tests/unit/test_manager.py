@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_cluster.agents.fake import DEFAULT_IMAGE, FakeAgent
+from jupyter_cluster.core.state import ContainerStatus, SessionStatus
+from jupyter_cluster.engine.agents.fake import DEFAULT_IMAGE, FakeAgent
+from jupyter_cluster.engine.manager import ClusterManager
 from jupyter_cluster.errors import AgentError, ClusterError
-from jupyter_cluster.manager import ClusterManager
-from jupyter_cluster.state import ContainerStatus, SessionStatus
 
 
 def make_manager(tmp_path: Path, agent: FakeAgent) -> ClusterManager:

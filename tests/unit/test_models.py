@@ -1,4 +1,4 @@
-"""Tests of jupyter_cluster.models: launch validation and the dict/record shapes."""
+"""Tests of jupyter_cluster.core.models: launch validation and the dict/record shapes."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
+from jupyter_cluster.core.models import ClusterMode, Container, LaunchSpec, Session
+from jupyter_cluster.core.naming import plan_containers
+from jupyter_cluster.core.resources import Mount, Resources, validate_folder_name
+from jupyter_cluster.core.state import ContainerStatus, SessionStatus
 from jupyter_cluster.errors import InvalidRequest
-from jupyter_cluster.models import ClusterMode, Container, LaunchSpec, Session
-from jupyter_cluster.naming import plan_containers
-from jupyter_cluster.resources import Mount, Resources, validate_folder_name
-from jupyter_cluster.state import ContainerStatus, SessionStatus
 
 MIB, GIB = 1024**2, 1024**3
 IMAGE = "jupyter-cluster/kernel"

@@ -1,4 +1,4 @@
-"""Tests of jupyter_cluster.naming: hosts, the BACKENDAI_* environment, labels."""
+"""Tests of jupyter_cluster.core.naming: hosts, the BACKENDAI_* environment, labels."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import uuid
 
 import pytest
 
-from jupyter_cluster import naming
-from jupyter_cluster.models import Container, LaunchSpec, Session
-from jupyter_cluster.naming import (
+from jupyter_cluster.core import naming
+from jupyter_cluster.core.models import Container, LaunchSpec, Session
+from jupyter_cluster.core.naming import (
     cluster_env,
     container_env,
     container_labels,

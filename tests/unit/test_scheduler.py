@@ -1,4 +1,4 @@
-"""Tests of jupyter_cluster.scheduler: placement in both modes, pending reasons."""
+"""Tests of jupyter_cluster.core.scheduler: placement in both modes, pending reasons."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from jupyter_cluster.core.models import LaunchSpec, Resources
+from jupyter_cluster.core.scheduler import AgentSlot, Pending, Placement, place
 from jupyter_cluster.errors import InvalidRequest
-from jupyter_cluster.models import LaunchSpec, Resources
-from jupyter_cluster.scheduler import AgentSlot, Pending, Placement, place
 
 GIB = 1024**3
 

@@ -8,9 +8,9 @@ from collections import Counter
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
+from jupyter_cluster.core.models import ClusterMode, LaunchSpec, Resources
+from jupyter_cluster.core.scheduler import AgentSlot, Pending, place
 from jupyter_cluster.errors import InvalidRequest
-from jupyter_cluster.models import ClusterMode, LaunchSpec, Resources
-from jupyter_cluster.scheduler import AgentSlot, Pending, place
 
 MIB = 1024**2
 

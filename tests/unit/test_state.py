@@ -1,4 +1,4 @@
-"""Tests of jupyter_cluster.state: the session life cycle."""
+"""Tests of jupyter_cluster.core.state: the session life cycle."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ import itertools
 
 import pytest
 
-from jupyter_cluster.errors import Conflict
-from jupyter_cluster.state import (
+from jupyter_cluster.core.state import (
     ACTIVE,
     ALLOCATING,
     FINAL,
@@ -16,6 +15,7 @@ from jupyter_cluster.state import (
     can_transition,
     check_transition,
 )
+from jupyter_cluster.errors import Conflict
 
 S = SessionStatus
 

@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
+from jupyter_cluster.core.models import LaunchSpec, Resources, Session
+from jupyter_cluster.core.naming import plan_containers
+from jupyter_cluster.core.scheduler import AgentSlot, Pending, Placement
+from jupyter_cluster.core.state import ContainerStatus, SessionStatus
+from jupyter_cluster.engine.store import Store
 from jupyter_cluster.errors import ClusterError, Conflict, InvalidRequest, NotFound
-from jupyter_cluster.models import LaunchSpec, Resources, Session
-from jupyter_cluster.naming import plan_containers
-from jupyter_cluster.scheduler import AgentSlot, Pending, Placement
-from jupyter_cluster.state import ContainerStatus, SessionStatus
-from jupyter_cluster.store import Store
 
 GiB = 1024**3
 S = SessionStatus

@@ -1,11 +1,11 @@
-"""Tests of jupyter_cluster.units: Docker-style sizes and CPU amounts."""
+"""Tests of jupyter_cluster.core.units: Docker-style sizes and CPU amounts."""
 
 from __future__ import annotations
 
 import pytest
 
+from jupyter_cluster.core.units import format_size, parse_cpu, parse_size
 from jupyter_cluster.errors import InvalidRequest
-from jupyter_cluster.units import format_size, parse_cpu, parse_size
 
 KIB, MIB, GIB, TIB = 1024, 1024**2, 1024**3, 1024**4
 

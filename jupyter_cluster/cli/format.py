@@ -1,0 +1,97 @@
+"""Text output of the ``jupyter cluster`` CLI: tables and session details.
+
+Pure formatting used by :mod:`.cli`; the JSON output is the models' ``to_dict``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from ..core.models import Session
+from ..core.units import format_size
+
+
+def age(since: float, now: float | None = None) -> str:
+    """``42s``, ``5m``, ``3h``, ``2d``: how long ago ``since`` was."""
+    seconds = max(0, int((now or time.time()) - since))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """Left-aligned columns separated by two spaces."""
+    cells = [list(map(str, headers))] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    return "\n".join(lines)
+
+
+def sessions_table(sessions: Sequence[Session]) -> str:
+    """The ``ls`` listing."""
+    if not sessions:
+        return "no sessions (launch one with `jupyter cluster launch`)"
+    rows = [
+        (
+            s.id[:8],
+            s.name,
+            s.status.value,
+            s.spec.mode.value,
+            s.spec.size,
+            s.spec.image,
+            age(s.created_at),
+            s.status_reason.splitlines()[0] if s.status_reason else "",
+        )
+        for s in sessions
+    ]
+    return table(("ID", "NAME", "STATUS", "MODE", "SIZE", "IMAGE", "AGE", "REASON"), rows)
+
+
+def session_details(session: Session) -> str:
+    """The ``show`` / ``launch`` output."""
+    spec = session.spec
+    lines = [
+        f"session   {session.id}",
+        f"name      {session.name}",
+        f"status    {session.status.value}"
+        + (f" ({session.status_reason})" if session.status_reason else ""),
+        f"mode      {spec.mode.value}, size {spec.size}",
+        f"image     {spec.image}",
+        f"each      {spec.resources.describe()}",
+        f"mounts    {', '.join(map(str, spec.mounts)) or '-'}",
+        f"group     {spec.resource_group}",
+    ]
+    if spec.bootstrap:
+        lines.append(f"bootstrap {spec.bootstrap}")
+    rows = [
+        (c.host, c.role, c.agent or "-", c.status.value, (c.container_id or "-")[:12], c.kernel_id)
+        for c in session.containers
+    ]
+    lines += ["", table(("HOST", "ROLE", "AGENT", "STATUS", "CONTAINER", "KERNEL ID"), rows)]
+    return "\n".join(lines)
+
+
+def agents_table(rows: Sequence[dict[str, Any]]) -> str:
+    """The ``agents`` listing: capacity, allocated and free per agent."""
+
+    def res(d: dict[str, Any]) -> str:
+        text = f"{d['cpu']:g} CPU / {format_size(max(int(d['mem']), 0))}"
+        return text + (f" / {d['gpu']} GPU" if d.get("gpu") else "")
+
+    return table(
+        ("AGENT", "GROUP", "REACHABLE", "CAPACITY", "ALLOCATED", "FREE"),
+        [
+            (
+                r["id"],
+                r["resource_group"],
+                "yes" if r["reachable"] else f"no: {r['message']}",
+                res(r["capacity"]),
+                res(r["allocated"]),
+                res(r["free"]),
+            )
+            for r in rows
+        ],
+    )

@@ -1,0 +1,312 @@
+"""The launch form: its fields, their limits, defaults and choices, and request checks.
+
+One source for every launch form: ``GET cluster/api/launch-options`` serves
+:func:`describe` (the ipywidgets form and the JupyterLab dialog are built from
+it), and ``POST cluster/api/sessions`` checks its body with :func:`validate`
+against the same :class:`LaunchPolicy`. Errors are
+:class:`~jupyter_cluster.errors.InvalidRequest` naming the field, raised before
+anything is created. Pure: no tornado, no Docker.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import InvalidRequest
+from .models import SESSION_NAME_RE, ClusterMode, Mount
+from .units import format_size, parse_cpu, parse_size
+
+MIN_MEM = 6 * 1024**2
+MAX_BOOTSTRAP = 64 * 1024
+#: What a launch form shows when the configuration gives no default.
+BUILTIN_DEFAULTS: dict[str, Any] = {
+    "size": 1,
+    "mode": ClusterMode.SINGLE_NODE.value,
+    "cpu": 1.0,
+    "mem": "1g",
+    "shm": "64m",
+    "gpu": 0,
+    "mounts": [],
+    "resource_group": "default",
+    "name": None,
+    "bootstrap": None,
+    "start_kernel": False,
+}
+FIELDS = ("image", *BUILTIN_DEFAULTS)
+_HELP = {
+    "image": "Container image of every container (one of the allowed images).",
+    "size": "Number of containers: main1 plus size-1 sub containers.",
+    "mode": "single-node puts every container on one agent; multi-node may spread them.",
+    "cpu": "CPUs per container, e.g. 0.5 (or 500m).",
+    "mem": "Memory per container, e.g. 512m or 2g.",
+    "shm": "Shared memory (/dev/shm) per container, e.g. 64m.",
+    "gpu": "GPUs per container.",
+    "mounts": "Data folders mounted at /home/work/<name> in every container; NAME:ro for "
+    "read-only.",
+    "resource_group": "The group of agents to run on.",
+    "name": "A name to refer to the session by (letters, digits, '.', '_', '-').",
+    "bootstrap": "Shell command run as work in every container before it is ready.",
+    "start_kernel": "Start a Jupyter kernel in main1 once the session runs.",
+}
+
+
+@dataclass(frozen=True)
+class LaunchPolicy:
+    """What users of this server may ask for; built by the extension from its config."""
+
+    images: tuple[str, ...]
+    max_size: int
+    max_cpu: float
+    max_mem: int
+    max_shm: int
+    max_gpu: int
+    resource_groups: tuple[str, ...]
+    folders: tuple[str, ...] = ()
+    max_sessions_per_user: int = 0  # 0: no limit
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+
+    def default(self, name: str) -> Any:
+        """The form's default of field ``name``."""
+        if name in self.defaults:
+            return self.defaults[name]
+        if name == "image":
+            return self.images[0] if self.images else ""
+        if name == "resource_group" and self.resource_groups:
+            rg = BUILTIN_DEFAULTS["resource_group"]
+            return rg if rg in self.resource_groups else self.resource_groups[0]
+        # Built-in resource defaults never exceed the configured limits.
+        if name == "cpu":
+            return min(BUILTIN_DEFAULTS["cpu"], self.max_cpu)
+        if name in ("mem", "shm"):
+            limit = self.max_mem if name == "mem" else self.max_shm
+            return format_size(min(parse_size(BUILTIN_DEFAULTS[name]), limit))
+        return BUILTIN_DEFAULTS[name]
+
+
+def same_image(a: str, b: str) -> bool:
+    """Whether two image references name the same image (``x`` is ``x:latest``)."""
+
+    def norm(ref: str) -> str:
+        ref = ref.strip()
+        last = ref.rsplit("/", 1)[-1]
+        return ref if ":" in last or "@" in last else ref + ":latest"
+
+    return norm(a) == norm(b)
+
+
+def describe(policy: LaunchPolicy) -> dict[str, Any]:
+    """The launch form as data: ordered fields with types, limits, defaults, choices."""
+    fields: list[dict[str, Any]] = [
+        {"name": "image", "type": "string", "choices": list(policy.images)},
+        {"name": "size", "type": "integer", "minimum": 1, "maximum": policy.max_size},
+        {
+            "name": "mode",
+            "type": "string",
+            "choices": [m.value for m in ClusterMode],
+        },
+        {
+            "name": "cpu",
+            "type": "number",
+            "minimum": 0.001,
+            "maximum": policy.max_cpu,
+            "step": 0.001,
+        },
+        _size_field("mem", MIN_MEM, policy.max_mem),
+        _size_field("shm", 1, policy.max_shm),
+        {"name": "gpu", "type": "integer", "minimum": 0, "maximum": policy.max_gpu},
+        {
+            "name": "mounts",
+            "type": "array",
+            "items": "string",
+            "choices": list(policy.folders),
+            "unique": True,
+        },
+        {"name": "resource_group", "type": "string", "choices": list(policy.resource_groups)},
+        {
+            "name": "name",
+            "type": "string",
+            "nullable": True,
+            "pattern": SESSION_NAME_RE.pattern,
+            "max_length": 64,
+        },
+        {"name": "bootstrap", "type": "string", "nullable": True, "max_length": MAX_BOOTSTRAP},
+        {"name": "start_kernel", "type": "boolean"},
+    ]
+    for item in fields:
+        item["label"] = item["name"].replace("_", " ").capitalize()
+        item["help"] = _HELP[item["name"]]
+        item["default"] = policy.default(item["name"])
+    return {
+        "fields": fields,
+        "defaults": {f["name"]: f["default"] for f in fields},
+        "limits": {
+            "max_size": policy.max_size,
+            "max_cpu": policy.max_cpu,
+            "max_mem": policy.max_mem,
+            "max_shm": policy.max_shm,
+            "max_gpu": policy.max_gpu,
+            "max_sessions_per_user": policy.max_sessions_per_user,
+        },
+    }
+
+
+def _size_field(name: str, minimum: int, maximum: int) -> dict[str, Any]:
+    return {
+        "name": name,
+        "type": "size",
+        "minimum": format_size(minimum),
+        "maximum": format_size(maximum),
+        "minimum_bytes": minimum,
+        "maximum_bytes": maximum,
+    }
+
+
+def _text(name: str, value: Any, *, nullable: bool = False) -> str | None:
+    if value is None and nullable:
+        return None
+    if not isinstance(value, str):
+        kind = "text or null" if nullable else "text"
+        raise InvalidRequest(f"{name}: expected {kind}, got {_kind(value)}", name)
+    if "\x00" in value:
+        raise InvalidRequest(f"{name}: the text contains a NUL character", name)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidRequest(f"{name}: the text is not valid Unicode", name) from None
+    return value
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {bool: "a boolean", int: "a number", float: "a number", str: "text"}.get(
+        type(value), "a list" if isinstance(value, list) else "an object"
+    )
+
+
+def _whole(name: str, value: Any, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidRequest(f"{name}: expected a whole number, got {_kind(value)}", name)
+    if not low <= value <= high:
+        raise InvalidRequest(f"{name}: must be {low} to {high}, got {value}", name)
+    return value
+
+
+def _size(name: str, value: Any, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise InvalidRequest(f"{name}: expected a size such as 512m, got {_kind(value)}", name)
+    if isinstance(value, str):
+        _text(name, value)
+    try:
+        n = parse_size(value, name)
+    except OverflowError:  # more digits than a float holds
+        n = high + 1
+    if not low <= n <= high:
+        raise InvalidRequest(
+            f"{name}: must be {format_size(low)} to {format_size(high)}, got {format_size(n)}",
+            name,
+        )
+    return n
+
+
+def _cpu(value: Any, high: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise InvalidRequest(f"cpu: expected a CPU count such as 0.5, got {_kind(value)}", "cpu")
+    if isinstance(value, str):
+        _text("cpu", value)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InvalidRequest("cpu: the CPU count must be a finite number", "cpu")
+    try:
+        cpus = parse_cpu(value, "cpu")
+    except OverflowError:  # e.g. 1e308: too large to count in millicores
+        cpus = math.inf
+    if cpus > high + 1e-9:
+        raise InvalidRequest(f"cpu: at most {high:g} CPUs per container, got {cpus:g}", "cpu")
+    return cpus
+
+
+def _mounts(value: Any, folders: Sequence[str]) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InvalidRequest(
+            f"mounts: expected a list of folder names, got {_kind(value)}", "mounts"
+        )
+    result = []
+    for item in value:
+        text = _text("mounts", item)
+        assert text is not None
+        mount = Mount.parse(text)
+        if mount.name not in folders:
+            known = ", ".join(folders) or "none yet"
+            raise InvalidRequest(
+                f"mounts: no data folder named {mount.name!r}; known folders: {known}", "mounts"
+            )
+        result.append(str(mount))
+    return result
+
+
+def validate(body: Any, policy: LaunchPolicy) -> tuple[dict[str, Any], bool]:
+    """Check a launch request against ``policy``.
+
+    Returns keyword arguments for ``ClusterManager.make_spec`` and whether to
+    start a kernel. Missing fields take the policy's defaults. Raises
+    :class:`InvalidRequest` naming the first wrong field.
+    """
+    if not isinstance(body, dict):
+        raise InvalidRequest(f"body: expected a JSON object, got {_kind(body)}", "body")
+    for key in body:
+        if key not in FIELDS:
+            raise InvalidRequest(
+                f"{key or '(no name)'}: unknown field; the fields are {', '.join(FIELDS)}",
+                str(key),
+            )
+    values = {name: body[name] if name in body else policy.default(name) for name in FIELDS}
+    image = _text("image", values["image"])
+    assert image is not None
+    if not any(same_image(image, allowed) for allowed in policy.images):
+        raise InvalidRequest(
+            f"image: {image!r} is not allowed here; use one of {', '.join(policy.images)}",
+            "image",
+        )
+    mode = _text("mode", values["mode"])
+    ClusterMode.parse(mode or "")
+    group = _text("resource_group", values["resource_group"])
+    if group not in policy.resource_groups:
+        raise InvalidRequest(
+            f"resource_group: no resource group {group!r}; known groups: "
+            + (", ".join(policy.resource_groups) or "none"),
+            "resource_group",
+        )
+    name = _text("name", values["name"], nullable=True)
+    if name and not SESSION_NAME_RE.match(name):
+        raise InvalidRequest(
+            f"name: {name!r} is not a valid session name; use letters, digits, '.', '_' "
+            "and '-' (at most 64, starting with a letter or digit)",
+            "name",
+        )
+    bootstrap = _text("bootstrap", values["bootstrap"], nullable=True)
+    if bootstrap is not None and len(bootstrap) > MAX_BOOTSTRAP:
+        raise InvalidRequest(f"bootstrap: at most {MAX_BOOTSTRAP} characters", "bootstrap")
+    start_kernel = values["start_kernel"]
+    if not isinstance(start_kernel, bool):
+        raise InvalidRequest(
+            f"start_kernel: expected true or false, got {_kind(start_kernel)}", "start_kernel"
+        )
+    fields = {
+        "image": image.strip(),
+        "size": _whole("size", values["size"], 1, policy.max_size),
+        "mode": mode,
+        "cpu": _cpu(values["cpu"], policy.max_cpu),
+        "mem": _size("mem", values["mem"], MIN_MEM, policy.max_mem),
+        "shm": _size("shm", values["shm"], 1, policy.max_shm),
+        "gpu": _whole("gpu", values["gpu"], 0, policy.max_gpu),
+        "mounts": _mounts(values["mounts"], policy.folders),
+        "resource_group": group,
+        "name": name or None,
+        "bootstrap": bootstrap or None,
+    }
+    return fields, start_kernel

@@ -1,0 +1,285 @@
+"""The data every layer passes around: launch specs, resources, sessions, containers.
+
+Pure, frozen dataclasses with ``to_dict``/``from_dict`` so that the store, the CLI's
+``--json`` and the REST API all share one shape. Validation of user input lives
+here too (:meth:`LaunchSpec.create`), so every front end rejects the same things
+with the same messages.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from typing import Any
+
+from ..errors import InvalidRequest
+from .resources import Mount, Resources
+from .state import ContainerStatus, SessionStatus
+
+SESSION_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+class ClusterMode(str, Enum):
+    """Where the containers of a session may be placed."""
+
+    SINGLE_NODE = "single-node"
+    MULTI_NODE = "multi-node"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @classmethod
+    def parse(cls, value: str) -> ClusterMode:
+        """Read a mode from user input; raise :class:`InvalidRequest` if unknown."""
+        try:
+            return cls(str(value).strip().lower())
+        except ValueError:
+            raise InvalidRequest(
+                f"mode: unknown cluster mode {value!r}; use single-node or multi-node", "mode"
+            ) from None
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    """Everything a user asks for when launching a session, already validated."""
+
+    image: str
+    size: int = 1
+    mode: ClusterMode = ClusterMode.SINGLE_NODE
+    resources: Resources = field(default_factory=Resources)
+    mounts: tuple[Mount, ...] = ()
+    resource_group: str = "default"
+    name: str | None = None
+    bootstrap: str | None = None
+
+    @classmethod
+    def create(
+        cls,
+        *,
+        image: str,
+        size: int | str = 1,
+        mode: str | ClusterMode = ClusterMode.SINGLE_NODE,
+        cpu: str | float = 1.0,
+        mem: str | int = "1g",
+        shm: str | int = "64m",
+        gpu: str | int = 0,
+        mounts: Iterable[str | Mount] = (),
+        resource_group: str = "default",
+        name: str | None = None,
+        bootstrap: str | None = None,
+        max_size: int = 16,
+    ) -> LaunchSpec:
+        """Validate raw user input (CLI flags, JSON fields) into a spec.
+
+        Raises :class:`InvalidRequest` naming the first wrong field; nothing else
+        checks these again.
+        """
+        # Surrounding blanks (pasted text) are trimmed; inner ones are an error.
+        if (
+            not isinstance(image, str)
+            or not image.strip()
+            or any(c.isspace() for c in image.strip())
+        ):
+            raise InvalidRequest(
+                "image: give an image name such as jupyter-cluster/kernel", "image"
+            )
+        try:
+            n = int(size)
+            if isinstance(size, bool) or (isinstance(size, float) and size != n):
+                raise ValueError
+        except (TypeError, ValueError):
+            raise InvalidRequest(f"size: {size!r} is not a whole number", "size") from None
+        if not 1 <= n <= max_size:
+            raise InvalidRequest(f"size: the cluster size must be 1 to {max_size}, got {n}", "size")
+        if mounts is None:  # JSON null
+            mounts = ()
+        if isinstance(mounts, (str, bytes)) or not isinstance(mounts, Iterable):
+            # Iterating a string would mount one folder per character.
+            raise InvalidRequest(
+                f"mounts: give a list of folder names such as ['data', 'models:ro'], "
+                f"not the text {mounts!r}",
+                "mounts",
+            )
+        parsed_mounts = tuple(m if isinstance(m, Mount) else Mount.parse(m) for m in mounts)
+        names = [m.name for m in parsed_mounts]
+        for i, folder in enumerate(names):
+            if folder in names[:i]:
+                raise InvalidRequest(
+                    f"mounts: the folder {folder!r} is named twice; mount each folder once",
+                    "mounts",
+                )
+        # "" means no name, as forms send it.
+        if name not in (None, "") and (
+            not isinstance(name, str) or not SESSION_NAME_RE.match(name)
+        ):
+            raise InvalidRequest(
+                f"name: {name!r} is not a valid session name; use letters, digits, '.', '_' "
+                "and '-' (at most 64)",
+                "name",
+            )
+        if not isinstance(resource_group, str) or not resource_group:
+            raise InvalidRequest("resource_group: give a resource group name", "resource_group")
+        if bootstrap is not None and not isinstance(bootstrap, str):
+            raise InvalidRequest("bootstrap: give a shell command as text", "bootstrap")
+        return cls(
+            image=image.strip(),
+            size=n,
+            mode=mode if isinstance(mode, ClusterMode) else ClusterMode.parse(mode),
+            resources=Resources.parse(cpu=cpu, mem=mem, shm=shm, gpu=gpu),
+            mounts=parsed_mounts,
+            resource_group=resource_group,
+            name=name or None,
+            bootstrap=bootstrap or None,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "image": self.image,
+            "size": self.size,
+            "mode": self.mode.value,
+            "resources": self.resources.to_dict(),
+            "mounts": [str(m) for m in self.mounts],
+            "resource_group": self.resource_group,
+            "name": self.name,
+            "bootstrap": self.bootstrap,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> LaunchSpec:
+        return cls(
+            image=data["image"],
+            size=int(data["size"]),
+            mode=ClusterMode(data["mode"]),
+            resources=Resources.from_dict(data["resources"]),
+            mounts=tuple(Mount.parse(m) for m in data.get("mounts", ())),
+            resource_group=data.get("resource_group", "default"),
+            name=data.get("name"),
+            bootstrap=data.get("bootstrap"),
+        )
+
+
+@dataclass(frozen=True)
+class Container:
+    """One container of a session, as the manager knows it."""
+
+    host: str
+    role: str
+    idx: int
+    local_rank: int
+    kernel_id: str
+    agent: str | None = None
+    status: ContainerStatus = ContainerStatus.PENDING
+    container_id: str | None = None
+    gpu_ids: tuple[str, ...] = ()
+    status_reason: str = ""
+
+    def with_(self, **changes: Any) -> Container:
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "host": self.host,
+            "role": self.role,
+            "idx": self.idx,
+            "local_rank": self.local_rank,
+            "kernel_id": self.kernel_id,
+            "agent": self.agent,
+            "status": self.status.value,
+            "container_id": self.container_id,
+            "gpu_ids": list(self.gpu_ids),
+            "status_reason": self.status_reason,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Container:
+        return cls(
+            host=data["host"],
+            role=data["role"],
+            idx=int(data["idx"]),
+            local_rank=int(data["local_rank"]),
+            kernel_id=data["kernel_id"],
+            agent=data.get("agent"),
+            status=ContainerStatus(data.get("status", "PENDING")),
+            container_id=data.get("container_id"),
+            gpu_ids=tuple(data.get("gpu_ids") or ()),
+            status_reason=data.get("status_reason") or "",
+        )
+
+
+@dataclass(frozen=True)
+class Session:
+    """A cluster session: its spec, status and containers (main1 first)."""
+
+    id: str
+    spec: LaunchSpec
+    status: SessionStatus = SessionStatus.PENDING
+    status_reason: str = ""
+    containers: tuple[Container, ...] = ()
+    created_at: float = 0.0
+    updated_at: float = 0.0
+    ended_at: float | None = None
+    owner: str = ""
+    #: Id of the Jupyter kernel a server started in main1 for this session (REST
+    #: ``start_kernel``), usable with ``/api/kernels/{id}``; None when there is none.
+    kernel_id: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The user's name for the session, or a short form of its id."""
+        return self.spec.name or self.id[:8]
+
+    @property
+    def hosts(self) -> list[str]:
+        return [c.host for c in self.containers]
+
+    def container(self, host: str) -> Container | None:
+        """The container called ``host``, or None."""
+        return next((c for c in self.containers if c.host == host), None)
+
+    def with_(self, **changes: Any) -> Session:
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The public shape of a session (CLI ``--json``, REST)."""
+        spec = self.spec.to_dict()
+        return {
+            "id": self.id,
+            "name": self.name,
+            "status": self.status.value,
+            "status_reason": self.status_reason,
+            "mode": spec["mode"],
+            "size": spec["size"],
+            "image": spec["image"],
+            "resources": spec["resources"],
+            "mounts": spec["mounts"],
+            "resource_group": spec["resource_group"],
+            "bootstrap": spec["bootstrap"],
+            "containers": [c.to_dict() for c in self.containers],
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "ended_at": self.ended_at,
+            "owner": self.owner,
+            "kernel_id": self.kernel_id,
+        }
+
+    def to_record(self) -> dict[str, Any]:
+        """The shape the store keeps: the public one plus the spec as given."""
+        return {**self.to_dict(), "spec": self.spec.to_dict()}
+
+    @classmethod
+    def from_record(cls, data: Mapping[str, Any]) -> Session:
+        """Rebuild a session from :meth:`to_record` output."""
+        return cls(
+            id=data["id"],
+            spec=LaunchSpec.from_dict(data["spec"]),
+            status=SessionStatus(data["status"]),
+            status_reason=data.get("status_reason") or "",
+            containers=tuple(Container.from_dict(c) for c in data.get("containers", ())),
+            created_at=float(data.get("created_at") or 0.0),
+            updated_at=float(data.get("updated_at") or 0.0),
+            ended_at=data.get("ended_at"),
+            owner=data.get("owner") or "",
+            kernel_id=data.get("kernel_id") or None,
+        )

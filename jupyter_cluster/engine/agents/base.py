@@ -1,0 +1,179 @@
+"""The Agent protocol: everything the manager asks of a Docker host.
+
+The manager talks to agents only through this interface, so the pure core and the
+manager's unit tests can use :mod:`.fake`, while :mod:`.docker` is the real edge
+(aiodocker, one client per agent). Every method raises
+:class:`~jupyter_cluster.errors.AgentError` (never a library exception).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ...core.models import Resources
+
+#: Called with (stream, data) as an exec'd command writes: stream 1 is stdout, 2 stderr.
+OutputCallback = Callable[[int, bytes], Awaitable[None] | None]
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """How to reach one agent and what it offers; read from ``ClusterManager.agents``."""
+
+    id: str = "local"
+    url: str = ""  # "" = the local engine (DOCKER_HOST, else the default socket)
+    resource_group: str = "default"
+    address: str = "127.0.0.1"  # where main1's ports are published
+    cpu: float | None = None  # None = what the engine reports
+    mem: int | None = None
+    gpus: tuple[str, ...] = ()
+    data_root: str | None = None  # data folders as this agent's engine sees them
+
+
+@dataclass(frozen=True)
+class BindMount:
+    """A host directory mounted into a container."""
+
+    source: str
+    target: str
+    readonly: bool = False
+
+
+@dataclass(frozen=True)
+class ContainerSpec:
+    """What to create: one container of a session, fully resolved."""
+
+    name: str
+    image: str
+    hostname: str
+    network: str
+    aliases: tuple[str, ...]
+    env: Mapping[str, str]
+    labels: Mapping[str, str]
+    resources: Resources
+    command: Sequence[str]
+    gpu_ids: tuple[str, ...] = ()
+    mounts: tuple[BindMount, ...] = ()
+    publish: tuple[int, ...] = ()  # container TCP ports published on the agent's address
+    workdir: str = "/home/work"
+    user: str = "root"  # the start-up script drops to ``work`` itself
+
+
+@dataclass(frozen=True)
+class ContainerState:
+    """What Docker says about a container right now."""
+
+    id: str
+    name: str
+    labels: Mapping[str, str]
+    running: bool
+    status: str  # Docker's word: created, running, exited, dead…
+    exit_code: int | None = None
+    ports: Mapping[int, tuple[str, int]] = field(default_factory=dict)
+    image: str = ""
+    resources: Resources | None = None
+    mounts: tuple[BindMount, ...] = ()
+
+
+@dataclass(frozen=True)
+class NetworkState:
+    """A network Docker knows, with its labels."""
+
+    id: str
+    name: str
+    labels: Mapping[str, str]
+    driver: str
+
+
+@dataclass(frozen=True)
+class AgentInfo:
+    """Capacity and health of an agent."""
+
+    id: str
+    resource_group: str
+    capacity: Resources
+    gpu_ids: tuple[str, ...]
+    reachable: bool
+    message: str = ""
+
+
+class Agent(Protocol):
+    """A Docker host the manager can place containers on."""
+
+    config: AgentConfig
+
+    @property
+    def id(self) -> str: ...
+
+    async def info(self) -> AgentInfo:
+        """Capacity (configured, else reported by the engine) and reachability."""
+        ...
+
+    async def has_image(self, image: str) -> bool: ...
+
+    async def create_network(
+        self, name: str, labels: Mapping[str, str], *, overlay: bool
+    ) -> str: ...
+
+    async def remove_network(self, name_or_id: str) -> None:
+        """Remove a network; a missing one is not an error."""
+        ...
+
+    async def create_container(self, spec: ContainerSpec) -> str:
+        """Create (not start) a container; returns its id."""
+        ...
+
+    async def put_files(self, container_id: str, files: Sequence[FileEntry]) -> None:
+        """Copy files (with owner and mode) into a created container."""
+        ...
+
+    async def start_container(self, container_id: str) -> None: ...
+
+    async def inspect_container(self, container_id: str) -> ContainerState | None:
+        """The container's state, or None when it no longer exists."""
+        ...
+
+    async def remove_container(self, container_id: str) -> None:
+        """Kill and remove a container; a missing one is not an error."""
+        ...
+
+    def logs(
+        self, container_id: str, *, tail: int | None = None, follow: bool = False
+    ) -> AsyncIterator[str]:
+        """The container's stdout/stderr as text lines (with their newline)."""
+        ...
+
+    async def exec(
+        self,
+        container_id: str,
+        cmd: Sequence[str],
+        *,
+        user: str = "work",
+        workdir: str = "/home/work",
+        env: Mapping[str, str] | None = None,
+        on_output: OutputCallback | None = None,
+    ) -> int:
+        """Run ``cmd`` in the container, stream its output, return its exit code."""
+        ...
+
+    async def list_containers(self, labels: Mapping[str, str]) -> list[ContainerState]:
+        """Containers (running or not) carrying all of ``labels``."""
+        ...
+
+    async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkState]: ...
+
+    async def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """A file to put into a container before it starts."""
+
+    path: str  # absolute path in the container
+    content: bytes
+    mode: int = 0o644
+    uid: int = 0
+    gid: int = 0
+    directory: bool = False  # a directory entry (content ignored)

@@ -1,0 +1,297 @@
+"""An in-memory agent for unit tests of the manager (no Docker).
+
+:class:`FakeAgent` implements the :class:`~.base.Agent` protocol with dicts:
+containers and networks carry their labels, ``put_files`` and ``exec`` are
+recorded, and tests steer it directly: ``fail_on`` injects errors, ``emit``
+appends log lines, ``exit`` marks a container as exited, ``reachable = False``
+makes it look down. Nothing here is used outside tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import itertools
+import uuid
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ...core.models import Resources
+from ...errors import AgentError
+from .base import (
+    AgentConfig,
+    AgentInfo,
+    ContainerSpec,
+    ContainerState,
+    FileEntry,
+    NetworkState,
+    OutputCallback,
+)
+
+DEFAULT_IMAGE = "jupyter-cluster/kernel"
+
+
+@dataclass
+class FakeContainer:
+    """One fake container: its spec, Docker-like status (or "removed"), log lines, files."""
+
+    id: str
+    spec: ContainerSpec
+    status: str = "created"
+    exit_code: int | None = None
+    ports: dict[int, tuple[str, int]] = field(default_factory=dict)
+    lines: list[str] = field(default_factory=list)
+    files: dict[str, FileEntry] = field(default_factory=dict)
+    waiters: list[asyncio.Future[None]] = field(default_factory=list)
+
+    def wake(self) -> None:
+        """Wake every ``logs(follow=True)`` reader waiting for news."""
+        for waiter in self.waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+        self.waiters.clear()
+
+    def state(self) -> ContainerState:
+        """This container as :meth:`FakeAgent.inspect_container` reports it."""
+        return ContainerState(
+            id=self.id,
+            name=self.spec.name,
+            labels=dict(self.spec.labels),
+            running=self.status == "running",
+            status=self.status,
+            exit_code=self.exit_code,
+            ports=dict(self.ports),
+        )
+
+
+@dataclass(frozen=True)
+class ExecCall:
+    """One recorded ``exec``: where, what, as whom."""
+
+    container_id: str
+    cmd: tuple[str, ...]
+    user: str
+    workdir: str
+    env: Mapping[str, str]
+
+
+#: Answers an exec: given the container and the call, returns (exit code, stdout).
+ExecHandler = Callable[[FakeContainer, ExecCall], tuple[int, bytes]]
+
+
+class FakeAgent:
+    """An :class:`~.base.Agent` kept in memory; every attribute is open to tests.
+
+    ``fail_on`` maps a key to the exception to raise: a method name (``"start_container"``),
+    a container hostname (``"sub1"``: its create_container fails) or
+    ``"<method>:<hostname>"`` (``"start_container:sub1"``). Entries stay until removed.
+    """
+
+    _ports = itertools.count(40000)
+
+    def __init__(
+        self,
+        agent_id: str = "fake",
+        *,
+        resource_group: str = "default",
+        cpu: float = 4.0,
+        mem: int = 8 * 1024**3,
+        gpus: Sequence[str] = (),
+        images: Sequence[str] = (DEFAULT_IMAGE,),
+        address: str = "127.0.0.1",
+    ) -> None:
+        self.config = AgentConfig(
+            agent_id, f"fake://{agent_id}", resource_group, address, cpu, mem, tuple(gpus)
+        )
+        self.images: set[str] = set(images)
+        self.containers: dict[str, FakeContainer] = {}
+        self.networks: dict[str, NetworkState] = {}
+        self.fail_on: dict[str, Exception] = {}
+        self.calls: list[tuple[str, str]] = []  # (method, container/network name or id)
+        self.execs: list[ExecCall] = []
+        self.exec_handler: ExecHandler | None = None
+        self.reachable = True
+        self.closed = False
+
+    @property
+    def id(self) -> str:
+        """The agent id from its config."""
+        return self.config.id
+
+    def emit(self, container_id: str, line: str) -> None:
+        """Append a log line (a newline is added if missing) and wake followers."""
+        box = self._get(container_id)
+        box.lines.append(line if line.endswith("\n") else line + "\n")
+        box.wake()
+
+    def exit(self, container_id: str, code: int = 0) -> None:
+        """Mark a container as exited with ``code``; followed logs end."""
+        box = self._get(container_id)
+        box.status, box.exit_code = "exited", code
+        box.wake()
+
+    def by_host(self, hostname: str) -> FakeContainer:
+        """The container with this hostname; KeyError when there is none."""
+        return {box.spec.hostname: box for box in self.containers.values()}[hostname]
+
+    async def info(self) -> AgentInfo:
+        """Configured capacity; ``reachable`` as the test set it."""
+        cfg = self.config
+        return AgentInfo(
+            id=self.id,
+            resource_group=cfg.resource_group,
+            capacity=Resources(cpu=cfg.cpu or 0.0, mem=cfg.mem or 0, shm=0, gpu=len(cfg.gpus)),
+            gpu_ids=cfg.gpus,
+            reachable=self.reachable,
+            message="" if self.reachable else f"agent {self.id} is down (fake)",
+        )
+
+    async def has_image(self, image: str) -> bool:
+        """Whether ``image`` (or ``image:latest``) is in ``images``."""
+        self._enter("has_image", image)
+        return self._has_image(image)
+
+    async def create_network(self, name: str, labels: Mapping[str, str], *, overlay: bool) -> str:
+        """Record a network; a name already in use is an AgentError, as in Docker."""
+        self._enter("create_network", name)
+        if any(n.name == name for n in self.networks.values()):
+            raise AgentError(f"agent {self.id}: network {name} already exists", self.id)
+        net_id = uuid.uuid4().hex
+        driver = "overlay" if overlay else "bridge"
+        self.networks[net_id] = NetworkState(net_id, name, dict(labels), driver)
+        return net_id
+
+    async def remove_network(self, name_or_id: str) -> None:
+        """Forget a network by name or id; a missing one is fine."""
+        self._enter("remove_network", name_or_id)
+        for net_id, net in list(self.networks.items()):
+            if name_or_id in (net_id, net.name):
+                del self.networks[net_id]
+
+    async def create_container(self, spec: ContainerSpec) -> str:
+        """Record a created container; unknown image or a used name is an AgentError."""
+        self._enter("create_container", spec.name, spec.hostname)
+        if not self._has_image(spec.image):
+            raise AgentError(f"agent {self.id}: no such image {spec.image}", self.id)
+        if any(c.spec.name == spec.name for c in self.containers.values()):
+            raise AgentError(f"agent {self.id}: container name {spec.name} in use", self.id)
+        box = FakeContainer(id=uuid.uuid4().hex, spec=spec)
+        self.containers[box.id] = box
+        return box.id
+
+    async def put_files(self, container_id: str, files: Sequence[FileEntry]) -> None:
+        """Keep the files in the container's ``files``, by path."""
+        box = self._get(container_id)
+        self._enter("put_files", container_id, box.spec.hostname)
+        for entry in files:
+            box.files[entry.path] = entry
+
+    async def start_container(self, container_id: str) -> None:
+        """Mark a container running and give its published ports fake host ports."""
+        box = self._get(container_id)
+        self._enter("start_container", container_id, box.spec.hostname)
+        box.status, box.exit_code = "running", None
+        box.ports = {p: (self.config.address, next(self._ports)) for p in box.spec.publish}
+
+    async def inspect_container(self, container_id: str) -> ContainerState | None:
+        """The container's state, or None once removed."""
+        self._enter("inspect_container", container_id)
+        box = self.containers.get(container_id)
+        return box.state() if box else None
+
+    async def remove_container(self, container_id: str) -> None:
+        """Forget a container (a missing one is fine); followed logs end."""
+        self._enter("remove_container", container_id)
+        box = self.containers.pop(container_id, None)
+        if box is not None:
+            box.status = "removed"
+            box.wake()
+
+    async def logs(
+        self, container_id: str, *, tail: int | None = None, follow: bool = False
+    ) -> AsyncIterator[str]:
+        """Lines emitted so far (the last ``tail``), then, with ``follow``, new ones
+        until the container exits or is removed."""
+        self._enter("logs", container_id)
+        box = self._get(container_id)
+        i = 0 if tail is None else max(0, len(box.lines) - tail)
+        while True:
+            while i < len(box.lines):
+                i += 1
+                yield box.lines[i - 1]
+            if not follow or box.status in ("exited", "removed"):
+                return
+            waiter = asyncio.get_running_loop().create_future()
+            box.waiters.append(waiter)
+            await waiter
+
+    async def exec(
+        self,
+        container_id: str,
+        cmd: Sequence[str],
+        *,
+        user: str = "work",
+        workdir: str = "/home/work",
+        env: Mapping[str, str] | None = None,
+        on_output: OutputCallback | None = None,
+    ) -> int:
+        """Record the call and answer with ``exec_handler`` (default: exit 0, no output)."""
+        box = self._get(container_id)
+        self._enter("exec", container_id, box.spec.hostname)
+        if box.status != "running":
+            raise AgentError(f"agent {self.id}: container {container_id} is not running", self.id)
+        call = ExecCall(container_id, tuple(cmd), user, workdir, dict(env or {}))
+        self.execs.append(call)
+        code, out = self.exec_handler(box, call) if self.exec_handler else (0, b"")
+        if out and on_output is not None:
+            result = on_output(1, out)
+            if inspect.isawaitable(result):
+                await result
+        return code
+
+    async def list_containers(self, labels: Mapping[str, str]) -> list[ContainerState]:
+        """Containers, running or not, whose labels include all of ``labels``."""
+        self._enter("list_containers", "")
+        return [c.state() for c in self.containers.values() if _has_labels(c.spec.labels, labels)]
+
+    async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkState]:
+        """Networks whose labels include all of ``labels``."""
+        self._enter("list_networks", "")
+        return [n for n in self.networks.values() if _has_labels(n.labels, labels)]
+
+    async def close(self) -> None:
+        """Mark the agent closed (state is kept, so tests can still look)."""
+        self.closed = True
+
+    def _enter(self, method: str, target: str, hostname: str | None = None) -> None:
+        self.calls.append((method, target))
+        if not self.reachable:
+            raise AgentError(f"agent {self.id}: cannot reach the fake engine", self.id)
+        keys = [method]
+        if hostname is not None:
+            keys.append(f"{method}:{hostname}")
+            if method == "create_container":
+                keys.append(hostname)
+        for key in keys:
+            if key in self.fail_on:
+                raise self.fail_on[key]
+
+    def _has_image(self, image: str) -> bool:
+        return image in self.images or f"{image}:latest" in self.images
+
+    def _get(self, container_id: str) -> FakeContainer:
+        box = self.containers.get(container_id)
+        if box is None:
+            raise AgentError(f"agent {self.id}: no such container {container_id}", self.id)
+        return box
+
+
+def _has_labels(have: Mapping[str, str], want: Mapping[str, str]) -> bool:
+    return all(have.get(k) == v for k, v in want.items())
+
+
+if TYPE_CHECKING:
+    from .base import Agent
+
+    _protocol_check: type[Agent] = FakeAgent

@@ -1,0 +1,96 @@
+"""Named data folders: the only host directories a session can mount.
+
+A folder is a directory under the configured root (default: the Jupyter data dir).
+Users name folders, never paths, so nobody can mount an arbitrary host path.
+Used by the CLI (``jupyter cluster folder …``), the REST API and the manager (to
+resolve ``--mount NAME`` into bind mounts).
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core.naming import WORK_HOME, WORK_UID
+from ..core.resources import Mount, validate_folder_name
+from ..errors import Conflict, InvalidRequest, NotFound
+from .agents.base import BindMount
+
+
+@dataclass(frozen=True)
+class FolderInfo:
+    """A data folder as listed to users."""
+
+    name: str
+    path: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"name": self.name, "path": self.path}
+
+
+class DataFolders:
+    """Create, list, resolve and remove the data folders under ``root``."""
+
+    def __init__(self, root: str) -> None:
+        self.root = Path(root)
+
+    def path(self, name: str) -> Path:
+        """The directory of folder ``name``; raises NotFound if it does not exist."""
+        validate_folder_name(name, "mounts")
+        path = self.root / name
+        if not path.is_dir():
+            raise NotFound(
+                f"no data folder named {name!r}; create it with `jupyter cluster folder create "
+                f"{name}` (see `jupyter cluster folder ls`)"
+            )
+        return path
+
+    def bind_mounts(self, mounts: Iterable[Mount], root: str) -> tuple[BindMount, ...]:
+        """Bind mounts of ``mounts`` at /home/work/<name>, with ``root`` as the agent
+        sees the folders; every folder must exist here."""
+        result = []
+        for mount in mounts:
+            self.path(mount.name)
+            target = f"{WORK_HOME}/{mount.name}"
+            result.append(BindMount(os.path.join(root, mount.name), target, mount.readonly))
+        return tuple(result)
+
+    def create(self, name: str) -> FolderInfo:
+        """Make a new folder owned by the containers' user (uid 1000)."""
+        validate_folder_name(name, "name")
+        path = self.root / name
+        if path.exists():
+            raise Conflict(f"a data folder named {name!r} already exists")
+        path.mkdir(parents=True)
+        try:
+            os.chown(path, WORK_UID, WORK_UID)
+        except PermissionError:
+            # Not root: let uid 1000 in the containers write anyway.
+            path.chmod(0o777)
+        return FolderInfo(name, str(path))
+
+    def list(self) -> builtins.list[FolderInfo]:
+        """All folders, sorted by name."""
+        if not self.root.is_dir():
+            return []
+        return [
+            FolderInfo(p.name, str(p))
+            for p in sorted(self.root.iterdir())
+            if p.is_dir() and not p.name.startswith(".")
+        ]
+
+    def remove(self, name: str, in_use_by: builtins.list[str] | None = None) -> None:
+        """Delete a folder and its content; refused while a session mounts it."""
+        path = self.path(name)
+        if in_use_by:
+            raise Conflict(
+                f"data folder {name!r} is mounted by session(s) {', '.join(in_use_by)}; "
+                "terminate them first"
+            )
+        if path.is_symlink():
+            raise InvalidRequest(f"{name!r} is a link, not a folder; remove it by hand", "name")
+        shutil.rmtree(path)

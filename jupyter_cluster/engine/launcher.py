@@ -1,0 +1,198 @@
+"""Bringing a placed session up on its agents, and tearing sessions down.
+
+Called by :class:`~jupyter_cluster.engine.manager.ClusterManager` once the store has
+placed a session (PREPARING): makes the private network, creates every container
+concurrently, copies the start-up files in, starts them and waits until each says
+it is ready. All or nothing: on any failure everything made is removed and the
+caller marks the session ERROR.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+
+from ..core import naming
+from ..core.models import Container, Session
+from ..core.state import ContainerStatus
+from ..errors import AgentError, ClusterError, LaunchFailed
+from ..runtime.files import container_files
+from .agents.base import Agent, BindMount, ContainerSpec
+
+log = logging.getLogger(__name__)
+
+#: Called as containers progress: (host, status, container id or None).
+ProgressCallback = Callable[[str, ContainerStatus, str | None], Awaitable[None]]
+START_COMMAND = ("/bin/sh", f"{naming.RUNTIME_DIR}/start.sh")
+
+
+@dataclass
+class LaunchContext:
+    """What the launcher needs besides the session."""
+
+    agents: Mapping[str, Agent]
+    manager_id: str
+    keys: dict[str, str]
+    mounts: dict[str, tuple[BindMount, ...]]  # per agent id: resolved data folders
+    timeout: float
+
+
+def _spec_for(session: Session, container: Container, ctx: LaunchContext) -> ContainerSpec:
+    assert container.agent is not None
+    return ContainerSpec(
+        name=naming.container_name(session, container.host),
+        image=session.spec.image,
+        hostname=container.host,
+        network=naming.network_name(session),
+        aliases=(container.host,),
+        env=naming.container_env(session, container),
+        labels=naming.container_labels(session, container, ctx.manager_id),
+        resources=session.spec.resources,
+        command=START_COMMAND,
+        gpu_ids=container.gpu_ids,
+        mounts=ctx.mounts.get(container.agent, ()),
+        publish=(naming.SSH_PORT, *naming.KERNEL_PORTS) if container.role == "main" else (),
+    )
+
+
+async def wait_ready(agent: Agent, container_id: str, host: str, timeout: float) -> None:
+    """Follow a container's log until the start-up script says ready.
+
+    Raises :class:`LaunchFailed` with the tail of the log if the container exits
+    first (e.g. a failed bootstrap) or the timeout passes.
+    """
+    tail: collections.deque[str] = collections.deque(maxlen=15)
+
+    async def follow() -> bool:
+        async for line in agent.logs(container_id, follow=True):
+            tail.append(line.rstrip("\n"))
+            if line.startswith(naming.READY_MARKER):
+                return True
+            if line.startswith(naming.FAILED_MARKERS):
+                return False
+        return False
+
+    try:
+        ready = await asyncio.wait_for(follow(), timeout)
+    except asyncio.TimeoutError:
+        raise LaunchFailed(
+            f"{host} was not ready within {timeout:g} s; its log ends with:\n" + "\n".join(tail)
+        ) from None
+    if not ready:
+        raise LaunchFailed(f"{host} failed during start-up; its log ends with:\n" + "\n".join(tail))
+
+
+async def _bring_up(
+    session: Session,
+    container: Container,
+    ctx: LaunchContext,
+    progress: ProgressCallback,
+    main_started: asyncio.Event,
+) -> None:
+    assert container.agent is not None
+    agent = ctx.agents[container.agent]
+    await progress(container.host, ContainerStatus.CREATING, None)
+    container_id = await agent.create_container(_spec_for(session, container, ctx))
+    await progress(container.host, ContainerStatus.STARTING, container_id)
+    await agent.put_files(container_id, container_files(session, container, ctx.keys))
+    if container.role == "main":
+        try:
+            await agent.start_container(container_id)
+        finally:
+            main_started.set()
+    else:
+        # main1 starts first: the kernel waits on it, while nobody waits on a sub
+        # before the session is RUNNING; on a small host this wins ~0.1 s.
+        await main_started.wait()
+        await agent.start_container(container_id)
+    await wait_ready(agent, container_id, container.host, ctx.timeout)
+    await progress(container.host, ContainerStatus.RUNNING, container_id)
+
+
+async def bring_up(session: Session, ctx: LaunchContext, progress: ProgressCallback) -> None:
+    """Create the network and every container of a placed session, concurrently.
+
+    On failure removes everything this launch made, then raises
+    :class:`LaunchFailed` naming the host that failed first.
+    """
+    placed = {c.agent for c in session.containers if c.agent}
+    network_agent = ctx.agents[session.containers[0].agent or ""]
+    try:
+        await network_agent.create_network(
+            naming.network_name(session),
+            naming.network_labels(session, ctx.manager_id),
+            overlay=len(placed) > 1,
+        )
+    except AgentError as exc:
+        raise LaunchFailed(f"could not create the session network: {exc}") from exc
+    except asyncio.CancelledError:
+        # The engine may create the network after we stopped waiting: remove it.
+        await asyncio.shield(tear_down(session, ctx.agents, ctx.manager_id))
+        raise
+    main_started = asyncio.Event()
+    tasks = [
+        asyncio.ensure_future(_bring_up(session, c, ctx, progress, main_started))
+        for c in session.containers
+    ]
+    failure: BaseException | None = None
+    try:
+        for done in asyncio.as_completed(tasks):
+            try:
+                await done
+            except (ClusterError, OSError) as exc:
+                failure = exc
+                break
+    except BaseException as exc:  # cancelled from outside: still clean up
+        failure = exc
+    if failure is None:
+        return
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    await tear_down(session, ctx.agents, ctx.manager_id)
+    if isinstance(failure, LaunchFailed):
+        raise failure
+    if isinstance(failure, ClusterError):
+        raise LaunchFailed(str(failure)) from failure
+    raise failure
+
+
+async def tear_down(session: Session, agents: Mapping[str, Agent], manager_id: str) -> list[str]:
+    """Remove every container and the network of ``session`` on every agent.
+
+    Finds containers by label as well as by recorded id, so containers whose
+    creation was interrupted are removed too. Returns problems it could not fix
+    (empty when everything is gone).
+    """
+    problems: list[str] = []
+    involved = {c.agent for c in session.containers if c.agent} or set(agents)
+    labels = {naming.LABEL_SESSION: session.id, naming.LABEL_MANAGER: manager_id}
+
+    async def clean(agent: Agent) -> None:
+        ids = {c.container_id for c in session.containers if c.agent == agent.id and c.container_id}
+        with contextlib.suppress(AgentError):
+            ids |= {s.id for s in await agent.list_containers(labels)}
+        results = await asyncio.gather(
+            *(agent.remove_container(cid) for cid in ids), return_exceptions=True
+        )
+        problems.extend(str(r) for r in results if isinstance(r, BaseException))
+
+    await asyncio.gather(*(clean(agents[a]) for a in involved if a in agents))
+    problems.extend(
+        f"agent {a!r} is not in this manager's configuration; its containers were not removed"
+        for a in sorted(involved - set(agents))
+    )
+    for agent_id in involved:
+        if agent_id not in agents:
+            continue
+        try:
+            await agents[agent_id].remove_network(naming.network_name(session))
+        except AgentError as exc:
+            problems.append(str(exc))
+    for problem in problems:
+        log.warning("clean-up of session %s: %s", session.id, problem)
+    return problems

@@ -1,0 +1,360 @@
+"""ClusterManager: the one engine every front end calls.
+
+The CLI, the REST handlers, the kernel provisioner, the notebook API and widgets
+all launch, list, inspect, read logs of, run commands in and terminate cluster
+sessions through this class. It owns the agents (IO edge), the store (SQLite) and
+the data folders, and is configured with traitlets from the usual Jupyter config
+files (``jupyter_cluster_config.py``, ``jupyter_server_config.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import contextlib
+import os
+import socket
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Sequence
+
+from traitlets import Any as AnyTrait
+from traitlets import Dict, Enum, Float, Int, List, Unicode, default
+from traitlets.config import LoggingConfigurable
+
+from ..core import naming
+from ..core.models import LaunchSpec, Session
+from ..core.scheduler import Placement, place
+from ..core.state import ACTIVE, ALLOCATING, ContainerStatus, SessionStatus
+from ..errors import ClusterError, Conflict, InvalidRequest, LaunchFailed, NotFound
+from ..paths import default_data_root, default_db_path
+from .agents.base import Agent, OutputCallback
+from .agents.pool import AgentPool
+from .agents.registry import agent_configs, make_agent
+from .folders import DataFolders
+from .launcher import LaunchContext, bring_up, tear_down
+from .reconcile import Reconciler
+from .ssh import generate_session_keys
+from .store import Store
+
+S = SessionStatus
+#: Extra clean-up sweeps (0.5 s apart) when terminating a session still PREPARING.
+TEAR_DOWN_RETRIES = 20
+#: Called with the session each time it changes while a launch is driven.
+SessionCallback = Callable[[Session], None]
+
+
+class ClusterManager(LoggingConfigurable):
+    """Launch and manage cluster sessions on the configured Docker agents."""
+
+    agents = List(
+        Dict(),
+        config=True,
+        help="""The Docker hosts sessions run on, one dict each: id, url (e.g.
+        tcp://10.0.0.5:2375; empty for the local engine), resource_group (default
+        'default'), address (where main1's ports are published, default 127.0.0.1),
+        cpu and mem (capacity; default: what the engine reports), gpus (a list of
+        device ids), data_root (the data-folder root as that host sees it). Empty
+        means one agent: the local Docker engine in group 'default'.""",
+    )
+    max_size = Int(16, config=True, help="Largest cluster size a user may ask for.")
+    db_path = Unicode(config=True, help="SQLite file of sessions, history and keys.")
+    data_root = Unicode(config=True, help="Directory holding the named data folders.")
+    default_image = Unicode(
+        "jupyter-cluster/kernel:latest", config=True, help="Image used when none is given."
+    )
+    prepare_timeout = Float(
+        300.0,
+        config=True,
+        help="Seconds a placed session may take to get every container ready "
+        "(start-up and bootstrap) before the launch fails.",
+    )
+    pending_poll_interval = Float(
+        1.0, config=True, help="Seconds between placement attempts of a PENDING session."
+    )
+    orphan_policy = Enum(
+        ["remove", "adopt"],
+        "remove",
+        config=True,
+        help="What start-up reconciliation does with containers and networks of this "
+        "manager that have no live record: remove them (logged) or adopt them as "
+        "running sessions.",
+    )
+    agent_factory = AnyTrait(
+        default_value=None,
+        allow_none=True,
+        help="Callable AgentConfig -> Agent (tests inject fakes); None means Docker.",
+    )
+
+    @default("db_path")
+    def _default_db_path(self) -> str:
+        return default_db_path()
+
+    @default("data_root")
+    def _default_data_root(self) -> str:
+        return default_data_root()
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)
+        self.store = Store(self.db_path)
+        self.folders = DataFolders(self.data_root)
+        configs = agent_configs(self.agents, self.data_root)
+        self.pool = AgentPool(configs, self.agent_factory or make_agent)
+        self._reconciled = False
+
+    # -- agents ------------------------------------------------------------------
+
+    @property
+    def agent_map(self) -> dict[str, Agent]:
+        """The agents by id."""
+        return dict(self.pool.agents)
+
+    def agent(self, agent_id: str) -> Agent:
+        """The agent called ``agent_id``; NotFound when there is none."""
+        return self.pool.get(agent_id)
+
+    async def agents_info(self) -> builtins.list[dict[str, object]]:
+        """Capacity, allocated and free resources per agent (``jupyter cluster agents``)."""
+        return await self.pool.rows(self.store.usage())
+
+    # -- start-up ----------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Reconcile the store with Docker once; front ends call this first."""
+        if not self._reconciled:
+            self._reconciled = True
+            await self.refresh()
+
+    async def refresh(self) -> None:
+        """One reconciliation pass: notice dead containers, clean up orphans.
+
+        Long-running front ends (the server) call this periodically so a session
+        whose container died shows RUNNING_DEGRADED without a restart.
+        """
+        await Reconciler(self).run()
+
+    # -- launching ---------------------------------------------------------------
+
+    def make_spec(self, **fields: object) -> LaunchSpec:
+        """Validate raw launch input (CLI flags, JSON) with this manager's limits."""
+        fields.setdefault("image", self.default_image)
+        return LaunchSpec.create(max_size=self.max_size, **fields)  # type: ignore[arg-type]
+
+    async def submit(self, spec: LaunchSpec, *, owner: str = "") -> Session:
+        """Check a spec against agents and folders, record it PENDING, try to place it.
+
+        Raises :class:`InvalidRequest`/:class:`NotFound` (nothing stored) for
+        input that can never work: unknown folder, group or image, a size that
+        no agent could ever hold.
+        """
+        if spec.size > self.max_size:
+            raise InvalidRequest(f"size: the cluster size must be 1 to {self.max_size}", "size")
+        for mount in spec.mounts:
+            self.folders.path(mount.name)
+        slots = await self.pool.slots(spec.image)
+        place(spec, slots)  # raises for requests that can never fit; result unused here
+        session_id = str(uuid.uuid4())
+        now = time.time()
+        session = Session(
+            id=session_id,
+            spec=spec,
+            status=S.PENDING,
+            containers=naming.plan_containers(session_id, spec.size),
+            created_at=now,
+            updated_at=now,
+            owner=owner,
+        )
+        self.store.insert_session(session)
+        self.store.set_driver(session_id, os.getpid(), socket.gethostname())
+        self.store.try_place(session_id, slots)
+        return self._get(session_id)
+
+    async def launch(
+        self, spec: LaunchSpec, *, owner: str = "", on_change: SessionCallback | None = None
+    ) -> Session:
+        """Submit and drive a session until it runs; raises LaunchFailed on error."""
+        session = await self.submit(spec, owner=owner)
+        return await self.drive(session.id, on_change=on_change)
+
+    async def drive(self, session_id: str, *, on_change: SessionCallback | None = None) -> Session:
+        """Wait for room while PENDING, then bring the containers up.
+
+        Returns the RUNNING session, or the CANCELLED one if someone cancelled
+        it; raises :class:`LaunchFailed` (session ERROR) when bringing it up
+        fails. If the caller is cancelled (Ctrl-C), the session is cancelled or
+        torn down; nothing is left behind.
+        """
+        self.store.set_driver(session_id, os.getpid(), socket.gethostname())
+        notify = on_change or (lambda s: None)
+        last_reason = None
+        try:
+            session = self._get(session_id)
+            while session.status is S.PENDING:
+                if session.status_reason != last_reason:
+                    last_reason = session.status_reason
+                    notify(session)
+                await asyncio.sleep(self.pending_poll_interval)
+                session = self._get(session_id)
+                if session.status is S.PENDING:
+                    with contextlib.suppress(Conflict):  # cancelled meanwhile
+                        self.store.try_place(session_id, await self.pool.slots(session.spec.image))
+                    session = self._get(session_id)
+            if session.status is not S.PREPARING:
+                return session
+            notify(session)
+            return await self._prepare(session, notify)
+        except asyncio.CancelledError:
+            await self._abandon(session_id)
+            raise
+
+    async def _prepare(self, session: Session, notify: SessionCallback) -> Session:
+        keys = generate_session_keys(session.id, session.hosts)
+        self.store.save_keys(session.id, keys)
+        mounts = {}
+        for agent_id in {c.agent for c in session.containers if c.agent}:
+            root = self.pool.agents[agent_id].config.data_root or self.data_root
+            mounts[agent_id] = self.folders.bind_mounts(session.spec.mounts, root)
+
+        async def progress(host: str, status: ContainerStatus, container_id: str | None) -> None:
+            changes: dict[str, object] = {"status": status}
+            if container_id:
+                changes["container_id"] = container_id
+            notify(self.store.update_container(session.id, host, **changes))
+
+        ctx = LaunchContext(
+            agents=self.pool.agents,
+            manager_id=self.store.manager_id,
+            keys=keys,
+            mounts=mounts,
+            timeout=self.prepare_timeout,
+        )
+        try:
+            await bring_up(session, ctx, progress)
+        except LaunchFailed as exc:
+            self.store.delete_keys(session.id)
+            current = self._get(session.id)
+            if current.status is S.PREPARING:
+                current = self.store.set_status(session.id, S.ERROR, str(exc))
+                self._mark_containers(current, ContainerStatus.TERMINATED)
+            notify(self._get(session.id))
+            raise LaunchFailed(f"session {session.name} failed to launch: {exc}") from exc
+        current = self._get(session.id)
+        if current.status is not S.PREPARING:  # terminated meanwhile
+            await tear_down(current, self.pool.agents, self.store.manager_id)
+            return current
+        session = self.store.set_status(session.id, S.RUNNING, "")
+        self.store.set_driver(session.id, None, None)
+        notify(session)
+        return session
+
+    def _mark_containers(self, session: Session, status: ContainerStatus) -> None:
+        for container in session.containers:
+            self.store.update_container(session.id, container.host, status=status)
+
+    async def _abandon(self, session_id: str) -> None:
+        session = self._get(session_id)
+        if session.status is S.PENDING:
+            self.store.set_status(session_id, S.CANCELLED, "cancelled while waiting")
+        elif session.status in ALLOCATING:
+            await self.terminate(session_id)
+
+    # -- queries -----------------------------------------------------------------
+
+    def _get(self, session_id: str) -> Session:
+        session = self.store.get(session_id)
+        if session is None:
+            raise NotFound(f"no session {session_id}")
+        return session
+
+    async def get(self, ref: str) -> Session:
+        """A session by id, unique id prefix or name."""
+        return self.store.resolve(ref)
+
+    async def list(self, include_ended: bool = False) -> builtins.list[Session]:
+        """Active sessions, or all of them with history when ``include_ended``."""
+        return self.store.list(include_ended=include_ended)
+
+    def _locate(self, session: Session, host: str) -> tuple[Agent, str]:
+        container = session.container(host)
+        if container is None:
+            raise NotFound(
+                f"session {session.name} has no host {host!r}; its hosts are "
+                + ", ".join(session.hosts)
+            )
+        if not container.container_id or not container.agent:
+            raise NotFound(f"{host} of session {session.name} has no container ({session.status})")
+        return self.agent(container.agent), container.container_id
+
+    async def logs(
+        self, ref: str, host: str, *, tail: int | None = None, follow: bool = False
+    ) -> AsyncIterator[str]:
+        """Lines of one container's log (start-up, bootstrap, sshd, the kernel…)."""
+        session = self.store.resolve(ref)
+        agent, container_id = self._locate(session, host)
+        async for line in agent.logs(container_id, tail=tail, follow=follow):
+            yield line
+
+    async def exec(
+        self,
+        ref: str,
+        host: str,
+        cmd: Sequence[str],
+        *,
+        on_output: OutputCallback | None = None,
+    ) -> int:
+        """Run ``cmd`` as ``work`` in one container; returns its exit code."""
+        if not cmd:
+            raise InvalidRequest("give a command to run, e.g. -- hostname", "cmd")
+        session = self.store.resolve(ref)
+        if session.status not in (S.RUNNING, S.RUNNING_DEGRADED):
+            raise InvalidRequest(f"session {session.name} is {session.status}, not running")
+        agent, container_id = self._locate(session, host)
+        return await agent.exec(container_id, cmd, on_output=on_output)
+
+    # -- ending ------------------------------------------------------------------
+
+    async def terminate(self, ref: str) -> Session:
+        """Cancel a PENDING session, or remove every container and the network."""
+        session = self.store.resolve(ref)
+        if session.status is S.PENDING:
+            return self.store.set_status(session.id, S.CANCELLED, "cancelled by the user")
+        if session.status in (S.TERMINATED, S.CANCELLED):
+            return session
+        was_preparing = session.status is S.PREPARING
+        if session.status is not S.ERROR:
+            session = self.store.set_status(session.id, S.TERMINATING, "")
+        problems = await tear_down(session, self.pool.agents, self.store.manager_id)
+        # While PREPARING, the launching process (maybe another one) may still be
+        # creating containers, which keeps the network busy: sweep again until it
+        # has seen TERMINATING and stopped.
+        for _ in range(TEAR_DOWN_RETRIES if was_preparing else 0):
+            if not problems:
+                break
+            await asyncio.sleep(0.5)
+            problems = await tear_down(session, self.pool.agents, self.store.manager_id)
+        if problems:
+            raise ClusterError(
+                f"could not remove everything of session {session.name}: " + "; ".join(problems)
+            )
+        self.store.delete_keys(session.id)
+        self._mark_containers(session, ContainerStatus.TERMINATED)
+        if session.status is S.ERROR:  # keep why it failed in the history
+            reason = f"removed after an error: {session.status_reason}"
+            return self.store.set_status(session.id, S.TERMINATED, reason)
+        return self.store.set_status(session.id, S.TERMINATED, "terminated")
+
+    def active_sessions_mounting(self, folder: str) -> builtins.list[str]:
+        """Names of active sessions that mount data folder ``folder``."""
+        return [
+            s.name
+            for s in self.store.list()
+            if s.status in ACTIVE and any(m.name == folder for m in s.spec.mounts)
+        ]
+
+    async def close(self) -> None:
+        """Close the agents' connections and the store."""
+        await self.pool.close()
+        self.store.close()
+
+
+__all__ = ["ClusterManager", "Placement"]

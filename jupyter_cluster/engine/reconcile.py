@@ -1,0 +1,243 @@
+"""Start-up reconciliation: make the store and Docker agree.
+
+Docker is the truth about what runs. :meth:`ClusterManager.start` runs this once:
+containers and networks labelled with this manager's id but with no live record
+are removed (logged) or adopted, per ``ClusterManager.orphan_policy``; running
+sessions whose containers died become RUNNING_DEGRADED; sessions whose containers
+are all gone, or whose launching process died, end in ERROR and are cleaned up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import time
+from collections import defaultdict
+from typing import TYPE_CHECKING
+
+from ..core import naming
+from ..core.models import ClusterMode, Container, LaunchSpec, Mount, Resources, Session
+from ..core.state import ALLOCATING, ContainerStatus, SessionStatus
+from ..errors import AgentError, ClusterError
+from .agents.base import Agent, ContainerState
+from .launcher import tear_down
+
+if TYPE_CHECKING:
+    from .manager import ClusterManager
+
+log = logging.getLogger(__name__)
+S = SessionStatus
+_LIVE = ALLOCATING | {S.PENDING}
+
+
+def _driver_alive(pid: int | None, host: str | None) -> bool:
+    """Whether the process driving a launch still runs (unknown hosts count as alive)."""
+    if pid is None:
+        return False
+    if host != socket.gethostname():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def adopt_session(session_id: str, found: list[tuple[str, ContainerState]]) -> Session:
+    """Rebuild a session record from its containers' labels and settings."""
+    found = sorted(found, key=lambda item: _rank(item[1].labels.get(naming.LABEL_HOST, "")))
+    first = found[0][1]
+    labels = first.labels
+    mounts = tuple(
+        Mount(m.target.rsplit("/", 1)[-1], m.readonly)
+        for m in first.mounts
+        if m.target.startswith(naming.WORK_HOME + "/")
+    )
+    name = labels.get(naming.LABEL_SESSION_NAME) or None
+    spec = LaunchSpec(
+        image=first.image,
+        size=int(labels.get(naming.LABEL_SIZE, len(found))),
+        mode=ClusterMode(labels.get(naming.LABEL_MODE, "single-node")),
+        resources=first.resources or Resources(),
+        mounts=mounts,
+        name=None if name == session_id[:8] else name,
+    )
+    containers = []
+    for agent_id, state in found:
+        host = state.labels.get(naming.LABEL_HOST, "")
+        rank = _rank(host)
+        containers.append(
+            Container(
+                host=host,
+                role=state.labels.get(naming.LABEL_ROLE, "sub"),
+                idx=1 if rank == 0 else rank,
+                local_rank=rank,
+                kernel_id=state.labels.get(naming.LABEL_KERNEL, ""),
+                agent=agent_id,
+                status=ContainerStatus.RUNNING if state.running else ContainerStatus.EXITED,
+                container_id=state.id,
+            )
+        )
+    all_running = all(state.running for _, state in found) and len(found) == spec.size
+    now = time.time()
+    return Session(
+        id=session_id,
+        spec=spec,
+        status=S.RUNNING if all_running else S.RUNNING_DEGRADED,
+        status_reason="adopted at start-up",
+        containers=tuple(containers),
+        created_at=now,
+        updated_at=now,
+    )
+
+
+def _rank(host: str) -> int:
+    return 0 if host == "main1" else int(host[3:] or 0) if host.startswith("sub") else 1 << 20
+
+
+class Reconciler:
+    """One reconciliation pass for a manager (see the module docstring)."""
+
+    def __init__(self, manager: ClusterManager) -> None:
+        self.manager = manager
+        self.store = manager.store
+        self.agents = manager.agent_map
+
+    async def _scan(self, agent: Agent) -> tuple[list[ContainerState], list[str]] | None:
+        labels = {naming.LABEL_MANAGER: self.store.manager_id}
+        try:
+            containers = await agent.list_containers(labels)
+            networks = await agent.list_networks(labels)
+        except AgentError as exc:
+            log.warning("reconciliation skipped agent %s: %s", agent.id, exc)
+            return None
+        return containers, [n.labels.get(naming.LABEL_SESSION, "") for n in networks]
+
+    async def run(self) -> None:
+        """Compare, then adopt, clean up or update; never raises for one bad session."""
+        scans = await asyncio.gather(*(self._scan(a) for a in self.agents.values()))
+        reachable = {a for a, scan in zip(self.agents, scans, strict=True) if scan is not None}
+        by_session: dict[str, list[tuple[str, ContainerState]]] = defaultdict(list)
+        network_sessions: set[str] = set()
+        for agent_id, scan in zip(self.agents, scans, strict=True):
+            if scan is None:
+                continue
+            for state in scan[0]:
+                by_session[state.labels.get(naming.LABEL_SESSION, "")].append((agent_id, state))
+            network_sessions.update(scan[1])
+        for session_id in set(by_session) | network_sessions:
+            try:
+                await self._docker_side(session_id, by_session.get(session_id, []))
+            except ClusterError as exc:
+                log.warning("reconciliation of session %s: %s", session_id, exc)
+        for session in self.store.list():
+            if session.id in by_session or not self._on_reachable(session, reachable):
+                continue
+            try:
+                await self._store_side(session)
+            except ClusterError as exc:
+                log.warning("reconciliation of session %s: %s", session.id, exc)
+
+    @staticmethod
+    def _on_reachable(session: Session, reachable: set[str]) -> bool:
+        return all(c.agent in reachable for c in session.containers if c.agent)
+
+    async def _docker_side(self, session_id: str, found: list[tuple[str, ContainerState]]) -> None:
+        session = self.store.get(session_id)
+        live = session is not None and session.status in _LIVE
+        if not live:
+            if found and self.manager.orphan_policy == "adopt":
+                if session is not None:
+                    self.store.delete_session(session_id)
+                adopted = adopt_session(session_id, found)
+                self.store.insert_session(adopted)
+                log.info("adopted session %s (%d containers)", session_id, len(found))
+                return
+            ghost = session or Session(id=session_id, spec=LaunchSpec(image="?"))
+            ghost = ghost.with_(
+                containers=tuple(
+                    Container(
+                        host=s.labels.get(naming.LABEL_HOST, "?"),
+                        role="",
+                        idx=0,
+                        local_rank=0,
+                        kernel_id="",
+                        agent=a,
+                        container_id=s.id,
+                    )
+                    for a, s in found
+                )
+            )
+            log.warning(
+                "removing %d container(s) and the network of session %s: no live record of it",
+                len(found),
+                session_id,
+            )
+            await tear_down(ghost, self.agents, self.store.manager_id)
+            return
+        assert session is not None
+        pid, host = self.store.driver(session_id)
+        if session.status in (S.PENDING, S.PREPARING):
+            if not _driver_alive(pid, host):
+                await self._fail(session, f"the process launching it (pid {pid}) exited")
+            return
+        if session.status is S.TERMINATING:
+            await self.manager.terminate(session_id)
+            return
+        await self._update_running(session, found)
+
+    async def _update_running(
+        self, session: Session, found: list[tuple[str, ContainerState]]
+    ) -> None:
+        states = {s.labels.get(naming.LABEL_HOST): s for _, s in found}
+        dead = []
+        for container in session.containers:
+            state = states.get(container.host)
+            if state is not None and state.running:
+                continue
+            why = f"exited with code {state.exit_code}" if state else "is gone"
+            dead.append(f"{container.host} {why}")
+            if container.status is not ContainerStatus.EXITED:
+                self.store.update_container(
+                    session.id, container.host, status=ContainerStatus.EXITED, status_reason=why
+                )
+        if dead and session.status is S.RUNNING:
+            self.store.set_status(session.id, S.RUNNING_DEGRADED, "; ".join(dead))
+
+    async def _store_side(self, session: Session) -> None:
+        pid, host = self.store.driver(session.id)
+        if session.status is S.ERROR:
+            return
+        if session.status is S.PENDING:
+            if not _driver_alive(pid, host):
+                self.store.set_status(
+                    session.id, S.CANCELLED, f"the process waiting for room (pid {pid}) exited"
+                )
+            return
+        if session.status is S.PREPARING and _driver_alive(pid, host):
+            return
+        if session.status is S.TERMINATING:
+            await self.manager.terminate(session.id)
+            return
+        reason = (
+            f"the process launching it (pid {pid}) exited"
+            if session.status is S.PREPARING
+            else "its containers are gone (removed outside jupyter-cluster?)"
+        )
+        await self._fail(session, reason)
+
+    async def _fail(self, session: Session, reason: str) -> None:
+        await tear_down(session, self.agents, self.store.manager_id)
+        with contextlib.suppress(ClusterError):
+            self.store.delete_keys(session.id)
+        self.store.set_status(session.id, S.ERROR, reason)
+        for container in session.containers:
+            self.store.update_container(
+                session.id, container.host, status=ContainerStatus.TERMINATED
+            )
+        log.warning("session %s ended in ERROR: %s", session.id, reason)

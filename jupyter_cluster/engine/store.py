@@ -1,0 +1,367 @@
+"""SQLite store: sessions, their containers, history, key material, placement.
+
+One database file shared by every process of a user (the CLI, a Jupyter server,
+kernel provisioners). WAL mode and a 10 s busy timeout let them queue rather than
+fail; every write is a short ``BEGIN IMMEDIATE`` transaction, so a read-check-write
+(a status change, a placement) never interleaves with another process's and no
+agent is double-booked. The file is mode 0600: it holds the sessions' private keys.
+
+Called by the ClusterManager and reconciliation; the pure core never imports it.
+Status, reason, times and the launching process live in columns; the rest of a
+session is its ``to_record()`` JSON, and each container is a row of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any
+
+from ..core import scheduler, state
+from ..core.models import Resources, Session
+from ..core.scheduler import AgentSlot, Pending, Placement
+from ..core.state import ContainerStatus, SessionStatus
+from ..errors import ClusterError, Conflict, InvalidRequest, NotFound
+
+SCHEMA_VERSION = 1
+#: States that end a session: ``ended_at`` is set, and its name is free again.
+ENDED = frozenset({SessionStatus.TERMINATED, SessionStatus.CANCELLED, SessionStatus.ERROR})
+MIN_PREFIX = 4
+_ZERO = Resources(0, 0, 0, 0)
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, name TEXT, status TEXT NOT NULL,"
+    " status_reason TEXT NOT NULL DEFAULT '', record TEXT NOT NULL, created_at REAL NOT NULL,"
+    " updated_at REAL NOT NULL, ended_at REAL, driver_pid INTEGER, driver_host TEXT)",
+    "CREATE INDEX IF NOT EXISTS sessions_name ON sessions (name)",
+    "CREATE INDEX IF NOT EXISTS sessions_status ON sessions (status)",
+    "CREATE TABLE IF NOT EXISTS containers (session_id TEXT NOT NULL, host TEXT NOT NULL,"
+    " local_rank INTEGER NOT NULL, agent TEXT, status TEXT NOT NULL, record TEXT NOT NULL,"
+    " PRIMARY KEY (session_id, host))",
+    "CREATE TABLE IF NOT EXISTS keys (session_id TEXT PRIMARY KEY, material TEXT NOT NULL)",
+)
+_UPSERT = (
+    "INSERT INTO sessions (id, name, status, status_reason, record, created_at, updated_at,"
+    " ended_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET"
+    " name = excluded.name, status = excluded.status, status_reason = excluded.status_reason,"
+    " record = excluded.record, updated_at = excluded.updated_at, ended_at = excluded.ended_at"
+)
+_COLUMNS = "id, status, status_reason, record, created_at, updated_at, ended_at"
+
+
+def _status_in(values: frozenset[SessionStatus]) -> str:
+    """A ``status IN (...)`` SQL condition (the values are our own enum constants)."""
+    return f"status IN ({','.join(sorted(repr(v.value) for v in values))})"
+
+
+class Store:
+    """The SQLite store at ``path`` (created, with its parent folders, if missing)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        os.makedirs(os.path.dirname(os.path.abspath(self.path)), mode=0o700, exist_ok=True)
+        os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
+        if os.stat(self.path).st_mode & 0o077:
+            os.chmod(self.path, 0o600)
+        self._lock = threading.RLock()
+        self._db = sqlite3.connect(self.path, 10.0, isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA busy_timeout = 10000")
+        deadline = time.monotonic() + 10.0
+        while True:  # switching to WAL skips the busy handler when processes open at once
+            try:
+                self._db.execute("PRAGMA journal_mode = WAL")
+                break
+            except sqlite3.OperationalError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
+        self._db.execute("PRAGMA synchronous = NORMAL")
+        with self._tx() as db:
+            for statement in _SCHEMA:
+                db.execute(statement)
+            fresh = {"schema_version": str(SCHEMA_VERSION), "manager_id": str(uuid.uuid4())}
+            db.executemany("INSERT OR IGNORE INTO meta VALUES (?, ?)", fresh.items())
+            meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+        if int(meta["schema_version"]) > SCHEMA_VERSION:
+            self.close()
+            raise ClusterError(
+                f"the store {self.path} was written by a newer jupyter-cluster (schema "
+                f"{meta['schema_version']}); upgrade jupyter-cluster or use another store"
+            )
+        self._manager_id: str = meta["manager_id"]
+
+    def close(self) -> None:
+        """Close the connection; the store cannot be used afterwards."""
+        with self._lock:
+            self._db.close()
+
+    @property
+    def manager_id(self) -> str:
+        """This database's manager id: a UUID made once, labelling our Docker objects."""
+        return self._manager_id
+
+    @contextmanager
+    def _tx(self, write: bool = True) -> Iterator[sqlite3.Connection]:
+        """One transaction: IMMEDIATE (write lock taken up front) or a consistent read."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def _select(self, db: sqlite3.Connection, where: str, params: Any = ()) -> list[Session]:
+        """Sessions matching ``where``, oldest first, with their containers."""
+        sql = f"SELECT {_COLUMNS} FROM sessions {where} ORDER BY created_at, rowid"
+        found = []
+        for sid, status, reason, record, created, updated, ended in db.execute(sql, params):
+            data = json.loads(record)
+            data.update(status=status, status_reason=reason, created_at=created)
+            data.update(updated_at=updated, ended_at=ended)
+            rows = db.execute(
+                "SELECT record FROM containers WHERE session_id = ? ORDER BY local_rank", (sid,)
+            )
+            data["containers"] = [json.loads(r) for (r,) in rows]
+            found.append(Session.from_record(data))
+        return found
+
+    def _get(self, db: sqlite3.Connection, session_id: str) -> Session:
+        found = self._select(db, "WHERE id = ?", (session_id,))
+        if not found:
+            raise NotFound(f"no session has id {session_id!r}; see `jupyter cluster ls --all`")
+        return found[0]
+
+    def _write(self, db: sqlite3.Connection, s: Session) -> None:
+        record = s.to_record()
+        del record["containers"]
+        values = (s.id, s.spec.name, s.status.value, s.status_reason, json.dumps(record))
+        db.execute(_UPSERT, (*values, s.created_at, s.updated_at, s.ended_at))
+        db.executemany(
+            "INSERT OR REPLACE INTO containers VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (s.id, c.host, c.local_rank, c.agent, c.status.value, json.dumps(c.to_dict()))
+                for c in s.containers
+            ],
+        )
+
+    def insert_session(self, session: Session) -> None:
+        """Store a new session and its containers.
+
+        ``created_at`` defaults to now when zero; ``updated_at`` is now. Raises
+        Conflict when the id exists or another session not ended has the same name.
+        """
+        now = time.time()
+        session = session.with_(created_at=session.created_at or now, updated_at=now)
+        name = session.spec.name
+        with self._tx() as db:
+            if db.execute("SELECT 1 FROM sessions WHERE id = ?", (session.id,)).fetchone():
+                raise Conflict(f"a session with id {session.id} already exists")
+            sql = f"SELECT 1 FROM sessions WHERE name = ? AND NOT {_status_in(ENDED)}"
+            if name is not None and db.execute(sql, (name,)).fetchone():
+                raise Conflict(
+                    f"a session named {name} is already active; pick another name or remove it"
+                )
+            self._write(db, session)
+
+    def get(self, session_id: str) -> Session | None:
+        """The session with exactly this id, or None."""
+        with self._tx(write=False) as db:
+            found = self._select(db, "WHERE id = ?", (session_id,))
+        return found[0] if found else None
+
+    def resolve(self, ref: str) -> Session:
+        """Find the session a user means by ``ref``: an id, a name or an id prefix.
+
+        Exact id first; then exact name (the newest active one, else the newest);
+        then a unique id prefix of at least 4 characters. Raises NotFound, or
+        InvalidRequest listing the candidates when a prefix is ambiguous.
+        """
+        with self._tx(write=False) as db:
+            found = self._select(db, "WHERE id = ?", (ref,))
+            if not found:
+                named = self._select(db, "WHERE name = ?", (ref,))
+                found = ([s for s in named if s.status in state.ACTIVE] or named)[-1:]
+            if not found and len(ref) >= MIN_PREFIX:
+                found = self._select(db, "WHERE substr(id, 1, ?) = ?", (len(ref), ref))
+        if not found:
+            raise NotFound(f"no session matches {ref!r}; see `jupyter cluster ls --all`")
+        if len(found) > 1:
+            listed = ", ".join(f"{s.id} ({s.name}, {s.status.value})" for s in found)
+            raise InvalidRequest(
+                f"{ref!r} matches several sessions: {listed}; give more of the id or a name",
+                "session",
+            )
+        return found[0]
+
+    def list(self, include_ended: bool = False) -> list[Session]:
+        """Sessions oldest first; only those in ``state.ACTIVE`` unless ``include_ended``."""
+        where = "" if include_ended else "WHERE " + _status_in(state.ACTIVE)
+        with self._tx(write=False) as db:
+            return self._select(db, where)
+
+    def set_status(
+        self, session_id: str, status: SessionStatus, reason: str | None = None
+    ) -> Session:
+        """Move a session to ``status`` if the state machine allows it; return it.
+
+        Raises Conflict (refused transition) or NotFound. ``reason=None`` clears the
+        reason on a change of status and keeps it otherwise. ``ended_at`` is set
+        when the session enters TERMINATED, CANCELLED or ERROR.
+        """
+        status = SessionStatus(status)
+        with self._tx() as db:
+            old = self._get(db, session_id)
+            state.check_transition(old.status, status)
+            now, changed = time.time(), status != old.status
+            if reason is None:
+                reason = "" if changed else old.status_reason
+            ended = now if changed and status in ENDED else old.ended_at
+            new = old.with_(status=status, status_reason=reason, updated_at=now, ended_at=ended)
+            if status is SessionStatus.CANCELLED:  # its containers will never exist
+                new = new.with_(
+                    containers=tuple(
+                        c.with_(status=ContainerStatus.TERMINATED) for c in new.containers
+                    )
+                )
+            self._write(db, new)
+        return new
+
+    def update_container(self, session_id: str, host: str, **changes: Any) -> Session:
+        """Change fields of one container (status, container_id, status_reason, …).
+
+        Returns the updated session; raises NotFound for an unknown session or host.
+        """
+        if "host" in changes:
+            raise TypeError("a container's host cannot change")
+        if "status" in changes:
+            changes["status"] = ContainerStatus(changes["status"])
+        if "gpu_ids" in changes:
+            changes["gpu_ids"] = tuple(changes["gpu_ids"])
+        with self._tx() as db:
+            old = self._get(db, session_id)
+            if old.container(host) is None:
+                raise NotFound(f"session {old.name} has no host {host!r}; hosts: {old.hosts}")
+            containers = tuple(
+                replace(c, **changes) if c.host == host else c for c in old.containers
+            )
+            new = old.with_(containers=containers, updated_at=time.time())
+            self._write(db, new)
+        return new
+
+    def set_kernel_id(self, session_id: str, kernel_id: str | None) -> Session:
+        """Record (or clear) the Jupyter kernel started for a session; raises NotFound."""
+        with self._tx() as db:
+            new = self._get(db, session_id).with_(kernel_id=kernel_id, updated_at=time.time())
+            self._write(db, new)
+        return new
+
+    def set_driver(self, session_id: str, pid: int | None, host: str | None) -> None:
+        """Record which process (pid on host) drives the session's launch, or clear it."""
+        with self._tx() as db:
+            sql = "UPDATE sessions SET driver_pid = ?, driver_host = ? WHERE id = ?"
+            if db.execute(sql, (pid, host, session_id)).rowcount == 0:
+                raise NotFound(f"no session has id {session_id!r}")
+
+    def driver(self, session_id: str) -> tuple[int | None, str | None]:
+        """The (pid, host) recorded by :meth:`set_driver`; raises NotFound."""
+        sql = "SELECT driver_pid, driver_host FROM sessions WHERE id = ?"
+        with self._lock:
+            row = self._db.execute(sql, (session_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"no session has id {session_id!r}")
+        return row[0], row[1]
+
+    def delete_session(self, session_id: str) -> None:
+        """Remove a session, its containers and its keys (no error if absent)."""
+        with self._tx() as db:
+            db.execute("DELETE FROM keys WHERE session_id = ?", (session_id,))
+            db.execute("DELETE FROM containers WHERE session_id = ?", (session_id,))
+            db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+
+    def _holdings(self, db: sqlite3.Connection) -> tuple[dict[str, Resources], dict[str, set[str]]]:
+        """What the containers of ALLOCATING sessions hold, per agent."""
+        used: dict[str, Resources] = {}
+        gpus: dict[str, set[str]] = {}
+        for s in self._select(db, "WHERE " + _status_in(state.ALLOCATING)):
+            per = s.spec.resources
+            for c in s.containers:
+                if c.agent is not None:
+                    u = used.get(c.agent, _ZERO)
+                    used[c.agent] = Resources(
+                        u.cpu + per.cpu, u.mem + per.mem, u.shm + per.shm, u.gpu + per.gpu
+                    )
+                    gpus.setdefault(c.agent, set()).update(c.gpu_ids)
+        return used, gpus
+
+    def try_place(self, session_id: str, agents: Sequence[AgentSlot]) -> Placement | Pending:
+        """Place a PENDING session in one write transaction; never double-books.
+
+        ``agents`` carry capacity, GPU ids, has_image…; their usage is replaced by
+        what ALLOCATING sessions hold. On Placement the session becomes PREPARING
+        with each container's agent and GPU ids; on Pending its reason is stored.
+        Raises Conflict if the session is no longer PENDING, and lets the
+        scheduler's InvalidRequest through (nothing is changed then).
+        """
+        with self._tx() as db:
+            session = self._get(db, session_id)
+            if session.status is not SessionStatus.PENDING:
+                raise Conflict(
+                    f"session {session.name} is {session.status.value}, not PENDING; "
+                    "it cannot be placed again"
+                )
+            used, gpus = self._holdings(db)
+            slots = [
+                replace(a, used=used.get(a.id, _ZERO), used_gpu_ids=frozenset(gpus.get(a.id, ())))
+                for a in agents
+            ]
+            result = scheduler.place(session.spec, slots)
+            if isinstance(result, Pending):
+                new = session.with_(status_reason=result.reason, updated_at=time.time())
+            else:
+                ordered = sorted(session.containers, key=lambda c: c.local_rank)
+                placed = zip(ordered, result.agents, result.gpu_ids, strict=True)
+                new = session.with_(
+                    status=SessionStatus.PREPARING,
+                    status_reason="",
+                    containers=tuple(c.with_(agent=a, gpu_ids=tuple(g)) for c, a, g in placed),
+                    updated_at=time.time(),
+                )
+            self._write(db, new)
+            return result
+
+    def usage(self) -> dict[str, Resources]:
+        """Resources held per agent id by ALLOCATING sessions (for ``cluster agents``)."""
+        with self._tx(write=False) as db:
+            return self._holdings(db)[0]
+
+    def save_keys(self, session_id: str, material: dict[str, str]) -> None:
+        """Store (or replace) a session's key material; raises NotFound for no session."""
+        with self._tx() as db:
+            if not db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
+                raise NotFound(f"no session has id {session_id!r}")
+            db.execute(
+                "INSERT OR REPLACE INTO keys VALUES (?, ?)", (session_id, json.dumps(material))
+            )
+
+    def load_keys(self, session_id: str) -> dict[str, str] | None:
+        """A session's key material, or None if none is stored."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT material FROM keys WHERE session_id = ?", (session_id,)
+            ).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
+    def delete_keys(self, session_id: str) -> None:
+        """Forget a session's key material (no error if there is none)."""
+        with self._tx() as db:
+            db.execute("DELETE FROM keys WHERE session_id = ?", (session_id,))

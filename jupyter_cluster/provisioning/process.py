@@ -1,0 +1,132 @@
+"""The kernel process inside main1: start, poll, signal, wait.
+
+Used by :class:`~jupyter_cluster.provisioning.provisioner.ClusterProvisioner`. The kernel runs
+as ``work`` through an attached ``docker exec``, so its end is noticed the moment
+it happens (poll/wait need no round trip). Its stdout/stderr go to a FIFO that the
+start-up script copies into the container's log. A pid file lets a re-attached
+server signal and poll a kernel it did not start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import Mapping, Sequence
+
+from ..core import naming
+from ..engine.agents.base import Agent
+from ..errors import AgentError
+
+RUN_DIR = f"{naming.RUNTIME_DIR}/run"
+LOG_FIFO = f"{RUN_DIR}/log.fifo"
+# $0 is a label; "$@" the kernel's argv. A kernel started while main1 is still
+# starting up first waits (30 s at most) for the start-up script's FIFO (and so for
+# its run directory): redirecting to a path that does not exist yet would make a
+# plain file and lose the output. Then it writes the pid file (before exec, so the
+# pid is the kernel's own) and the connection file, which comes in the environment
+# rather than through a separate copy into the container, and is not passed on.
+_WRAPPER = (
+    f'i=0; until [ -p "{LOG_FIFO}" ]; do '
+    'i=$((i+1)); [ "$i" -gt 1500 ] && exit 125; sleep 0.02; done; '
+    'echo $$ > "$JC_PID_FILE"; '
+    '(umask 077; printf %s "$JC_CONNECTION" > "$JC_CONNECTION_FILE") || exit 126; '
+    "unset JC_CONNECTION JC_CONNECTION_FILE JC_PID_FILE; "
+    f'exec "$@" >>"{LOG_FIFO}" 2>&1'
+)
+#: The kernel's user as uid:gid, so it can be started before start.sh has added
+#: ``work`` to an image that lacks it.
+KERNEL_USER = f"{naming.WORK_UID}:{naming.WORK_UID}"
+#: The in-container ``%cluster`` magic (runtime/incluster.py, copied in at creation).
+MAGIC_EXTENSION = "jupyter_cluster"
+
+
+class KernelProcess:
+    """One kernel process in a container, seen from the server."""
+
+    def __init__(self, agent: Agent, container_id: str, kernel_id: str) -> None:
+        self.agent = agent
+        self.container_id = container_id
+        self.connection_file = self.connection_path(kernel_id)
+        self.pid_file = f"{RUN_DIR}/kernel-{kernel_id}.pid"
+        self._task: asyncio.Task[int] | None = None
+
+    @staticmethod
+    def connection_path(kernel_id: str) -> str:
+        """Where the kernel's connection file is inside the container."""
+        return f"{RUN_DIR}/kernel-{kernel_id}.json"
+
+    @property
+    def started(self) -> bool:
+        """Whether :meth:`start` ran on this handle (False for a re-attached kernel)."""
+        return self._task is not None
+
+    async def start(self, cmd: Sequence[str], connection: bytes, env: Mapping[str, str]) -> None:
+        """Start ``cmd`` as work through an attached exec (the container must run).
+
+        ``connection`` is the kernel's connection file, written by the wrapper
+        (mode 0600, owned by work) just before it runs ``cmd``.
+        """
+        if any("ipykernel" in part for part in cmd):
+            cmd = [*cmd, f"--ext={MAGIC_EXTENSION}"]  # %cluster, loaded in every kernel
+        self._task = asyncio.ensure_future(
+            self.agent.exec(
+                self.container_id,
+                ["/bin/sh", "-c", _WRAPPER, "jupyter-cluster-kernel", *cmd],
+                user=KERNEL_USER,
+                env={
+                    "PYTHONPATH": naming.PYTHON_DIR,
+                    **env,
+                    "JC_PID_FILE": self.pid_file,
+                    "JC_CONNECTION_FILE": self.connection_file,
+                    "JC_CONNECTION": connection.decode(),
+                },
+            )
+        )
+
+    async def _sh(self, script: str) -> int:
+        return await self.agent.exec(self.container_id, ["/bin/sh", "-c", script])
+
+    async def poll(self) -> int | None:
+        """None while the kernel runs, else its exit code."""
+        if self._task is not None:
+            if not self._task.done():
+                return None
+            if self._task.cancelled() or self._task.exception() is not None:
+                return -1
+            return self._task.result()
+        try:
+            alive = await self._sh(f'kill -0 "$(cat "{self.pid_file}")" 2>/dev/null')
+        except AgentError:
+            return -1
+        return None if alive == 0 else 1
+
+    async def wait(self) -> int:
+        """Wait until the kernel process ends; its exit code."""
+        if self._task is not None:
+            with contextlib.suppress(AgentError):
+                return await asyncio.shield(self._task)
+            return -1
+        while (code := await self.poll()) is None:
+            await asyncio.sleep(0.2)
+        return code
+
+    async def signal(self, signum: int) -> None:
+        """Send ``signum`` to the kernel (its process group when it leads one)."""
+        name = signal.Signals(signum).name.removeprefix("SIG")
+        pid_file = self.pid_file
+        script = (
+            f'for i in 1 2 3 4 5 6 7 8 9 10; do [ -s "{pid_file}" ] && break; sleep 0.1; done; '
+            f'p=$(cat "{pid_file}" 2>/dev/null) || exit 0; '
+            f"kill -s {name} -- -$p 2>/dev/null || kill -s {name} $p 2>/dev/null; exit 0"
+        )
+        with contextlib.suppress(AgentError):
+            await self._sh(script)
+
+    async def close(self) -> None:
+        """Stop watching the process (it should have ended already)."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+            with contextlib.suppress(BaseException):
+                await self._task
+        self._task = None

@@ -1,0 +1,333 @@
+"""ClusterProvisioner: a jupyter_client kernel provisioner whose kernel runs in main1.
+
+Registered as ``cluster-provisioner`` under ``jupyter_client.kernel_provisioners``;
+any KernelManager (JupyterLab, ``jupyter console``, nbclient…) uses it when the
+kernelspec's ``metadata.kernel_provisioner`` names it. Starting the kernel
+launches a fresh cluster session through :class:`ClusterManager`, then runs the
+kernelspec's argv as ``work`` in ``main1`` (ports published on the agent's
+address). The kernel is started as soon as ``main1``'s container runs (once it is
+ready, when a bootstrap command is set), while the other containers are still
+coming up, so its own start-up overlaps theirs; ``start_kernel`` returns once
+the whole session is RUNNING. Restart replaces only the kernel process;
+shutdown terminates the session. A start that fails (or times out) leaves no
+session behind.
+
+The engine is configured like the CLI's: ``jupyter_cluster_config`` files on the
+Jupyter config path, overridden by the kernel manager's own configuration (e.g.
+``jupyter_server_config.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+from typing import Any
+
+from jupyter_client.connect import KernelConnectionInfo
+from jupyter_client.provisioning import KernelProvisionerBase
+from traitlets import Float, List, Unicode
+from traitlets import Int as IntTrait
+from traitlets.config import Config
+
+from ..core import naming
+from ..core.models import Session
+from ..core.state import ContainerStatus, SessionStatus
+from ..engine.agents.base import Agent, ContainerState
+from ..engine.manager import ClusterManager
+from ..errors import ClusterError, LaunchFailed
+from .process import KernelProcess
+
+_PORT_NAMES = ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")
+_RUNNING = (SessionStatus.RUNNING, SessionStatus.RUNNING_DEGRADED)
+
+
+def cluster_file_config() -> Config:
+    """The ``jupyter_cluster_config`` files on the Jupyter config path (what the CLI reads)."""
+    from ..cli.main import ClusterConfigApp
+
+    app = ClusterConfigApp()
+    app.load_config_file()
+    return app.config
+
+
+class ClusterProvisioner(KernelProvisionerBase):
+    """Provision a kernel inside ``main1`` of a new cluster session."""
+
+    image = Unicode("", config=True, help="Kernel image; empty uses the manager's default.")
+    size = IntTrait(1, config=True, help="Cluster size: main1 plus size-1 sub containers.")
+    mode = Unicode("single-node", config=True, help="single-node or multi-node.")
+    cpu = Unicode("1", config=True, help="CPUs per container, e.g. 0.5.")
+    mem = Unicode("1g", config=True, help="Memory per container, e.g. 512m or 2g.")
+    shm = Unicode("64m", config=True, help="Shared memory per container.")
+    gpu = IntTrait(0, config=True, help="GPUs per container.")
+    mounts = List(Unicode(), config=True, help="Data folders to mount (NAME or NAME:ro).")
+    resource_group = Unicode("default", config=True, help="Resource group to schedule in.")
+    bootstrap = Unicode("", config=True, help="Shell command run in every container at start.")
+    launch_timeout = Float(
+        300.0,
+        config=True,
+        help="Seconds the kernel may take to answer, pending time included; then the "
+        "start fails and the session is cancelled or removed.",
+    )
+
+    session_id = Unicode(
+        None,
+        allow_none=True,
+        config=True,
+        help="Start the kernel in main1 of this existing RUNNING session instead of "
+        "launching one (the server's REST API passes it as the ``cluster_session_id`` "
+        "argument of start_kernel); shutting the kernel down still terminates it.",
+    )
+    #: Set (by the server extension, when the server stops) to shut the kernel down
+    #: but leave its session running.
+    keep_session = False
+    _manager: ClusterManager | None = None
+    _process: KernelProcess | None = None
+
+    # -- helpers -------------------------------------------------------------------
+
+    @property
+    def manager(self) -> ClusterManager:
+        """The engine: ``jupyter_cluster_config`` files, then the kernel manager's config."""
+        if self._manager is None:
+            config = Config(cluster_file_config())
+            config.merge(self.config)
+            self._manager = ClusterManager(parent=self, config=config)
+        return self._manager
+
+    def _launch_fields(self) -> dict[str, Any]:
+        fields: dict[str, Any] = {
+            "size": self.size,
+            "mode": self.mode,
+            "cpu": self.cpu,
+            "mem": self.mem,
+            "shm": self.shm,
+            "gpu": self.gpu,
+            "mounts": list(self.mounts),
+            "resource_group": self.resource_group,
+            "bootstrap": self.bootstrap or None,
+        }
+        if self.image:
+            fields["image"] = self.image
+        return fields
+
+    async def _launch_session(self, cmd: list[str], env: dict[str, str]) -> Session:
+        """Launch a new session, starting the kernel in main1 as early as possible.
+
+        With no bootstrap command the kernel starts as soon as main1's container
+        runs (its start-up overlaps sshd's and the other containers'); with one,
+        once main1 is ready (bootstrap done). Either way this returns only when
+        the whole session is RUNNING. On any failure (launch error, timeout,
+        cancellation) the session is cancelled or removed before the exception
+        propagates.
+        """
+        early: asyncio.Future[None] | None = None
+        seen: Session | None = None  # the latest state reported by the launch
+        ready_when = ContainerStatus.RUNNING if self.bootstrap else ContainerStatus.STARTING
+
+        async def start_kernel(s: Session) -> None:
+            main = s.containers[0]
+            agent = self.manager.agent(main.agent or "")
+            state = await self._wait_running(agent, main.container_id or "")
+            self._use_ports(agent, state)
+            self._process = KernelProcess(agent, main.container_id or "", self.kernel_id)
+            await self._process.start(cmd, self._inner_connection(), env=env)
+
+        def report(s: Session) -> None:
+            nonlocal seen, early
+            if s.status_reason and (seen is None or s.status_reason != seen.status_reason):
+                self.log.info("cluster session %s %s: %s", s.name, s.status.value, s.status_reason)
+            seen = s
+            main = s.containers[0]
+            if (
+                early is None
+                and main.container_id
+                and main.status in (ready_when, ContainerStatus.RUNNING)
+            ):
+                early = asyncio.ensure_future(start_kernel(s))
+
+        try:
+            manager = self.manager
+            await manager.start()
+            spec = manager.make_spec(**self._launch_fields())
+            session = await manager.submit(spec, owner="kernel")
+            self.session_id = session.id
+            seen = session
+            try:
+                session = await asyncio.wait_for(
+                    manager.drive(session.id, on_change=report), self.launch_timeout
+                )
+            except asyncio.TimeoutError:
+                seen = seen or session
+                fate = "cancelled" if seen.status is SessionStatus.PENDING else "removed"
+                raise LaunchFailed(
+                    f"cluster session {seen.name} was not ready within "
+                    f"{self.launch_timeout:g} s (it was {seen.status.value}: "
+                    f"{seen.status_reason or 'no reason given'}); it was {fate}. Raise the "
+                    "kernelspec's launch_timeout or free resources (see `jupyter cluster ls`)"
+                ) from None
+            if session.status not in _RUNNING:
+                raise LaunchFailed(
+                    f"cluster session {session.name} is {session.status.value}: "
+                    f"{session.status_reason or 'no reason given'}"
+                )
+            if early is None:
+                early = asyncio.ensure_future(start_kernel(session))
+            await early
+            return session
+        except BaseException:
+            if early is not None and not early.done():
+                early.cancel()
+            if early is not None:
+                await asyncio.gather(early, return_exceptions=True)
+            await self.cleanup(restart=False)
+            raise
+
+    @staticmethod
+    async def _wait_running(agent: Agent, container_id: str) -> ContainerState:
+        """main1's state once Docker has started it (its ports are assigned then)."""
+        while True:
+            state = await agent.inspect_container(container_id)
+            if state is None or state.running or state.status not in ("created", "restarting"):
+                break
+            await asyncio.sleep(0.02)
+        if state is None or not state.running:
+            raise ClusterError("main1 stopped while the cluster session was starting")
+        return state
+
+    def _use_ports(self, agent: Agent, state: ContainerState) -> None:
+        """Point the kernel manager at main1's published kernel ports."""
+        km = self.parent
+        assert km is not None, "ClusterProvisioner runs under a KernelManager"
+        address = agent.config.address
+        km.ip = "127.0.0.1" if address in ("0.0.0.0", "") else address
+        km.transport = "tcp"
+        for name, port in zip(_PORT_NAMES, naming.KERNEL_PORTS, strict=True):
+            setattr(km, name, state.ports[port][1])
+        km.write_connection_file()
+        self.connection_info = km.get_connection_info()
+
+    async def _attach(self, session: Session) -> KernelProcess:
+        """Point the kernel manager at a running main1; a process handle for its kernel."""
+        main = session.containers[0]
+        agent = self.manager.agent(main.agent or "")
+        state = await agent.inspect_container(main.container_id or "")
+        if state is None or not state.running:
+            raise ClusterError(f"main1 of cluster session {session.name} is not running")
+        self._use_ports(agent, state)
+        self._process = KernelProcess(agent, main.container_id or "", self.kernel_id)
+        return self._process
+
+    # -- KernelProvisionerBase -------------------------------------------------------
+
+    @property
+    def has_process(self) -> bool:
+        return self._process is not None
+
+    async def pre_launch(self, **kwargs: Any) -> dict[str, Any]:
+        """Launch (or, on restart, reuse) the session and prepare the kernel command.
+
+        On a first start the kernel process is already started here (as soon as
+        main1 is ready); on a restart :meth:`launch_kernel` starts it.
+        """
+        # Not km.format_kernel_cmd: it would swap "python3" for the server's interpreter.
+        inner = KernelProcess.connection_path(self.kernel_id)
+        cmd = [part.replace("{connection_file}", inner) for part in self.kernel_spec.argv]
+        cmd += kwargs.pop("extra_arguments", [])
+        kwargs.pop("env", None)
+        attach = kwargs.pop("cluster_session_id", None)
+        if attach:
+            self.session_id = attach
+        env = dict(self.kernel_spec.env or {})
+        if self.session_id is None:
+            await self._launch_session(cmd, env)
+        else:
+            session = await self.manager.get(self.session_id)
+            if session.status not in _RUNNING:
+                raise ClusterError(f"cluster session {session.name} is {session.status.value}")
+            await self._attach(session)
+        return {**kwargs, "cmd": cmd, "env": env}
+
+    def _inner_connection(self) -> bytes:
+        """The connection file as the kernel sees it: fixed ports, the manager's key."""
+        km = self.parent
+        assert km is not None, "ClusterProvisioner runs under a KernelManager"
+        key = km.session.key
+        info: dict[str, Any] = {
+            "transport": "tcp",
+            "ip": "0.0.0.0",
+            "signature_scheme": km.session.signature_scheme,
+            "key": key.decode() if isinstance(key, bytes) else key,
+        }
+        for name, port in zip(_PORT_NAMES, naming.KERNEL_PORTS, strict=True):
+            info[name] = port
+        return json.dumps(info).encode()
+
+    async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> KernelConnectionInfo:
+        """Run the kernel as ``work`` in main1 (unless already started) and hand back
+        host-side connection info."""
+        assert self._process is not None
+        if not self._process.started:
+            await self._process.start(cmd, self._inner_connection(), env=kwargs.get("env") or {})
+        return self.connection_info
+
+    async def poll(self) -> int | None:
+        return None if self._process is None else await self._process.poll()
+
+    async def wait(self) -> int | None:
+        if self._process is None:
+            return 0
+        return await self._process.wait()
+
+    async def send_signal(self, signum: int) -> None:
+        if self._process is not None:
+            await self._process.signal(signum)
+
+    async def kill(self, restart: bool = False) -> None:
+        await self.send_signal(signal.SIGKILL)
+
+    async def terminate(self, restart: bool = False) -> None:
+        await self.send_signal(signal.SIGTERM)
+
+    async def cleanup(self, restart: bool = False) -> None:
+        """Forget the kernel process; unless restarting, terminate the whole session."""
+        if self._process is not None:
+            await self._process.close()
+            self._process = None
+        if restart:
+            return
+        try:
+            if self.session_id is not None and not self.keep_session:
+                await self.manager.terminate(self.session_id)
+        finally:
+            self.session_id = None
+            if self._manager is not None:
+                await self._manager.close()
+                self._manager = None
+
+    def get_shutdown_wait_time(self, recommended: float = 5.0) -> float:
+        return recommended
+
+    def get_stable_start_time(self, recommended: float = 10.0) -> float:
+        return max(recommended, 20.0)
+
+    async def get_provisioner_info(self) -> dict[str, Any]:
+        """What a server needs to re-attach to this kernel after a restart."""
+        info = await super().get_provisioner_info()
+        connection = dict(info.get("connection_info") or {})
+        if isinstance(connection.get("key"), bytes):  # JSON-safe, as servers persist it
+            connection["key"] = connection["key"].decode()
+        info["connection_info"] = connection
+        info["session_id"] = self.session_id
+        return info
+
+    async def load_provisioner_info(self, provisioner_info: dict[str, Any]) -> None:
+        """Re-attach to a kernel of a running session (see get_provisioner_info)."""
+        await super().load_provisioner_info(provisioner_info)
+        self.session_id = provisioner_info.get("session_id")
+        if self.session_id:
+            session = await self.manager.get(self.session_id)
+            main = session.containers[0]
+            agent = self.manager.agent(main.agent or "")
+            self._process = KernelProcess(agent, main.container_id or "", self.kernel_id)

@@ -1,0 +1,145 @@
+"""REST handlers of sessions, container logs and container terminals.
+
+``GET/POST sessions``, ``GET/DELETE sessions/{ref}``,
+``GET sessions/{ref}/containers/{host}/logs`` and
+``POST sessions/{ref}/containers/{host}/terminals``. ``{ref}`` is a session id
+(a name or a unique id prefix works too, as in the CLI). The work is done by
+:class:`~jupyter_cluster.server.service.ClusterService` and the manager.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncGenerator, AsyncIterator
+
+from jupyter_server.auth.decorator import authorized
+from jupyter_server.utils import url_path_join
+from tornado import web
+from tornado.iostream import StreamClosedError
+
+from ...core.models import Session
+from ...core.state import ContainerStatus, SessionStatus
+from ...errors import NotFound
+from .base import ClusterHandler
+
+TEXT = "text/plain; charset=utf-8"
+_GONE = (SessionStatus.TERMINATED, SessionStatus.CANCELLED, SessionStatus.ERROR)
+
+
+class SessionsHandler(ClusterHandler):
+    """List sessions (``?all=1`` with history) or launch one."""
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        sessions = await self.service.manager.list(include_ended=self.flag("all"))
+        self.reply([self.service.model(s) for s in sessions])
+
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        session = await self.service.launch(self.json_body(), self.owner)
+        self.set_header("Location", self.api_url("sessions", session.id))
+        self.reply(self.service.model(session), status=201)
+
+
+class SessionHandler(ClusterHandler):
+    """One session: read it, or terminate (cancel) it and shut its kernel down."""
+
+    @web.authenticated
+    @authorized
+    async def get(self, ref: str) -> None:
+        session = await self.service.manager.get(ref)
+        self.reply(self.service.model(session))
+
+    @web.authenticated
+    @authorized
+    async def delete(self, ref: str) -> None:
+        await self.service.terminate(ref)
+        self.set_status(204)
+        self.finish()
+
+
+def _located(session: Session, host: str) -> str:
+    """The container id of ``host``; NotFound for an unknown host or one not created."""
+    container = session.container(host)
+    if container is None:
+        raise NotFound(
+            f"session {session.name} has no host {host!r}; its hosts are "
+            + ", ".join(session.hosts)
+        )
+    if session.status in _GONE or container.status is ContainerStatus.TERMINATED:
+        raise NotFound(f"session {session.name} is {session.status}: its containers are gone")
+    if not container.container_id:
+        raise NotFound(f"{host} of session {session.name} has no container yet ({session.status})")
+    return container.container_id
+
+
+class LogsHandler(ClusterHandler):
+    """A container's log as text: ``?tail=N`` last lines, ``?follow=1`` keep streaming.
+
+    A followed log streams new lines until the client goes away or the container
+    ends.
+    """
+
+    _task: asyncio.Task[None] | None = None
+    _gone = False
+
+    @web.authenticated
+    @authorized
+    async def get(self, ref: str, host: str) -> None:
+        tail, follow = self.whole("tail"), self.flag("follow")
+        manager = self.service.manager
+        session = await manager.get(ref)
+        _located(session, host)
+        lines: AsyncGenerator[str, None] = manager.logs(  # type: ignore[assignment]
+            session.id, host, tail=tail, follow=follow
+        )
+        if not follow:
+            text = "".join([line async for line in lines])
+            self.finish(text, set_content_type=TEXT)
+            return
+        self.set_header("Content-Type", TEXT)
+        self.set_header("Cache-Control", "no-cache")
+        self.set_header("X-Accel-Buffering", "no")
+        self.service.active_streams += 1
+        try:
+            await self.flush()
+            self._task = asyncio.ensure_future(self._pump(lines))
+            with contextlib.suppress(asyncio.CancelledError, StreamClosedError):
+                await self._task
+        except StreamClosedError:
+            pass
+        finally:
+            self.service.active_streams -= 1
+            await lines.aclose()
+        if not self._gone:
+            with contextlib.suppress(StreamClosedError):
+                self.finish(set_content_type=TEXT)
+
+    async def _pump(self, lines: AsyncIterator[str]) -> None:
+        async for line in lines:
+            self.write(line)
+            await self.flush()
+
+    def on_connection_close(self) -> None:
+        self._gone = True
+        if self._task is not None:
+            self._task.cancel()
+        super().on_connection_close()
+
+
+class TerminalsHandler(ClusterHandler):
+    """Open a terminal of the server's terminal service in one container, as work."""
+
+    @web.authenticated
+    @authorized
+    async def post(self, ref: str, host: str) -> None:
+        term_manager = self.service.terminal_manager
+        if term_manager is None:
+            raise web.HTTPError(503, "terminals are disabled on this server")
+        session = await self.service.manager.get(ref)
+        model = await self.service.terminals.create(term_manager, session, host)
+        self.set_header("Location", url_path_join(self.base_url, "api/terminals", model["name"]))
+        self.reply({**model, "session_id": session.id, "host": host}, status=201)

@@ -1,0 +1,282 @@
+"""What the REST handlers share: launches in the background, kernels, events, terminals.
+
+One :class:`ClusterService` per server, made by
+:class:`~jupyter_cluster.server.app.ClusterApp` around its one ClusterManager. A launch
+returns at once (``submit``); a background task drives the session
+(PENDING → PREPARING → RUNNING, visible through GET and the events stream) and,
+when asked, then starts the session's kernel in main1 with the server's own
+kernel manager (a :class:`~jupyter_cluster.provisioning.provisioner.ClusterProvisioner`
+attached to the session), so ``/api/kernels/{id}`` and every front end can use it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from typing import TYPE_CHECKING, Any
+
+from ..core.launch_options import LaunchPolicy, validate
+from ..core.models import Session
+from ..core.state import ALLOCATING, SessionStatus
+from ..errors import ClusterError, Conflict, InvalidRequest, NotFound
+from ..paths import cluster_dir
+from .events import Event, EventHub, is_ended
+from .terminals import ClusterTerminals
+
+if TYPE_CHECKING:
+    from .app import ClusterApp
+
+S = SessionStatus
+_HOLDING = ALLOCATING | {S.PENDING}
+_RUNNING = (S.RUNNING, S.RUNNING_DEGRADED)
+
+
+class ClusterService:
+    """Runtime state of the extension (see the module docstring)."""
+
+    def __init__(self, app: ClusterApp) -> None:
+        self.app = app
+        self.manager = app.manager
+        self.log: logging.Logger = app.log
+        self.hub = EventHub(
+            self.manager.store, self.model, interval=app.events_poll_interval, log=self.log
+        )
+        self.hub.listeners.append(self._on_event)
+        ssh_dir = os.path.join(cluster_dir(), "ssh")
+        self.terminals = ClusterTerminals(self.manager, ssh_dir, self.log)
+        self.active_streams = 0  # log streams being served (tests watch it)
+        self._launches: dict[str, asyncio.Task[None]] = {}
+        self._kernel_phase: dict[str, str] = {}  # waiting / starting / failed
+        self._kernel_reason: dict[str, str] = {}
+        self._housekeeping: set[asyncio.Task[None]] = set()
+        self._kernel_shutdowns: dict[str, asyncio.Future[Any]] = {}
+        self._lock: asyncio.Lock | None = None
+        self._started: asyncio.Future[None] | None = None
+        self._refresh: asyncio.Task[None] | None = None
+
+    # -- server objects --------------------------------------------------------------
+
+    @property
+    def kernel_manager(self) -> Any:
+        return self.app.serverapp.kernel_manager  # type: ignore[union-attr]
+
+    @property
+    def terminal_manager(self) -> Any:
+        return self.app.serverapp.web_app.settings.get("terminal_manager")  # type: ignore[union-attr]
+
+    def _kernel_alive(self, kernel_id: str | None) -> bool:
+        return bool(kernel_id) and kernel_id in self.kernel_manager
+
+    # -- start and stop ----------------------------------------------------------------
+
+    async def ensure_started(self) -> None:
+        """Reconcile once and start the event poller (idempotent, concurrency-safe)."""
+        if self._started is None:
+            self._started = asyncio.ensure_future(self._start())
+        await asyncio.shield(self._started)
+
+    async def _start(self) -> None:
+        try:
+            await self.manager.start()
+        except Exception:
+            self.log.exception("jupyter-cluster: start-up reconciliation failed")
+        self.terminals.sweep({s.id for s in self.manager.store.list()})
+        self.hub.start()
+        if self.app.reconcile_interval > 0:
+            self._refresh = asyncio.ensure_future(self._refresh_loop())
+
+    async def _refresh_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.app.reconcile_interval)
+            try:
+                await self.manager.refresh()
+            except Exception:
+                self.log.exception("jupyter-cluster: reconciliation failed")
+            self.hub.poke()
+
+    async def stop(self) -> None:
+        """Server stop: end launches driven here; sessions (not their kernels) survive."""
+        if self._refresh is not None:
+            self._refresh.cancel()
+            await asyncio.gather(self._refresh, return_exceptions=True)
+        await self.hub.stop()
+        for session_id, task in list(self._launches.items()):
+            await self._settle(session_id, task, 30.0)
+        tasks = list(self._housekeeping)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for session in self.manager.store.list():
+            if self._kernel_alive(session.kernel_id):
+                provisioner = self.kernel_manager.get_kernel(session.kernel_id).provisioner
+                if provisioner is not None and hasattr(provisioner, "keep_session"):
+                    provisioner.keep_session = True
+        await self.terminals.close_all(self.terminal_manager)
+        await self.manager.close()
+
+    # -- models --------------------------------------------------------------------------
+
+    def kernel_state(self, session: Session) -> tuple[str | None, str]:
+        """(state, reason) of the session's kernel: waiting, starting, running, failed,
+        gone, or None when no kernel was asked for."""
+        if not session.kernel_id:
+            return None, ""
+        phase = self._kernel_phase.get(session.id)
+        if phase in ("waiting", "starting"):
+            return phase, ""
+        if self._kernel_alive(session.kernel_id):
+            return "running", ""
+        if phase == "failed":
+            return "failed", self._kernel_reason.get(session.id, "")
+        return "gone", ""
+
+    def model(self, session: Session) -> dict[str, Any]:
+        """The REST shape of a session: the engine's plus the kernel's state."""
+        state, reason = self.kernel_state(session)
+        return {**session.to_dict(), "kernel_state": state, "kernel_reason": reason}
+
+    # -- launching -------------------------------------------------------------------------
+
+    def _check_quota(self, owner: str, policy: LaunchPolicy) -> None:
+        limit = policy.max_sessions_per_user
+        if limit <= 0:
+            return
+        mine = [s for s in self.manager.store.list() if s.owner == owner and s.status in _HOLDING]
+        if len(mine) >= limit:
+            raise Conflict(
+                f"you have {len(mine)} active cluster sessions and the limit is {limit}; "
+                "terminate one first"
+            )
+
+    async def launch(self, body: Any, owner: str) -> Session:
+        """Check and submit a launch; drive it (and start its kernel) in the background."""
+        policy = self.app.policy()
+        fields, start_kernel = validate(body, policy)
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:  # the quota check and the insert go together
+            self._check_quota(owner, policy)
+            spec = self.manager.make_spec(**fields)
+            try:
+                session = await self.manager.submit(spec, owner=owner)
+            except NotFound as exc:  # a data folder removed meanwhile
+                raise InvalidRequest(str(exc), "mounts") from exc
+        if start_kernel:
+            self._kernel_phase[session.id] = "waiting"
+            session = self.manager.store.set_kernel_id(session.id, session.id)
+        task = asyncio.ensure_future(self._drive(session.id, start_kernel))
+        self._launches[session.id] = task
+        task.add_done_callback(lambda _: self._launches.pop(session.id, None))
+        self.hub.poke()
+        return session
+
+    async def _drive(self, session_id: str, start_kernel: bool) -> None:
+        try:
+            session = await self.manager.drive(session_id, on_change=lambda s: self.hub.poke())
+        except asyncio.CancelledError:
+            self._kernel_phase.pop(session_id, None)
+            raise
+        except ClusterError as exc:
+            self.log.warning("cluster session %s: %s", session_id, exc)
+            self._kernel_failed(session_id, f"the session did not start: {exc}")
+            return
+        finally:
+            self.hub.poke()
+        if not start_kernel:
+            return
+        if session.status not in _RUNNING:
+            self._kernel_failed(session_id, f"the session is {session.status.value}")
+            return
+        await self._start_kernel(session)
+
+    def _kernel_failed(self, session_id: str, reason: str) -> None:
+        if session_id in self._kernel_phase:
+            self._kernel_phase[session_id] = "failed"
+            self._kernel_reason[session_id] = reason
+
+    async def _start_kernel(self, session: Session) -> None:
+        self._kernel_phase[session.id] = "starting"
+        self.hub.poke()
+        try:
+            await self.kernel_manager.start_kernel(
+                kernel_id=session.kernel_id,
+                kernel_name=self.app.kernel_name,
+                cluster_session_id=session.id,
+            )
+            self._kernel_phase.pop(session.id, None)
+            self.log.info("kernel %s runs in main1 of %s", session.kernel_id, session.name)
+        except Exception as exc:
+            self.log.warning("kernel of cluster session %s did not start: %s", session.name, exc)
+            self._kernel_failed(session.id, f"the kernel did not start: {exc}")
+        finally:
+            self.hub.poke()
+
+    # -- ending ------------------------------------------------------------------------------
+
+    async def terminate(self, ref: str) -> Session:
+        """Stop a launch driven here, shut the kernel down, terminate or cancel the session."""
+        session = await self.manager.get(ref)
+        task = self._launches.get(session.id)
+        if task is not None:
+            await self._settle(session.id, task, 60.0)
+        session = await self.manager.get(session.id)
+        await self._shutdown_kernel(session.kernel_id)
+        session = await self.manager.terminate(session.id)
+        self._kernel_phase.pop(session.id, None)
+        await self.terminals.close_session(self.terminal_manager, session.id)
+        self.hub.poke()
+        return session
+
+    async def _settle(self, session_id: str, task: asyncio.Task[None], timeout: float) -> None:
+        """End a launch driven here before its session is terminated.
+
+        A PENDING one is cancelled (it has made nothing yet). One being brought up
+        is terminated first and its launch then let fail, which removes what it
+        made (cancelling Docker calls in flight could leave a network behind); a
+        kernel being started is let start. Both wait at most ``timeout``.
+        """
+        if task.done():
+            return
+        session = self.manager.store.get(session_id)
+        if session is None or session.status is S.PENDING:
+            task.cancel()
+        else:
+            if session.status is S.PREPARING:
+                with contextlib.suppress(ClusterError):
+                    await self.manager.terminate(session_id)
+            with contextlib.suppress(Exception, asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(task), timeout)
+            task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    def _on_event(self, event: Event) -> None:
+        """A session ended (maybe elsewhere, e.g. ``jupyter cluster rm``): clean up here."""
+        if is_ended(event):
+            task = asyncio.ensure_future(self._after_end(event["session"]))
+            self._housekeeping.add(task)
+            task.add_done_callback(self._housekeeping.discard)
+
+    async def _after_end(self, model: dict[str, Any]) -> None:
+        session_id, kernel_id = model["id"], model.get("kernel_id")
+        await self.terminals.close_session(self.terminal_manager, session_id)
+        if session_id not in self._launches:
+            await self._shutdown_kernel(kernel_id)
+
+    async def _shutdown_kernel(self, kernel_id: str | None) -> None:
+        """Shut a kernel down once, however many callers ask at the same time."""
+        if not kernel_id:
+            return
+        task = self._kernel_shutdowns.get(kernel_id)
+        if task is None:
+            if not self._kernel_alive(kernel_id):
+                return
+            task = asyncio.ensure_future(self.kernel_manager.shutdown_kernel(kernel_id, now=True))
+            self._kernel_shutdowns[kernel_id] = task
+            task.add_done_callback(lambda _: self._kernel_shutdowns.pop(kernel_id, None))
+        try:
+            await asyncio.shield(task)
+        except Exception as exc:
+            self.log.warning("shutting down kernel %s: %s", kernel_id, exc)
+        self.hub.poke()

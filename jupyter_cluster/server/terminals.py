@@ -1,0 +1,207 @@
+"""Terminals into the containers of cluster sessions, run by the server's terminal service.
+
+``POST cluster/api/sessions/{id}/containers/{host}/terminals`` creates a terminal
+of jupyter_server_terminals' TerminalManager whose shell command enters the
+container as ``work``, so JupyterLab's terminal UI and
+``/terminals/websocket/{name}`` work unchanged:
+
+- ``main1``: ``docker exec -it -u work <container>`` a login shell (``docker -H``
+  for a remote agent);
+- a sub container: OpenSSH through main1, as the containers themselves do it
+  (main1's SSH port is the only one published): a ProxyCommand jumps via main1's
+  published port, with the session's user key and every container's host key
+  from the store, strict host-key checking on. The key material lives in a 0700
+  directory ``<cluster dir>/ssh/<session id>/``, removed when the session ends.
+
+Used by the REST handlers; the server extension calls :meth:`close_session`
+when a session ends and :meth:`sweep` at start-up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shlex
+import shutil
+from typing import Any
+
+from ..core import naming
+from ..core.models import Session
+from ..core.state import ContainerStatus, SessionStatus
+from ..engine.manager import ClusterManager
+from ..errors import AgentError, Conflict, NotFound
+
+_RUNNING = (SessionStatus.RUNNING, SessionStatus.RUNNING_DEGRADED)
+_LOGIN_SHELL = "if command -v bash >/dev/null 2>&1; then exec bash -l; else exec sh -l; fi"
+MAIN_ALIAS = "jc-main1"
+
+
+def _quote(path: str) -> str:
+    """A path as ssh_config wants it (double quotes keep blanks)."""
+    return '"' + path.replace('"', '\\"') + '"'
+
+
+def ssh_config(key_dir: str, address: str, port: int, subs: list[str], ssh: str) -> str:
+    """An ssh_config reaching main1 on its published port and the subs through it."""
+    config = os.path.join(key_dir, "config")
+    proxy = f"{shlex.quote(ssh)} -F {shlex.quote(config)} -W %h:%p {MAIN_ALIAS}"
+    return (
+        f"Host {MAIN_ALIAS}\n"
+        f"    HostName {address}\n"
+        f"    Port {port}\n"
+        f"    HostKeyAlias {MAIN_ALIAS}\n"
+        f"Host {' '.join(subs) or 'sub1'}\n"
+        f"    Port {naming.SSH_PORT}\n"
+        f"    ProxyCommand {proxy}\n"
+        "Host *\n"
+        f"    User {naming.WORK_USER}\n"
+        f"    IdentityFile {_quote(os.path.join(key_dir, 'id_cluster'))}\n"
+        "    IdentitiesOnly yes\n"
+        "    StrictHostKeyChecking yes\n"
+        f"    UserKnownHostsFile {_quote(os.path.join(key_dir, 'known_hosts'))}\n"
+        "    GlobalKnownHostsFile /dev/null\n"
+        "    CheckHostIP no\n"
+        "    BatchMode yes\n"
+        "    ServerAliveInterval 30\n"
+        "    LogLevel ERROR\n"
+    )
+
+
+def known_hosts(keys: dict[str, str], subs: list[str]) -> str:
+    """known_hosts lines: main1 under its alias, each sub as ``[subN]:2200``."""
+
+    def key(host: str) -> str:
+        return " ".join(keys[f"host:{host}.pub"].split()[:2])
+
+    lines = [f"{MAIN_ALIAS} {key('main1')}\n"]
+    lines += [f"[{host}]:{naming.SSH_PORT} {key(host)}\n" for host in subs]
+    return "".join(lines)
+
+
+class ClusterTerminals:
+    """Create terminals into session containers and clean up after sessions."""
+
+    def __init__(self, manager: ClusterManager, root: str, log: logging.Logger) -> None:
+        self.manager = manager
+        self.root = root
+        self.log = log
+        self._names: dict[str, set[str]] = {}
+
+    def key_dir(self, session_id: str) -> str:
+        return os.path.join(self.root, session_id)
+
+    def _write(self, path: str, text: str) -> None:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+
+    async def _main_address(self, session: Session) -> tuple[str, int]:
+        main = session.containers[0]
+        agent = self.manager.agent(main.agent or "")
+        state = await agent.inspect_container(main.container_id or "")
+        if state is None or not state.running:
+            raise Conflict(
+                f"main1 of session {session.name} is not running; the other containers "
+                "are reached through it"
+            )
+        if naming.SSH_PORT not in state.ports:
+            raise Conflict(f"main1 of session {session.name} publishes no SSH port")
+        address = agent.config.address
+        return ("127.0.0.1" if address in ("", "0.0.0.0") else address), state.ports[
+            naming.SSH_PORT
+        ][1]
+
+    async def ssh_command(self, session: Session, host: str) -> list[str]:
+        """``ssh`` into ``host`` through main1, writing the key material first."""
+        ssh = shutil.which("ssh")
+        if ssh is None:
+            raise AgentError(
+                "the OpenSSH client (ssh) is not installed on the server; install "
+                "openssh-client to open terminals in sub containers"
+            )
+        keys = self.manager.store.load_keys(session.id)
+        if not keys:
+            raise Conflict(f"session {session.name} has no key material (it is not running)")
+        address, port = await self._main_address(session)
+        subs = [c.host for c in session.containers if c.role != "main"]
+        key_dir = self.key_dir(session.id)
+        os.makedirs(self.root, mode=0o700, exist_ok=True)
+        os.makedirs(key_dir, mode=0o700, exist_ok=True)
+        os.chmod(key_dir, 0o700)
+        self._write(os.path.join(key_dir, "id_cluster"), keys["user"])
+        self._write(os.path.join(key_dir, "known_hosts"), known_hosts(keys, subs))
+        self._write(os.path.join(key_dir, "config"), ssh_config(key_dir, address, port, subs, ssh))
+        return [ssh, "-F", os.path.join(key_dir, "config"), "-t", host]
+
+    def docker_command(self, session: Session, host: str, term: str) -> list[str]:
+        """``docker exec -it -u work`` a login shell in ``host``'s container."""
+        docker = shutil.which("docker")
+        if docker is None:
+            raise AgentError("the docker command is not installed on the server")
+        container = session.container(host)
+        assert container is not None and container.container_id
+        agent = self.manager.agent(container.agent or "")
+        cmd = [docker]
+        if agent.config.url:
+            cmd += ["-H", agent.config.url]
+        return [
+            *cmd,
+            "exec",
+            "-it",
+            "-u",
+            naming.WORK_USER,
+            "-w",
+            naming.WORK_HOME,
+            "-e",
+            f"TERM={term}",
+            container.container_id,
+            "/bin/sh",
+            "-c",
+            _LOGIN_SHELL,
+        ]
+
+    async def create(self, term_manager: Any, session: Session, host: str) -> dict[str, Any]:
+        """A new terminal of ``term_manager`` whose shell runs as work in ``host``."""
+        container = session.container(host)
+        if container is None:
+            raise NotFound(
+                f"session {session.name} has no host {host!r}; its hosts are "
+                + ", ".join(session.hosts)
+            )
+        if session.status not in _RUNNING:
+            raise Conflict(f"session {session.name} is {session.status.value}, not running")
+        if container.status is not ContainerStatus.RUNNING or not container.container_id:
+            raise Conflict(f"{host} of session {session.name} is {container.status.value}")
+        term = str(getattr(term_manager, "term_settings", {}).get("type") or "xterm-256color")
+        if container.role == "main":
+            argv = self.docker_command(session, host, term)
+        else:
+            argv = await self.ssh_command(session, host)
+        model: dict[str, Any] = term_manager.create(shell_command=argv)
+        self._names.setdefault(session.id, set()).add(model["name"])
+        self.log.info("terminal %s: %s of session %s", model["name"], host, session.name)
+        return model
+
+    async def close_session(
+        self, term_manager: Any, session_id: str, *, remove_keys: bool = True
+    ) -> None:
+        """End the session's terminals and (unless told not to) remove its key material."""
+        for name in sorted(self._names.pop(session_id, ())):
+            if term_manager is not None and name in term_manager.terminals:
+                with contextlib.suppress(Exception):
+                    await term_manager.terminate(name, force=True)
+        if remove_keys:
+            shutil.rmtree(self.key_dir(session_id), ignore_errors=True)
+
+    async def close_all(self, term_manager: Any) -> None:
+        """End every terminal made here (the server stops; sessions and keys stay)."""
+        for session_id in list(self._names):
+            await self.close_session(term_manager, session_id, remove_keys=False)
+
+    def sweep(self, active: set[str]) -> None:
+        """Remove key material of sessions that are no longer active."""
+        with contextlib.suppress(FileNotFoundError):
+            for entry in os.listdir(self.root):
+                if entry not in active:
+                    shutil.rmtree(os.path.join(self.root, entry), ignore_errors=True)
