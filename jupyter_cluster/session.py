@@ -20,6 +20,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from .config import launch_settings, make_manager
+from .core.launch_options import describe
 from .core.models import LaunchSpec, Session
 from .core.state import SessionStatus
 from .engine.manager import ClusterManager
@@ -49,8 +51,6 @@ class _Engine:
 
     @staticmethod
     async def _make() -> ClusterManager:
-        from .cli.main import make_manager
-
         manager = make_manager()
         await manager.start()
         return manager
@@ -82,13 +82,7 @@ def engine() -> ClusterManager:
 def launch_schema() -> dict[str, Any]:
     """The launch-options schema (as ``GET cluster/api/launch-options`` serves it),
     built from this process's configuration."""
-    from .core.launch_options import describe
-    from .server.app import ClusterApp
-
-    manager = engine()
-    app = ClusterApp(config=manager.config)
-    app.use_manager(manager)
-    return describe(app.policy())
+    return describe(launch_settings(engine()).policy())
 
 
 def agents() -> builtins.list[dict[str, Any]]:

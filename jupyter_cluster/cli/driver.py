@@ -11,8 +11,8 @@ import asyncio
 import logging
 import sys
 
+from ..config import make_manager
 from ..errors import ClusterError
-from .main import make_manager
 
 
 async def drive(session_id: str) -> int:

@@ -1,7 +1,7 @@
 """``jupyter cluster …``: the command-line front end of the engine.
 
 Parses arguments with argparse, reads configuration from the usual Jupyter config
-files (``jupyter_cluster_config.py``) through :class:`ClusterConfigApp`, and calls
+files (``jupyter_cluster_config.py``) through :mod:`jupyter_cluster.config`, and calls
 :class:`~jupyter_cluster.engine.manager.ClusterManager`. Bad input exits with code 2 and
 one line on stderr; a failed launch or agent error exits with 1.
 """
@@ -17,24 +17,12 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from jupyter_core.application import JupyterApp
-
+from ..config import make_manager
 from ..core.models import Session
 from ..engine.manager import ClusterManager
 from ..errors import ClusterError, Conflict, InvalidRequest, NotFound
 from ..paths import cluster_dir
 from . import format as cli_format
-
-
-class ClusterConfigApp(JupyterApp):
-    """Loads ``jupyter_cluster_config`` files; the CLI builds its manager from it."""
-
-    name = "jupyter-cluster"
-    description = "Cluster compute sessions for Jupyter"
-
-    @property
-    def config_file_name(self) -> str:  # type: ignore[override]
-        return "jupyter_cluster_config"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -134,13 +122,6 @@ def launch_fields(args: argparse.Namespace) -> dict[str, Any]:
     if args.image:
         fields["image"] = args.image
     return fields
-
-
-def make_manager() -> ClusterManager:
-    """A manager configured from the user's Jupyter config files."""
-    app = ClusterConfigApp()
-    app.initialize([])
-    return ClusterManager(parent=app)
 
 
 def _emit(args: argparse.Namespace, data: Any, text: str) -> None:

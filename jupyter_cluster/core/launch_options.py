@@ -11,31 +11,14 @@ anything is created. Pure: no tornado, no Docker.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..errors import InvalidRequest
 from .models import SESSION_NAME_RE, ClusterMode, Mount
+from .policy import FIELDS, MAX_BOOTSTRAP, MIN_MEM, LaunchPolicy, same_image
 from .units import format_size, parse_cpu, parse_size
 
-MIN_MEM = 6 * 1024**2
-MAX_BOOTSTRAP = 64 * 1024
-#: What a launch form shows when the configuration gives no default.
-BUILTIN_DEFAULTS: dict[str, Any] = {
-    "size": 1,
-    "mode": ClusterMode.SINGLE_NODE.value,
-    "cpu": 1.0,
-    "mem": "1g",
-    "shm": "64m",
-    "gpu": 0,
-    "mounts": [],
-    "resource_group": "default",
-    "name": None,
-    "bootstrap": None,
-    "start_kernel": False,
-}
-FIELDS = ("image", *BUILTIN_DEFAULTS)
 _HELP = {
     "image": "Container image of every container (one of the allowed images).",
     "size": "Number of containers: main1 plus size-1 sub containers.",
@@ -51,50 +34,6 @@ _HELP = {
     "bootstrap": "Shell command run as work in every container before it is ready.",
     "start_kernel": "Start a Jupyter kernel in main1 once the session runs.",
 }
-
-
-@dataclass(frozen=True)
-class LaunchPolicy:
-    """What users of this server may ask for; built by the extension from its config."""
-
-    images: tuple[str, ...]
-    max_size: int
-    max_cpu: float
-    max_mem: int
-    max_shm: int
-    max_gpu: int
-    resource_groups: tuple[str, ...]
-    folders: tuple[str, ...] = ()
-    max_sessions_per_user: int = 0  # 0: no limit
-    defaults: Mapping[str, Any] = field(default_factory=dict)
-
-    def default(self, name: str) -> Any:
-        """The form's default of field ``name``."""
-        if name in self.defaults:
-            return self.defaults[name]
-        if name == "image":
-            return self.images[0] if self.images else ""
-        if name == "resource_group" and self.resource_groups:
-            rg = BUILTIN_DEFAULTS["resource_group"]
-            return rg if rg in self.resource_groups else self.resource_groups[0]
-        # Built-in resource defaults never exceed the configured limits.
-        if name == "cpu":
-            return min(BUILTIN_DEFAULTS["cpu"], self.max_cpu)
-        if name in ("mem", "shm"):
-            limit = self.max_mem if name == "mem" else self.max_shm
-            return format_size(min(parse_size(BUILTIN_DEFAULTS[name]), limit))
-        return BUILTIN_DEFAULTS[name]
-
-
-def same_image(a: str, b: str) -> bool:
-    """Whether two image references name the same image (``x`` is ``x:latest``)."""
-
-    def norm(ref: str) -> str:
-        ref = ref.strip()
-        last = ref.rsplit("/", 1)[-1]
-        return ref if ":" in last or "@" in last else ref + ":latest"
-
-    return norm(a) == norm(b)
 
 
 def describe(policy: LaunchPolicy) -> dict[str, Any]:
@@ -310,3 +249,31 @@ def validate(body: Any, policy: LaunchPolicy) -> tuple[dict[str, Any], bool]:
         "bootstrap": bootstrap or None,
     }
     return fields, start_kernel
+
+
+def launchable_defaults(
+    requested: Mapping[str, Any], policy_for: Callable[[dict[str, Any]], LaunchPolicy]
+) -> tuple[dict[str, Any], list[str]]:
+    """The configured form defaults that make a valid launch, and why others were dropped.
+
+    Unknown keys are dropped; then each default that :func:`validate` refuses is
+    dropped until an empty request validates. ``policy_for(defaults)`` builds the
+    policy with those defaults. Used by :class:`~jupyter_cluster.config.LaunchSettings`.
+    """
+    problems: list[str] = []
+    kept: dict[str, Any] = {}
+    for key, value in requested.items():
+        if key in FIELDS and key != "name":
+            kept[key] = value
+        else:
+            problems.append(f"{key!r} is not a launch field")
+    while True:
+        try:
+            validate({}, policy_for(kept))
+            return kept, problems
+        except InvalidRequest as exc:
+            if exc.field not in kept:
+                problems.append(f"the launch form's default is not launchable: {exc}")
+                return kept, problems
+            problems.append(f"ignored: {exc}")
+            del kept[exc.field]

@@ -131,7 +131,13 @@ class ClusterManager(LoggingConfigurable):
         Long-running front ends (the server) call this periodically so a session
         whose container died shows RUNNING_DEGRADED without a restart.
         """
-        await Reconciler(self).run()
+        reconciler = Reconciler(
+            self.store,
+            self.agent_map,
+            orphan_policy=self.orphan_policy,
+            finish_termination=self.terminate,
+        )
+        await reconciler.run()
 
     # -- launching ---------------------------------------------------------------
 

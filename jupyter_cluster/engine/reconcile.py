@@ -16,7 +16,7 @@ import os
 import socket
 import time
 from collections import defaultdict
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable, Mapping
 
 from ..core import naming
 from ..core.models import ClusterMode, Container, LaunchSpec, Mount, Resources, Session
@@ -24,9 +24,7 @@ from ..core.state import ALLOCATING, ContainerStatus, SessionStatus
 from ..errors import AgentError, ClusterError
 from .agents.base import Agent, ContainerState
 from .launcher import tear_down
-
-if TYPE_CHECKING:
-    from .manager import ClusterManager
+from .store import Store
 
 log = logging.getLogger(__name__)
 S = SessionStatus
@@ -101,12 +99,25 @@ def _rank(host: str) -> int:
 
 
 class Reconciler:
-    """One reconciliation pass for a manager (see the module docstring)."""
+    """One reconciliation pass (see the module docstring).
 
-    def __init__(self, manager: ClusterManager) -> None:
-        self.manager = manager
-        self.store = manager.store
-        self.agents = manager.agent_map
+    Made by :meth:`ClusterManager.refresh` with what it needs: the store, the
+    agents by id, the orphan policy (``remove`` or ``adopt``) and the manager's
+    ``terminate``, called to finish a termination an earlier process left half done.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        agents: Mapping[str, Agent],
+        *,
+        orphan_policy: str,
+        finish_termination: Callable[[str], Awaitable[object]],
+    ) -> None:
+        self.store = store
+        self.agents = agents
+        self.orphan_policy = orphan_policy
+        self.finish_termination = finish_termination
 
     async def _scan(self, agent: Agent) -> tuple[list[ContainerState], list[str]] | None:
         labels = {naming.LABEL_MANAGER: self.store.manager_id}
@@ -151,7 +162,7 @@ class Reconciler:
         session = self.store.get(session_id)
         live = session is not None and session.status in _LIVE
         if not live:
-            if found and self.manager.orphan_policy == "adopt":
+            if found and self.orphan_policy == "adopt":
                 if session is not None:
                     self.store.delete_session(session_id)
                 adopted = adopt_session(session_id, found)
@@ -187,7 +198,7 @@ class Reconciler:
                 await self._fail(session, f"the process launching it (pid {pid}) exited")
             return
         if session.status is S.TERMINATING:
-            await self.manager.terminate(session_id)
+            await self.finish_termination(session_id)
             return
         await self._update_running(session, found)
 
@@ -222,7 +233,7 @@ class Reconciler:
         if session.status is S.PREPARING and _driver_alive(pid, host):
             return
         if session.status is S.TERMINATING:
-            await self.manager.terminate(session.id)
+            await self.finish_termination(session.id)
             return
         reason = (
             f"the process launching it (pid {pid}) exited"

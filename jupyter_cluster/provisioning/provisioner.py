@@ -30,6 +30,7 @@ from traitlets import Float, List, Unicode
 from traitlets import Int as IntTrait
 from traitlets.config import Config
 
+from ..config import file_config
 from ..core import naming
 from ..core.models import Session
 from ..core.state import ContainerStatus, SessionStatus
@@ -40,15 +41,6 @@ from .process import KernelProcess
 
 _PORT_NAMES = ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")
 _RUNNING = (SessionStatus.RUNNING, SessionStatus.RUNNING_DEGRADED)
-
-
-def cluster_file_config() -> Config:
-    """The ``jupyter_cluster_config`` files on the Jupyter config path (what the CLI reads)."""
-    from ..cli.main import ClusterConfigApp
-
-    app = ClusterConfigApp()
-    app.load_config_file()
-    return app.config
 
 
 class ClusterProvisioner(KernelProvisionerBase):
@@ -91,7 +83,7 @@ class ClusterProvisioner(KernelProvisionerBase):
     def manager(self) -> ClusterManager:
         """The engine: ``jupyter_cluster_config`` files, then the kernel manager's config."""
         if self._manager is None:
-            config = Config(cluster_file_config())
+            config = Config(file_config())
             config.merge(self.config)
             self._manager = ClusterManager(parent=self, config=config)
         return self._manager

@@ -4,7 +4,8 @@ Enabled by ``jupyter-config/jupyter_server_config.d/jupyter_cluster.json``
 (``ServerApp.jpserver_extensions``). :class:`ClusterApp` holds the server's one
 :class:`~jupyter_cluster.engine.manager.ClusterManager` (its parent, so
 ``c.ClusterManager.*`` applies: agents, ``max_size``, ``data_root``,
-``default_image``…) and the REST policy below. Both are read from
+``default_image``…) and the launch policy (``c.ClusterApp.max_cpu`` and the other
+:class:`~jupyter_cluster.config.LaunchSettings`). Both are read from
 ``jupyter_server_config`` and ``jupyter_cluster_config`` files. At server start
 it reconciles the store with Docker; at stop it ends the launches it drives and
 leaves running sessions running (their kernels are shut down with the server).
@@ -17,20 +18,20 @@ import os
 from typing import Any
 
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Dict, Float, Int, List, TraitError, Unicode, validate
+from traitlets import Float, Unicode
 
 from .. import __version__
-from ..core.launch_options import FIELDS, LaunchPolicy, same_image
+from ..config import LaunchSettings
 from ..core.launch_options import validate as validate_launch
-from ..core.units import parse_size
 from ..engine.manager import ClusterManager
-from ..errors import ClusterError, InvalidRequest
+from ..errors import ClusterError
 from ..paths import cluster_dir
 from ..provisioning import kernelspec
-from .service import ClusterService
+from .handlers import default_handlers
+from .service import SERVICE_SETTING, ClusterService
 
 
-class ClusterApp(ExtensionApp):
+class ClusterApp(ExtensionApp, LaunchSettings):
     """Server extension of jupyter-cluster: REST API, events, terminals, kernels."""
 
     name = "jupyter_cluster"
@@ -38,32 +39,6 @@ class ClusterApp(ExtensionApp):
     description = "Cluster compute sessions for Jupyter (REST API under cluster/api/)"
     load_other_extensions = True
 
-    allowed_images = List(
-        Unicode(),
-        config=True,
-        help="Images users may launch through the REST API and the launch forms; empty "
-        "means only ClusterManager.default_image.",
-    )
-    resource_groups = List(
-        Unicode(),
-        config=True,
-        help="Resource groups users may launch in; empty means every group that has an "
-        "agent (agents name their group in ClusterManager.agents).",
-    )
-    max_cpu = Float(8.0, config=True, help="Most CPUs per container a user may ask for.")
-    max_mem = Unicode("16g", config=True, help="Most memory per container, e.g. 16g.")
-    max_shm = Unicode("4g", config=True, help="Most shared memory per container, e.g. 1g.")
-    max_gpu = Int(8, config=True, help="Most GPUs per container a user may ask for.")
-    max_sessions_per_user = Int(
-        8,
-        config=True,
-        help="Most sessions one user may have pending or running at once (0: no limit).",
-    )
-    default_launch_options = Dict(
-        config=True,
-        help="Defaults of the launch form and of POST sessions, e.g. {'cpu': 0.5, "
-        "'mem': '512m', 'size': 2}; keys are the launch fields (see GET launch-options).",
-    )
     kernel_name = Unicode(
         "jupyter-cluster-session",
         config=True,
@@ -83,62 +58,10 @@ class ClusterApp(ExtensionApp):
         "containers show as RUNNING_DEGRADED); 0 disables.",
     )
 
-    manager: ClusterManager
     service: ClusterService
 
     def _config_file_name_default(self) -> str:
         return "jupyter_cluster_config"
-
-    @validate("max_mem", "max_shm")
-    def _check_size(self, proposal: Any) -> str:
-        try:
-            parse_size(proposal["value"], proposal["trait"].name)
-        except InvalidRequest as exc:
-            raise TraitError(str(exc)) from None
-        return str(proposal["value"])
-
-    # -- policy ------------------------------------------------------------------
-
-    def _images(self) -> list[str]:
-        default = self.manager.default_image
-        images = list(self.allowed_images) or [default]
-        first = [i for i in images if same_image(i, default)]
-        return first + [i for i in images if not same_image(i, default)]
-
-    def policy(self, defaults: dict[str, Any] | None = None) -> LaunchPolicy:
-        """What users may launch, with the current data folders and groups."""
-        groups = sorted({a.config.resource_group for a in self.manager.agent_map.values()})
-        return LaunchPolicy(
-            images=tuple(self._images()),
-            max_size=self.manager.max_size,
-            max_cpu=self.max_cpu,
-            max_mem=parse_size(self.max_mem),
-            max_shm=parse_size(self.max_shm),
-            max_gpu=self.max_gpu,
-            resource_groups=tuple(self.resource_groups or groups),
-            folders=tuple(f.name for f in self.manager.folders.list()),
-            max_sessions_per_user=self.max_sessions_per_user,
-            defaults=self._defaults if defaults is None else defaults,
-        )
-
-    def _checked_defaults(self) -> dict[str, Any]:
-        """default_launch_options without the keys that are unknown or invalid (logged)."""
-        kept: dict[str, Any] = {}
-        for key, value in self.default_launch_options.items():
-            if key in FIELDS and key != "name":
-                kept[key] = value
-            else:
-                self.log.error("ClusterApp.default_launch_options: %r is not a launch field", key)
-        while True:
-            try:
-                validate_launch({}, self.policy(kept))
-                return kept
-            except InvalidRequest as exc:
-                if exc.field not in kept:
-                    self.log.error("the launch form's default is not launchable: %s", exc)
-                    return kept
-                self.log.error("ClusterApp.default_launch_options ignored: %s", exc)
-                del kept[exc.field]
 
     # -- kernelspec --------------------------------------------------------------
 
@@ -162,32 +85,36 @@ class ClusterApp(ExtensionApp):
         if root not in ksm.kernel_dirs:
             ksm.kernel_dirs.append(root)
 
+    # -- what the service needs from its host (ServiceHost) -----------------------
+
+    @property
+    def kernel_manager(self) -> Any:
+        """The server's kernel manager (session kernels are started with it)."""
+        return self.serverapp.kernel_manager  # type: ignore[union-attr]
+
+    @property
+    def terminal_manager(self) -> Any:
+        """The server's terminal manager, or None when terminals are disabled."""
+        return self.serverapp.web_app.settings.get("terminal_manager")  # type: ignore[union-attr]
+
     # -- ExtensionApp hooks --------------------------------------------------------
 
-    def use_manager(self, manager: ClusterManager) -> None:
-        """Serve ``manager`` and check the configured launch defaults against it.
-
-        The server calls this at start; the notebook form (:func:`jupyter_cluster.session.
-        launch_schema`) calls it too, so both describe the same launch form.
-        """
-        self.manager = manager
-        self._defaults: dict[str, Any] = {}
-        self._defaults = self._checked_defaults()
-
     def initialize_settings(self) -> None:
+        """Make the manager and the service; handlers find the service in the settings."""
         self.use_manager(ClusterManager(parent=self, log=self.log))
         self._install_kernelspec()
         self.service = ClusterService(self)
+        self.settings[SERVICE_SETTING] = self.service
 
     def initialize_handlers(self) -> None:
-        from .handlers.base import default_handlers
-
+        """Every route of :mod:`.handlers`."""
         self.handlers.extend(default_handlers)
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
         await self.service.ensure_started()
 
     async def stop_extension(self) -> None:
+        """Server stop: end the launches driven here (see ClusterService.stop)."""
         service = getattr(self, "service", None)
         if service is not None and not getattr(self, "_stopped", False):
             self._stopped = True

@@ -15,18 +15,39 @@ import asyncio
 import contextlib
 import logging
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from ..core.launch_options import LaunchPolicy, validate
+from ..core.launch_options import validate
 from ..core.models import Session
+from ..core.policy import LaunchPolicy
 from ..core.state import ALLOCATING, SessionStatus
+from ..engine.manager import ClusterManager
 from ..errors import ClusterError, Conflict, InvalidRequest, NotFound
 from ..paths import cluster_dir
 from .events import Event, EventHub, is_ended
 from .terminals import ClusterTerminals
 
-if TYPE_CHECKING:
-    from .app import ClusterApp
+#: The key of the web app's settings under which handlers find the service.
+SERVICE_SETTING = "jupyter_cluster_service"
+
+
+class ServiceHost(Protocol):
+    """What the service uses of the server extension that runs it (``ClusterApp``)."""
+
+    manager: ClusterManager
+    log: logging.Logger
+    kernel_name: str
+    events_poll_interval: float
+    reconcile_interval: float
+
+    @property
+    def kernel_manager(self) -> Any: ...
+
+    @property
+    def terminal_manager(self) -> Any: ...
+
+    def policy(self) -> LaunchPolicy: ...
+
 
 S = SessionStatus
 _HOLDING = ALLOCATING | {S.PENDING}
@@ -36,12 +57,12 @@ _RUNNING = (S.RUNNING, S.RUNNING_DEGRADED)
 class ClusterService:
     """Runtime state of the extension (see the module docstring)."""
 
-    def __init__(self, app: ClusterApp) -> None:
-        self.app = app
-        self.manager = app.manager
-        self.log: logging.Logger = app.log
+    def __init__(self, host: ServiceHost) -> None:
+        self.host = host
+        self.manager = host.manager
+        self.log: logging.Logger = host.log
         self.hub = EventHub(
-            self.manager.store, self.model, interval=app.events_poll_interval, log=self.log
+            self.manager.store, self.model, interval=host.events_poll_interval, log=self.log
         )
         self.hub.listeners.append(self._on_event)
         ssh_dir = os.path.join(cluster_dir(), "ssh")
@@ -60,11 +81,17 @@ class ClusterService:
 
     @property
     def kernel_manager(self) -> Any:
-        return self.app.serverapp.kernel_manager  # type: ignore[union-attr]
+        """The server's kernel manager."""
+        return self.host.kernel_manager
 
     @property
     def terminal_manager(self) -> Any:
-        return self.app.serverapp.web_app.settings.get("terminal_manager")  # type: ignore[union-attr]
+        """The server's terminal manager (None when terminals are disabled)."""
+        return self.host.terminal_manager
+
+    def policy(self) -> LaunchPolicy:
+        """What users may launch now (the host's configured limits and choices)."""
+        return self.host.policy()
 
     def _kernel_alive(self, kernel_id: str | None) -> bool:
         return bool(kernel_id) and kernel_id in self.kernel_manager
@@ -84,12 +111,12 @@ class ClusterService:
             self.log.exception("jupyter-cluster: start-up reconciliation failed")
         self.terminals.sweep({s.id for s in self.manager.store.list()})
         self.hub.start()
-        if self.app.reconcile_interval > 0:
+        if self.host.reconcile_interval > 0:
             self._refresh = asyncio.ensure_future(self._refresh_loop())
 
     async def _refresh_loop(self) -> None:
         while True:
-            await asyncio.sleep(self.app.reconcile_interval)
+            await asyncio.sleep(self.host.reconcile_interval)
             try:
                 await self.manager.refresh()
             except Exception:
@@ -152,7 +179,7 @@ class ClusterService:
 
     async def launch(self, body: Any, owner: str) -> Session:
         """Check and submit a launch; drive it (and start its kernel) in the background."""
-        policy = self.app.policy()
+        policy = self.host.policy()
         fields, start_kernel = validate(body, policy)
         if self._lock is None:
             self._lock = asyncio.Lock()
@@ -202,7 +229,7 @@ class ClusterService:
         try:
             await self.kernel_manager.start_kernel(
                 kernel_id=session.kernel_id,
-                kernel_name=self.app.kernel_name,
+                kernel_name=self.host.kernel_name,
                 cluster_session_id=session.id,
             )
             self._kernel_phase.pop(session.id, None)

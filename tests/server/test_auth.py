@@ -19,7 +19,8 @@ import pytest
 from jupyter_server.auth import Authorizer
 
 import jupyter_cluster
-from jupyter_cluster.server.handlers.base import AUTH_RESOURCE, ClusterHandler, default_handlers
+from jupyter_cluster.server.handlers import default_handlers
+from jupyter_cluster.server.handlers.base import AUTH_RESOURCE, ClusterHandler
 
 from .support import call, docker_objects, jp_async
 

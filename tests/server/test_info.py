@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_cluster.server.handlers.base import default_handlers
+from jupyter_cluster.server.handlers import default_handlers
 
 from .support import IMAGE, jp_async, ok
 

@@ -1,4 +1,4 @@
-"""REST handlers of the server extension: the base class and the route table.
+"""The base class of the REST handlers: service access, JSON in and out, error mapping.
 
 Every route lives under ``{base_url}cluster/api/`` and every handler method is
 decorated with ``@web.authenticated`` and ``@authorized`` on the auth resource
@@ -7,9 +7,9 @@ decorated with ``@web.authenticated`` and ``@authorized`` on the auth resource
 → 400 (``field`` names the input), NotFound → 404, Conflict → 409, agent and
 Docker failures → 502. Input never causes a 500.
 
-The handlers are split by topic: :mod:`.handlers_sessions` (sessions, logs,
-terminals) and :mod:`.handlers_info` (agents, groups, images, launch options,
-events, the OpenAPI document).
+The handlers are split by topic, each module with its own ``default_handlers``:
+:mod:`.sessions` (sessions, logs, terminals) and :mod:`.info` (agents, groups,
+images, launch options, events, the OpenAPI document).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import getpass
 import json
 import os
 from http.client import responses
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from jupyter_server.auth.identity import (
     IdentityProvider,
@@ -27,13 +27,9 @@ from jupyter_server.auth.identity import (
 )
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
-from tornado import web
 
 from ...errors import AgentError, ClusterError, Conflict, InvalidRequest, NotFound
-
-if TYPE_CHECKING:
-    from ..app import ClusterApp
-    from ..service import ClusterService
+from ..service import SERVICE_SETTING, ClusterService
 
 AUTH_RESOURCE = "cluster"
 API = "cluster/api"
@@ -59,13 +55,10 @@ class ClusterHandler(APIHandler):
     auth_resource = AUTH_RESOURCE
 
     @property
-    def extension(self) -> ClusterApp:
-        app: ClusterApp = self.settings["jupyter_cluster"]
-        return app
-
-    @property
     def service(self) -> ClusterService:
-        return self.extension.service
+        """The extension's service (put in the web app's settings by ClusterApp)."""
+        service: ClusterService = self.settings[SERVICE_SETTING]
+        return service
 
     async def prepare(self) -> None:  # type: ignore[override]
         await super().prepare()
@@ -150,27 +143,3 @@ class ClusterHandler(APIHandler):
             self.log.warning("%s %s: %s", self.request.method, self.request.path, value)
             return
         super().log_exception(typ, value, tb)
-
-
-def _routes() -> list[tuple[str, type[web.RequestHandler]]]:
-    from . import info, sessions
-
-    session = r"(?P<ref>[^/]+)"
-    host = r"(?P<host>[^/]+)"
-    routes: list[tuple[str, type[web.RequestHandler]]] = [
-        (r"sessions", sessions.SessionsHandler),
-        (rf"sessions/{session}", sessions.SessionHandler),
-        (rf"sessions/{session}/containers/{host}/logs", sessions.LogsHandler),
-        (rf"sessions/{session}/containers/{host}/terminals", sessions.TerminalsHandler),
-        (r"agents", info.AgentsHandler),
-        (r"resource-groups", info.ResourceGroupsHandler),
-        (r"images", info.ImagesHandler),
-        (r"launch-options", info.LaunchOptionsHandler),
-        (r"events", info.EventsHandler),
-        (r"openapi\.json", info.OpenAPIHandler),
-    ]
-    return [(f"{API}/{pattern}", handler) for pattern, handler in routes]
-
-
-#: (pattern, handler class) relative to the base URL, for ExtensionApp.handlers.
-default_handlers = _routes()

@@ -19,7 +19,8 @@ from jupyter_server.auth.decorator import authorized
 from tornado import web
 from tornado.iostream import StreamClosedError
 
-from ...core.launch_options import MIN_MEM, LaunchPolicy, describe
+from ...core.launch_options import describe
+from ...core.policy import MIN_MEM, LaunchPolicy
 from ...errors import AgentError
 from ..events import Event, Subscription
 from .base import API, ClusterHandler
@@ -42,7 +43,7 @@ class ResourceGroupsHandler(ClusterHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        allowed = set(self.extension.policy().resource_groups)
+        allowed = set(self.service.policy().resource_groups)
         groups: dict[str, dict[str, Any]] = {
             name: {
                 "name": name,
@@ -74,7 +75,7 @@ class ImagesHandler(ClusterHandler):
     @authorized
     async def get(self) -> None:
         manager = self.service.manager
-        images = self.extension.policy().images
+        images = self.service.policy().images
 
         async def present(agent: Any, image: str) -> bool | None:
             try:
@@ -102,7 +103,7 @@ class LaunchOptionsHandler(ClusterHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        self.reply(describe(self.extension.policy()))
+        self.reply(describe(self.service.policy()))
 
 
 def sse(event: str, data: Any, event_id: int | None = None) -> str:
@@ -161,7 +162,7 @@ class OpenAPIHandler(ClusterHandler):
     async def get(self) -> None:
         document = json.loads(files("jupyter_cluster.server").joinpath("openapi.json").read_text())
         document["servers"] = [{"url": self.base_url.rstrip("/") + "/" + API}]
-        with_policy(document, self.extension.policy())
+        with_policy(document, self.service.policy())
         self.reply(document)
 
 
@@ -180,3 +181,14 @@ def with_policy(document: dict[str, Any], policy: LaunchPolicy) -> None:
         props["mounts"]["items"]["enum"] = folders
     else:
         props["mounts"]["maxItems"] = 0
+
+
+#: (pattern, handler class) of this module's routes, relative to the base URL.
+default_handlers = [
+    (f"{API}/agents", AgentsHandler),
+    (f"{API}/resource-groups", ResourceGroupsHandler),
+    (f"{API}/images", ImagesHandler),
+    (f"{API}/launch-options", LaunchOptionsHandler),
+    (f"{API}/events", EventsHandler),
+    (rf"{API}/openapi\.json", OpenAPIHandler),
+]

@@ -21,7 +21,7 @@ from tornado.iostream import StreamClosedError
 from ...core.models import Session
 from ...core.state import ContainerStatus, SessionStatus
 from ...errors import NotFound
-from .base import ClusterHandler
+from .base import API, ClusterHandler
 
 TEXT = "text/plain; charset=utf-8"
 _GONE = (SessionStatus.TERMINATED, SessionStatus.CANCELLED, SessionStatus.ERROR)
@@ -143,3 +143,13 @@ class TerminalsHandler(ClusterHandler):
         model = await self.service.terminals.create(term_manager, session, host)
         self.set_header("Location", url_path_join(self.base_url, "api/terminals", model["name"]))
         self.reply({**model, "session_id": session.id, "host": host}, status=201)
+
+
+_REF, _HOST = r"(?P<ref>[^/]+)", r"(?P<host>[^/]+)"
+#: (pattern, handler class) of this module's routes, relative to the base URL.
+default_handlers = [
+    (f"{API}/sessions", SessionsHandler),
+    (f"{API}/sessions/{_REF}", SessionHandler),
+    (f"{API}/sessions/{_REF}/containers/{_HOST}/logs", LogsHandler),
+    (f"{API}/sessions/{_REF}/containers/{_HOST}/terminals", TerminalsHandler),
+]

@@ -1,0 +1,138 @@
+"""Configuration shared by every front end: config files, the manager, the launch policy.
+
+- :class:`ClusterConfigApp` reads ``jupyter_cluster_config`` files from the Jupyter
+  config path; :func:`file_config` returns what they say and :func:`make_manager`
+  builds a :class:`~jupyter_cluster.engine.manager.ClusterManager` from them (the
+  CLI, its detached driver, the notebook API and the provisioner use these).
+- :class:`LaunchSettings` holds what users may launch through REST and the launch
+  forms (``c.ClusterApp.max_cpu`` and friends: ``ClusterApp`` inherits these
+  traits). :func:`launch_settings` reads the same keys outside the server, so the
+  notebook's form describes exactly what the server's dialog does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jupyter_core.application import JupyterApp
+from traitlets import Dict, Float, Int, List, TraitError, Unicode, validate
+from traitlets.config import Config, LoggingConfigurable
+
+from .core.launch_options import launchable_defaults
+from .core.policy import LaunchPolicy, ordered_images
+from .core.units import parse_size
+from .engine.manager import ClusterManager
+from .errors import InvalidRequest
+
+
+class ClusterConfigApp(JupyterApp):
+    """Loads ``jupyter_cluster_config`` files; front ends build their manager from it."""
+
+    name = "jupyter-cluster"
+    description = "Cluster compute sessions for Jupyter"
+
+    @property
+    def config_file_name(self) -> str:  # type: ignore[override]
+        return "jupyter_cluster_config"
+
+
+def file_config() -> Config:
+    """The ``jupyter_cluster_config`` files on the Jupyter config path (what the CLI reads)."""
+    app = ClusterConfigApp()
+    app.load_config_file()
+    return app.config
+
+
+def make_manager() -> ClusterManager:
+    """A manager configured from the user's Jupyter config files."""
+    app = ClusterConfigApp()
+    app.initialize([])
+    return ClusterManager(parent=app)
+
+
+class LaunchSettings(LoggingConfigurable):
+    """What users may launch through the REST API and the launch forms.
+
+    Configured as ``c.ClusterApp.<name>`` (the server extension inherits these
+    traits); :func:`launch_settings` reads the same section elsewhere.
+    """
+
+    allowed_images = List(
+        Unicode(),
+        config=True,
+        help="Images users may launch through the REST API and the launch forms; empty "
+        "means only ClusterManager.default_image.",
+    )
+    resource_groups = List(
+        Unicode(),
+        config=True,
+        help="Resource groups users may launch in; empty means every group that has an "
+        "agent (agents name their group in ClusterManager.agents).",
+    )
+    max_cpu = Float(8.0, config=True, help="Most CPUs per container a user may ask for.")
+    max_mem = Unicode("16g", config=True, help="Most memory per container, e.g. 16g.")
+    max_shm = Unicode("4g", config=True, help="Most shared memory per container, e.g. 1g.")
+    max_gpu = Int(8, config=True, help="Most GPUs per container a user may ask for.")
+    max_sessions_per_user = Int(
+        8,
+        config=True,
+        help="Most sessions one user may have pending or running at once (0: no limit).",
+    )
+    default_launch_options = Dict(
+        config=True,
+        help="Defaults of the launch form and of POST sessions, e.g. {'cpu': 0.5, "
+        "'mem': '512m', 'size': 2}; keys are the launch fields (see GET launch-options).",
+    )
+
+    manager: ClusterManager
+    _defaults: dict[str, Any]
+
+    @validate("max_mem", "max_shm")
+    def _check_size(self, proposal: Any) -> str:
+        try:
+            parse_size(proposal["value"], proposal["trait"].name)
+        except InvalidRequest as exc:
+            raise TraitError(str(exc)) from None
+        return str(proposal["value"])
+
+    def use_manager(self, manager: ClusterManager) -> None:
+        """Describe launches on ``manager``; checks the configured defaults against it
+        (a default that can't launch is logged and left out)."""
+        self.manager = manager
+        self._defaults = {}
+        kept, problems = launchable_defaults(self.default_launch_options, self.policy)
+        for problem in problems:
+            self.log.error("ClusterApp.default_launch_options: %s", problem)
+        self._defaults = kept
+
+    def policy(self, defaults: dict[str, Any] | None = None) -> LaunchPolicy:
+        """What users may launch now, with the current data folders and groups."""
+        manager = self.manager
+        groups = sorted({a.config.resource_group for a in manager.agent_map.values()})
+        return LaunchPolicy(
+            images=ordered_images(self.allowed_images, manager.default_image),
+            max_size=manager.max_size,
+            max_cpu=self.max_cpu,
+            max_mem=parse_size(self.max_mem),
+            max_shm=parse_size(self.max_shm),
+            max_gpu=self.max_gpu,
+            resource_groups=tuple(self.resource_groups or groups),
+            folders=tuple(f.name for f in manager.folders.list()),
+            max_sessions_per_user=self.max_sessions_per_user,
+            defaults=self._defaults if defaults is None else defaults,
+        )
+
+
+def launch_settings(manager: ClusterManager) -> LaunchSettings:
+    """The server's launch settings as read outside it (the notebook's launch form).
+
+    Takes the ``ClusterApp`` section of ``manager``'s configuration (only the keys
+    that are launch settings), so the form and the server agree.
+    """
+    names = set(LaunchSettings.class_trait_names(config=True))
+    config = Config({"LaunchSettings": manager.config.get("LaunchSettings", {})})
+    section = manager.config.get("ClusterApp", {})
+    config.LaunchSettings.merge({k: v for k, v in section.items() if k in names})
+    settings = LaunchSettings(config=config, log=manager.log)
+    settings.use_manager(manager)
+    return settings

@@ -1,0 +1,193 @@
+"""The package's layers, checked from the source: no import cycle, and who may import what.
+
+The graph is built from every ``import`` statement of every module (including
+those under ``if TYPE_CHECKING:`` and inside functions), so a cycle can't be
+hidden by moving an import. Importing ``a.b.c`` also runs ``a/__init__`` and
+``a/b/__init__``: an edge to a package's ``__init__`` is added for each package
+the target lives in that the importing module does not live in itself.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import jupyter_cluster
+
+PACKAGE = Path(jupyter_cluster.__file__).parent
+TOP = "jupyter_cluster"
+#: Third-party libraries that do IO or belong to a front end: never in core.
+IO_LIBRARIES = {
+    "aiodocker",
+    "aiohttp",
+    "asyncssh",
+    "sqlite3",
+    "tornado",
+    "jupyter_server",
+    "jupyter_client",
+    "jupyter_core",
+    "ipywidgets",
+    "IPython",
+    "traitlets",
+    "subprocess",
+    "socket",
+}
+
+
+def modules() -> dict[str, Path]:
+    """Dotted module name → source file, for every module of the package."""
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        if "labextension" in path.parts:
+            continue
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found[name] = path
+    return found
+
+
+MODULES = modules()
+
+
+def imported_names(name: str, path: Path) -> set[str]:
+    """Every absolute module name that ``name``'s import statements name."""
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parts, base] if base else parts)
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)
+    return names
+
+
+def graph() -> dict[str, set[str]]:
+    """Module → the package modules (and package ``__init__``s) importing it runs."""
+    edges: dict[str, set[str]] = {}
+    for name, path in MODULES.items():
+        own = {".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 2)}
+        targets = set()
+        for target in imported_names(name, path):
+            if target not in MODULES:
+                continue
+            targets.add(target)
+            parts = target.split(".")
+            targets.update(".".join(parts[:i]) for i in range(1, len(parts)))
+        edges[name] = targets - own
+    return edges
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def third_party(name: str) -> set[str]:
+    """Top-level names of what ``name`` imports from outside the package."""
+    return {t.split(".")[0] for t in imported_names(name, MODULES[name]) if not t.startswith(TOP)}
+
+
+def reaches(edges: dict[str, set[str]], start: str) -> set[str]:
+    """Every package module importing ``start`` runs, directly or not."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for w in edges.get(todo.pop(), ()):
+            if w not in seen:
+                seen.add(w)
+                todo.append(w)
+    return seen
+
+
+def test_the_graph_sees_the_whole_package() -> None:
+    edges = graph()
+    assert {"jupyter_cluster.core.models", "jupyter_cluster.engine.manager"} <= set(edges)
+    assert "jupyter_cluster.core.models" in edges["jupyter_cluster.engine.manager"]
+    # an import of engine.agents.base from outside engine runs engine/__init__ too
+    assert "jupyter_cluster.engine" in edges["jupyter_cluster.runtime.files"]
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_import_cycle() -> None:
+    assert cycles(graph()) == []
+
+
+def test_core_is_pure() -> None:
+    core = [name for name in MODULES if name.startswith(f"{TOP}.core")]
+    assert len(core) >= 8
+    for name in core:
+        assert not third_party(name) & IO_LIBRARIES, f"{name} imports {third_party(name)}"
+        inside = {t for t in imported_names(name, MODULES[name]) if t in MODULES}
+        allowed = {t for t in inside if t.startswith(f"{TOP}.core") or t == f"{TOP}.errors"}
+        assert inside <= allowed | {TOP}, f"{name} imports {inside - allowed}"
+
+
+def test_no_front_end_imports_the_server() -> None:
+    edges = graph()
+    front_ends = [
+        name
+        for name in MODULES
+        if name.startswith((f"{TOP}.cli", f"{TOP}.provisioning"))
+        or name in {f"{TOP}.session", f"{TOP}.widgets", f"{TOP}.magics", f"{TOP}.config"}
+    ]
+    assert len(front_ends) >= 9
+    for name in front_ends:
+        server = {m for m in reaches(edges, name) if m.startswith(f"{TOP}.server")}
+        assert not server, f"{name} imports the server extension: {sorted(server)}"
+
+
+def test_the_engine_imports_no_front_end() -> None:
+    edges = graph()
+    for name in (m for m in MODULES if m.startswith(f"{TOP}.engine")):
+        bad = {
+            m
+            for m in reaches(edges, name)
+            if m.startswith((f"{TOP}.server", f"{TOP}.cli", f"{TOP}.provisioning"))
+            or m in {f"{TOP}.session", f"{TOP}.widgets", f"{TOP}.magics", f"{TOP}.config"}
+        }
+        assert not bad, f"{name} imports front ends: {sorted(bad)}"
+
+
+def test_the_top_package_imports_nothing_eagerly() -> None:
+    """``import jupyter_cluster`` (done by every submodule) must stay cheap and acyclic."""
+    tree = ast.parse((PACKAGE / "__init__.py").read_text())
+    eager = [n for n in tree.body if isinstance(n, ast.ImportFrom) and n.level]
+    assert eager == []
