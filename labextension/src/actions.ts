@@ -16,8 +16,9 @@ import { URLExt } from '@jupyterlab/coreutils';
 import { KernelAPI, ServerConnection } from '@jupyterlab/services';
 
 import { ClusterAPIError, IAgent, IImage, ISession } from './api';
-import { IServerError, LaunchDialog, LaunchForm } from './dialog';
+import { LaunchDialog, LaunchForm } from './dialog';
 import { ILaunchValues, initialValues, toRequest } from './form';
+import type { IServerError } from './formview';
 import { getTrans } from './i18n';
 import { ILogOptions, LogPanel } from './logs';
 import { followLaunch } from './progress';

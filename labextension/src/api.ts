@@ -1,6 +1,6 @@
 /**
  * A small client of the jupyter-cluster server extension's REST API, under
- * `{baseUrl}cluster/api/` (see `jupyter_cluster/openapi.json`); its models are
+ * `{baseUrl}cluster/api/` (see `jupyter_cluster/server/openapi.json`); its models are
  * in ./models, re-exported here. Streams (a followed log, the events) are read
  * with `fetch`, so they carry the same authentication as every other request.
  */

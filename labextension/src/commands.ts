@@ -11,10 +11,12 @@ import {
   showErrorMessage,
   WidgetTracker
 } from '@jupyterlab/apputils';
-import { refreshIcon } from '@jupyterlab/ui-components';
+import { LabIcon, refreshIcon } from '@jupyterlab/ui-components';
+import type { CommandRegistry } from '@lumino/commands';
+import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 
 import type { IContext } from './actions';
-import { ISession } from './api';
+import { IContainer, ISession } from './api';
 import { getTrans } from './i18n';
 import { clusterIcon } from './icons';
 import type { LogPanel } from './logs';
@@ -69,12 +71,9 @@ export function addCommands(options: ICommandsOptions): void {
     }
   };
   const containerArgs = {
-    type: 'object',
+    ...sessionArgs,
     properties: {
-      sessionId: {
-        type: 'string',
-        description: trans.__('Id of the cluster session')
-      },
+      ...sessionArgs.properties,
       host: {
         type: 'string',
         description: trans.__('Host of the container: main1, sub1, …')
@@ -85,6 +84,25 @@ export function addCommands(options: ICommandsOptions): void {
   const fail = (title: string) => (error: unknown) => {
     void showErrorMessage(title, error as Error);
   };
+  /** The icon, except in the palette. */
+  const iconOf = (icon: LabIcon) => (args: ReadonlyPartialJSONObject) =>
+    args.isPalette ? undefined : icon;
+
+  /** A command on what `pick` gives (asked for when the args do not say). */
+  function addPickerCommand<T>(id: string, spec: IPickerCommand<T>): void {
+    commands.addCommand(id, {
+      label: spec.label,
+      caption: spec.caption,
+      execute: async args => {
+        const picked = await spec.pick(args);
+        if (picked) {
+          const done = spec.run(await actions(), picked);
+          await (spec.failTitle ? done.catch(fail(spec.failTitle)) : done);
+        }
+      },
+      describedBy: { args: spec.args }
+    });
+  }
 
   commands.addCommand(CommandIDs.launch, {
     label: args =>
@@ -94,7 +112,7 @@ export function addCommands(options: ICommandsOptions): void {
     caption: trans.__(
       'Launch N containers (main1, sub1, …) with a kernel in main1'
     ),
-    icon: args => (args.isPalette ? undefined : clusterIcon),
+    icon: iconOf(clusterIcon),
     execute: async () => {
       try {
         await (await actions()).launch(ctx);
@@ -108,180 +126,171 @@ export function addCommands(options: ICommandsOptions): void {
   commands.addCommand(CommandIDs.showSessions, {
     label: trans.__('Show Cluster Sessions'),
     caption: trans.__('Show the Cluster Sessions sidebar'),
-    icon: args => (args.isPalette ? undefined : clusterIcon),
+    icon: iconOf(clusterIcon),
     execute: () => options.showSidebar(),
     describedBy: noArgs
   });
 
   commands.addCommand(CommandIDs.refresh, {
     label: trans.__('Refresh Cluster Sessions'),
-    icon: args => (args.isPalette ? undefined : refreshIcon),
+    icon: iconOf(refreshIcon),
     execute: () => model.refresh(),
     describedBy: noArgs
   });
 
-  commands.addCommand(CommandIDs.openNotebook, {
+  addPickerCommand(CommandIDs.openNotebook, {
     label: trans.__('Open Notebook on Cluster Session…'),
     caption: trans.__('A new notebook on the kernel that runs in main1'),
-    execute: async args => {
-      const session = await pickSession(
+    args: sessionArgs,
+    pick: args =>
+      pickSession(
         ctx,
-        args.sessionId as string | undefined,
+        args,
         trans.__('Open a notebook on which cluster session?'),
         s => s.kernel_state === 'running'
-      );
-      if (session) {
-        await (
-          await actions()
-        )
-          .openNotebook(ctx, session)
-          .catch(fail(trans.__('Could not open a notebook')));
-      }
-    },
-    describedBy: { args: sessionArgs }
+      ),
+    run: (a, session) => a.openNotebook(ctx, session),
+    failTitle: trans.__('Could not open a notebook')
   });
 
-  commands.addCommand(CommandIDs.terminate, {
+  addPickerCommand(CommandIDs.terminate, {
     label: trans.__('Terminate Cluster Session…'),
     caption: trans.__('Remove every container of a session'),
-    execute: async args => {
-      const session = await pickSession(
-        ctx,
-        args.sessionId as string | undefined,
-        trans.__('Terminate which cluster session?')
-      );
-      if (session) {
-        await (
-          await actions()
-        ).terminate(ctx, session, ctx.settings().confirmTerminate);
-      }
-    },
-    describedBy: { args: sessionArgs }
+    args: sessionArgs,
+    pick: args =>
+      pickSession(ctx, args, trans.__('Terminate which cluster session?')),
+    run: (a, session) =>
+      a.terminate(ctx, session, ctx.settings().confirmTerminate)
   });
 
-  commands.addCommand(CommandIDs.openLogs, {
+  addPickerCommand(CommandIDs.openLogs, {
     label: trans.__('Show Cluster Container Logs…'),
     caption: trans.__('The log of a container, streaming'),
-    execute: async args => {
-      const picked = await pickContainer(
-        ctx,
-        args.sessionId as string | undefined,
-        args.host as string | undefined,
-        trans.__('Show the log of which container?'),
-        () => true
-      );
-      if (picked) {
-        await (
-          await actions()
-        )
-          .openLogs(ctx, picked.session, picked.host)
-          .catch(fail(trans.__('Could not show the log')));
-      }
-    },
-    describedBy: { args: containerArgs }
+    args: containerArgs,
+    pick: args =>
+      pickContainer(ctx, args, trans.__('Show the log of which container?')),
+    run: (a, { session, host }) => a.openLogs(ctx, session, host),
+    failTitle: trans.__('Could not show the log')
   });
 
-  commands.addCommand(CommandIDs.openTerminal, {
+  addPickerCommand(CommandIDs.openTerminal, {
     label: trans.__('Open Terminal in Cluster Container…'),
     caption: trans.__('A terminal as work in main1 or a sub container'),
-    execute: async args => {
-      const picked = await pickContainer(
+    args: containerArgs,
+    pick: args =>
+      pickContainer(
         ctx,
-        args.sessionId as string | undefined,
-        args.host as string | undefined,
+        args,
         trans.__('Open a terminal in which container?'),
         (s, host) =>
           USABLE.has(s.status) &&
           s.containers.some(c => c.host === host && c.status === 'RUNNING')
-      );
-      if (picked) {
-        await (
-          await actions()
-        )
-          .openTerminal(ctx, picked.session, picked.host)
-          .catch(fail(trans.__('Could not open a terminal')));
-      }
-    },
-    describedBy: { args: containerArgs }
+      ),
+    run: (a, { session, host }) => a.openTerminal(ctx, session, host),
+    failTitle: trans.__('Could not open a terminal')
   });
+}
+
+/** A command that acts on a session or a container it picks. */
+interface IPickerCommand<T> {
+  label: string;
+  caption: string;
+  /** The schema of the command's args. */
+  args: CommandRegistry.Description['args'];
+  /** What to act on: the one the args name, or one the user picks. */
+  pick: (args: ReadonlyPartialJSONObject) => Promise<T | null>;
+  /** Act on it with the lazily loaded actions. */
+  run: (actions: typeof import('./actions'), picked: T) => Promise<unknown>;
+  /** Show a failure of `run` under this title (else `run` reports its own). */
+  failTitle?: string;
 }
 
 async function known(ctx: IContext, id: string): Promise<ISession> {
   return ctx.model.get(id) ?? (await ctx.model.client.getSession(id));
 }
 
-/** The session `id`, or one the user picks among those that `ok`. */
+/** The session `args.sessionId`, or one the user picks among those that `ok`. */
 async function pickSession(
   ctx: IContext,
-  id: string | undefined,
+  args: ReadonlyPartialJSONObject,
   question: string,
   ok: (s: ISession) => boolean = () => true
 ): Promise<ISession | null> {
   const trans = getTrans();
+  const id = args.sessionId as string | undefined;
   if (id) {
     return known(ctx, id);
   }
-  const sessions = ctx.model.sessions.filter(ok);
-  if (!sessions.length) {
-    await showErrorMessage(
+  return pick({
+    choices: ctx.model.sessions,
+    ok,
+    label: s => `${s.name} (${s.status}, ${s.containers.length})`,
+    question,
+    empty: [
       trans.__('No cluster session'),
       trans.__('There is no cluster session for this. Launch one first.')
-    );
+    ]
+  });
+}
+
+/** The container `args.host` of `args.sessionId`, or one the user picks. */
+async function pickContainer(
+  ctx: IContext,
+  args: ReadonlyPartialJSONObject,
+  question: string,
+  ok: (s: ISession, host: string) => boolean = () => true
+): Promise<{ session: ISession; host: string } | null> {
+  const trans = getTrans();
+  const id = args.sessionId as string | undefined;
+  const host = args.host as string | undefined;
+  if (id && host) {
+    return { session: await known(ctx, id), host };
+  }
+  const choices: { session: ISession; container: IContainer }[] = [];
+  for (const session of ctx.model.sessions) {
+    if (!id || session.id === id) {
+      choices.push(
+        ...session.containers.map(container => ({ session, container }))
+      );
+    }
+  }
+  const picked = await pick({
+    choices,
+    ok: c => ok(c.session, c.container.host),
+    label: ({ session, container: c }) =>
+      `${session.name} / ${c.host} (${c.status})`,
+    question,
+    empty: [
+      trans.__('No container'),
+      trans.__('There is no running cluster container for this.')
+    ]
+  });
+  return picked && { session: picked.session, host: picked.container.host };
+}
+
+/**
+ * One of the `choices` that `ok`, which the user picks by its label; when
+ * there is none, say so (`empty`: title and message) and give null.
+ */
+async function pick<T>(options: {
+  choices: T[];
+  ok: (choice: T) => boolean;
+  label: (choice: T) => string;
+  question: string;
+  empty: [title: string, message: string];
+}): Promise<T | null> {
+  const choices = options.choices.filter(options.ok);
+  if (!choices.length) {
+    await showErrorMessage(...options.empty);
     return null;
   }
-  const labels = sessions.map(
-    s => `${s.name} (${s.status}, ${s.containers.length})`
-  );
+  const labels = choices.map(options.label);
   const result = await InputDialog.getItem({
-    title: question,
+    title: options.question,
     items: labels
   });
   if (!result.button.accept || result.value === null) {
     return null;
   }
-  return sessions[labels.indexOf(result.value)] ?? null;
-}
-
-/** The container `host` of session `id`, or one the user picks. */
-async function pickContainer(
-  ctx: IContext,
-  id: string | undefined,
-  host: string | undefined,
-  question: string,
-  ok: (s: ISession, host: string) => boolean
-): Promise<{ session: ISession; host: string } | null> {
-  const trans = getTrans();
-  if (id && host) {
-    return { session: await known(ctx, id), host };
-  }
-  const choices: { session: ISession; host: string; label: string }[] = [];
-  for (const session of ctx.model.sessions) {
-    if (id && session.id !== id) {
-      continue;
-    }
-    for (const container of session.containers) {
-      if (ok(session, container.host)) {
-        choices.push({
-          session,
-          host: container.host,
-          label: `${session.name} / ${container.host} (${container.status})`
-        });
-      }
-    }
-  }
-  if (!choices.length) {
-    await showErrorMessage(
-      trans.__('No container'),
-      trans.__('There is no running cluster container for this.')
-    );
-    return null;
-  }
-  const result = await InputDialog.getItem({
-    title: question,
-    items: choices.map(c => c.label)
-  });
-  if (!result.button.accept || result.value === null) {
-    return null;
-  }
-  return choices.find(c => c.label === result.value) ?? null;
+  return choices[labels.indexOf(result.value)] ?? null;
 }

@@ -15,9 +15,6 @@ import { ILaunchValues, LaunchErrors, validate } from './form';
 import { IServerError, LaunchFormView } from './formview';
 import { getTrans } from './i18n';
 
-export { hostNames } from './formparts';
-export type { IServerError } from './formview';
-
 /** The form inside the launch dialog; `getValue()` gives its values. */
 export class LaunchForm extends ReactWidget {
   constructor(options: LaunchForm.IOptions) {

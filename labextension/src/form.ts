@@ -2,7 +2,7 @@
  * The launch form's logic, without any UI: its values (from the server's
  * `launch-options`, the user's settings and what was typed), their validation
  * against the server's limits and the request they make. Mirrors the checks of
- * `jupyter_cluster/launch_options.py`, so that mistakes show before anything is
+ * `jupyter_cluster/core/launch_options.py`, so that mistakes show before anything is
  * sent. The totals and the room on agents are in ./room.
  */
 
@@ -148,15 +148,23 @@ export function validate(
   const errors: LaunchErrors = {};
   const limits = options.limits;
 
-  const images = field(options, 'image')?.choices ?? [];
-  if (!values.image) {
-    errors.image = trans.__('Choose an image.');
-  } else if (images.length && !images.includes(values.image)) {
-    errors.image = trans.__(
-      'Not an allowed image; use one of %1.',
-      images.join(', ')
-    );
-  }
+  /** A value that must be one of the field's choices (when it has some). */
+  const choice = (
+    name: 'image' | 'resource_group',
+    missing: string,
+    wrong: (choices: string[]) => string
+  ) => {
+    const choices = field(options, name)?.choices ?? [];
+    if (!values[name]) {
+      errors[name] = missing;
+    } else if (choices.length && !choices.includes(values[name])) {
+      errors[name] = wrong(choices);
+    }
+  };
+
+  choice('image', trans.__('Choose an image.'), images =>
+    trans.__('Not an allowed image; use one of %1.', images.join(', '))
+  );
 
   const maxSize = limits.max_size ?? field(options, 'size')?.maximum ?? 1;
   const size = wholeNumber(values.size);
@@ -176,7 +184,7 @@ export function validate(
 
   for (const name of ['mem', 'shm'] as const) {
     const f = field(options, name);
-    const min = f?.minimum_bytes ?? (name === 'mem' ? 6 * 1024 ** 2 : 1);
+    const min = f?.minimum_bytes ?? 0;
     const max =
       f?.maximum_bytes ?? limits[name === 'mem' ? 'max_mem' : 'max_shm'];
     const bytes = parseSize(values[name]);
@@ -210,26 +218,16 @@ export function validate(
     errors.mounts = trans.__('No data folder named %1.', unknown.join(', '));
   }
 
-  const groups = field(options, 'resource_group')?.choices ?? [];
-  if (!values.resource_group) {
-    errors.resource_group = trans.__('Choose a resource group.');
-  } else if (groups.length && !groups.includes(values.resource_group)) {
-    errors.resource_group = trans.__(
-      'No resource group %1.',
-      values.resource_group
-    );
-  }
+  choice('resource_group', trans.__('Choose a resource group.'), () =>
+    trans.__('No resource group %1.', values.resource_group)
+  );
 
   const name = values.name.trim();
-  if (name) {
-    const pattern = new RegExp(
-      field(options, 'name')?.pattern ?? '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$'
+  const pattern = field(options, 'name')?.pattern;
+  if (name && pattern && !new RegExp(pattern).test(name)) {
+    errors.name = trans.__(
+      "Letters, digits, '.', '_' and '-', starting with a letter or digit (at most 64)."
     );
-    if (!pattern.test(name)) {
-      errors.name = trans.__(
-        "Letters, digits, '.', '_' and '-', starting with a letter or digit (at most 64)."
-      );
-    }
   }
 
   const maxBootstrap = field(options, 'bootstrap')?.max_length;

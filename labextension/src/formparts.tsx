@@ -161,12 +161,18 @@ export function Select(
   );
 }
 
-export function inputClass(error?: string): string {
-  return `jp-mod-styled jp-ClusterLaunch-input${error ? ' jp-ClusterLaunch-inputInvalid' : ''}`;
+/** The class of a field's `input` (also a textarea) or `select`. */
+export function controlClass(kind: 'input' | 'select', error?: string): string {
+  return `jp-mod-styled jp-ClusterLaunch-${kind}${error ? ' jp-ClusterLaunch-inputInvalid' : ''}`;
 }
 
-export function selectClass(error?: string): string {
-  return `jp-mod-styled jp-ClusterLaunch-select${error ? ' jp-ClusterLaunch-inputInvalid' : ''}`;
+/** A choice of a select. */
+export function option(name: string): JSX.Element {
+  return (
+    <option key={name} value={name}>
+      {name}
+    </option>
+  );
 }
 
 export function groupFree(

@@ -9,13 +9,13 @@ import * as React from 'react';
 import { IAgent, IImage, ILaunchOptions } from './api';
 import { field, ILaunchValues, LaunchErrors, modes } from './form';
 import {
+  controlClass,
   FolderPicker,
   groupFree,
   hostsPreview,
-  inputClass,
+  option,
   Row,
   Select,
-  selectClass,
   Summary
 } from './formparts';
 import { getTrans } from './i18n';
@@ -27,6 +27,12 @@ export interface IServerError {
   field: string | null;
   message: string;
 }
+
+/** The fields typed or chosen as text. */
+type TextField = Exclude<
+  keyof ILaunchValues,
+  'mode' | 'mounts' | 'start_kernel'
+>;
 
 export interface IViewProps {
   options: ILaunchOptions;
@@ -73,21 +79,39 @@ export function LaunchFormView(props: IViewProps): JSX.Element {
       ? props.serverError.message
       : null;
 
+  /** A row's name, error and help. */
+  const rowProps = (name: keyof ILaunchValues) => ({
+    name,
+    error: shown(name),
+    help: help(name)
+  });
+  /** What a text field's control takes: id, name, class, value, onChange. */
+  const control = (name: TextField, kind: 'input' | 'select' = 'input') => ({
+    id: `jp-ClusterLaunch-${name}`,
+    name,
+    className: controlClass(kind, shown(name)),
+    value: values[name],
+    onChange: (e: React.ChangeEvent<{ value: string }>) =>
+      onChange({ [name]: e.target.value })
+  });
   const input = (
     name: 'size' | 'cpu' | 'mem' | 'shm' | 'gpu' | 'name',
     label: string,
     attrs: React.InputHTMLAttributes<HTMLInputElement> = {}
   ) => (
-    <Row name={name} label={label} error={shown(name)} help={help(name)}>
-      <input
-        id={`jp-ClusterLaunch-${name}`}
-        name={name}
-        className={inputClass(shown(name))}
-        value={values[name]}
-        onChange={e => onChange({ [name]: e.target.value })}
-        aria-invalid={!!shown(name)}
-        {...attrs}
-      />
+    <Row {...rowProps(name)} label={label}>
+      <input {...control(name)} aria-invalid={!!shown(name)} {...attrs} />
+    </Row>
+  );
+  const select = (
+    name: 'image' | 'resource_group',
+    label: string,
+    choices: string[],
+    note: React.ReactNode
+  ) => (
+    <Row {...rowProps(name)} label={label}>
+      <Select {...control(name, 'select')}>{choices.map(option)}</Select>
+      {note}
     </Row>
   );
 
@@ -98,31 +122,16 @@ export function LaunchFormView(props: IViewProps): JSX.Element {
           {generalError}
         </div>
       )}
-      <Row
-        name="image"
-        label={trans.__('Image')}
-        error={shown('image')}
-        help={help('image')}
-      >
-        <Select
-          id="jp-ClusterLaunch-image"
-          name="image"
-          className={selectClass(shown('image'))}
-          value={values.image}
-          onChange={e => onChange({ image: e.target.value })}
-        >
-          {images.map(name => (
-            <option key={name} value={name}>
-              {name}
-            </option>
-          ))}
-        </Select>
-        {missing.length > 0 && (
+      {select(
+        'image',
+        trans.__('Image'),
+        images,
+        missing.length > 0 && (
           <div className="jp-ClusterLaunch-note jp-mod-warn">
             {trans.__('Not present on agent %1.', missing.join(', '))}
           </div>
-        )}
-      </Row>
+        )
+      )}
 
       <fieldset className="jp-ClusterLaunch-modes">
         <legend>{trans.__('Cluster mode')}</legend>
@@ -179,12 +188,7 @@ export function LaunchFormView(props: IViewProps): JSX.Element {
 
       <Summary totals={t} room={fit} />
 
-      <Row
-        name="mounts"
-        label={trans.__('Data folders')}
-        error={shown('mounts')}
-        help={help('mounts')}
-      >
+      <Row {...rowProps('mounts')} label={trans.__('Data folders')}>
         <FolderPicker
           folders={folders}
           mounts={values.mounts}
@@ -192,26 +196,11 @@ export function LaunchFormView(props: IViewProps): JSX.Element {
         />
       </Row>
 
-      <Row
-        name="resource_group"
-        label={trans.__('Resource group')}
-        error={shown('resource_group')}
-        help={help('resource_group')}
-      >
-        <Select
-          id="jp-ClusterLaunch-resource_group"
-          name="resource_group"
-          className={selectClass(shown('resource_group'))}
-          value={values.resource_group}
-          onChange={e => onChange({ resource_group: e.target.value })}
-        >
-          {groups.map(name => (
-            <option key={name} value={name}>
-              {name}
-            </option>
-          ))}
-        </Select>
-        {group && (
+      {select(
+        'resource_group',
+        trans.__('Resource group'),
+        groups,
+        group && (
           <div className="jp-ClusterLaunch-note">
             {trans._n(
               '%1 agent; free now: %2 CPU, %3 memory, %4 GPU',
@@ -222,29 +211,20 @@ export function LaunchFormView(props: IViewProps): JSX.Element {
               group.gpu
             )}
           </div>
-        )}
-      </Row>
+        )
+      )}
 
       {input('name', trans.__('Name (optional)'), {
         placeholder: trans.__('a name to find it by'),
         spellCheck: false
       })}
 
-      <Row
-        name="bootstrap"
-        label={trans.__('Bootstrap command')}
-        error={shown('bootstrap')}
-        help={help('bootstrap')}
-      >
+      <Row {...rowProps('bootstrap')} label={trans.__('Bootstrap command')}>
         <textarea
-          id="jp-ClusterLaunch-bootstrap"
-          name="bootstrap"
-          className={inputClass(shown('bootstrap'))}
+          {...control('bootstrap')}
           rows={2}
           spellCheck={false}
           placeholder={trans.__('e.g. pip install --user -r requirements.txt')}
-          value={values.bootstrap}
-          onChange={e => onChange({ bootstrap: e.target.value })}
         />
       </Row>
 

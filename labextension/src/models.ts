@@ -1,5 +1,5 @@
 /**
- * The models of the jupyter-cluster REST API (`jupyter_cluster/openapi.json`):
+ * The models of the jupyter-cluster REST API (`jupyter_cluster/server/openapi.json`):
  * sessions, containers, agents, groups, images, the launch form and the events.
  */
 

@@ -7,7 +7,7 @@
 
 import { ISession } from './api';
 import { getTrans } from './i18n';
-import { ENDED, SessionsModel, USABLE } from './sessions';
+import { FINAL, SessionsModel, USABLE } from './sessions';
 import { LiveNotification } from './toast';
 
 /** Where a launch is, for people. */
@@ -112,7 +112,7 @@ export function describeProgress(
       const message = reason
         ? trans.__('Cluster session %1 is %2: %3', name, session.status, reason)
         : trans.__('Cluster session %1 is %2', name, session.status);
-      return ENDED.has(session.status)
+      return FINAL.has(session.status)
         ? { type: 'info', message, ready: false }
         : progress(message);
     }

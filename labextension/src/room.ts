@@ -1,6 +1,6 @@
 /**
  * The session's total resources (N × per container) and whether an agent has
- * room for it now, by the fit rule of `jupyter_cluster/scheduler.py`: a
+ * room for it now, by the fit rule of `jupyter_cluster/core/scheduler.py`: a
  * container fits an agent when its CPU, memory and GPUs all fit in what is free
  * (shared memory is not counted). Pure: the launch dialog shows its answers.
  */

@@ -18,7 +18,7 @@ import * as React from 'react';
 import { IContainer, ISession } from './api';
 import { CommandIDs } from './commands';
 import { getTrans } from './i18n';
-import { ENDED, USABLE } from './sessions';
+import { FINAL, USABLE } from './sessions';
 import { formatAge, formatCpu, formatSize } from './units';
 
 /** One line of resources per container: `0.5 CPU · 1g memory · 64m shm`. */
@@ -43,13 +43,6 @@ export function describeResources(
   return parts.join(' · ');
 }
 
-/** The status text of a session, with its reason when it has one. */
-export function statusText(session: ISession): string {
-  return session.status_reason
-    ? `${session.status}: ${session.status_reason}`
-    : session.status;
-}
-
 /** One session: header, meta, reason, kernel, actions and its containers. */
 export function SessionItem(props: {
   session: ISession;
@@ -60,7 +53,7 @@ export function SessionItem(props: {
 }): JSX.Element {
   const trans = getTrans();
   const { session, run } = props;
-  const ended = ENDED.has(session.status);
+  const final = FINAL.has(session.status);
   const usable = USABLE.has(session.status);
   const Caret = props.expanded ? caretDownIcon : caretRightIcon;
   const kernel = kernelText(session);
@@ -68,7 +61,7 @@ export function SessionItem(props: {
   const size = session.size ?? session.containers.length;
   return (
     <li
-      className={`jp-ClusterSession${ended ? ' jp-mod-ended' : ''}`}
+      className={`jp-ClusterSession${final ? ' jp-mod-ended' : ''}`}
       data-session-id={session.id}
       data-status={session.status}
     >
@@ -130,7 +123,7 @@ export function SessionItem(props: {
           }
           title={trans.__('Terminate the session: remove all its containers')}
           className="jp-ClusterSession-terminate"
-          disabled={ended || session.status === 'TERMINATING'}
+          disabled={final || session.status === 'TERMINATING'}
           onClick={() => run(CommandIDs.terminate, args)}
         />
       </div>

@@ -18,8 +18,11 @@ import {
 } from './api';
 import { SSEParser } from './sse';
 
-/** Statuses after which a session is gone (it only lingers in the list). */
-export const ENDED: ReadonlySet<SessionStatus> = new Set<SessionStatus>([
+/**
+ * Statuses after which nothing more happens to a session (it only lingers in
+ * the list); not ERROR, which can still be terminated.
+ */
+export const FINAL: ReadonlySet<SessionStatus> = new Set<SessionStatus>([
   'TERMINATED',
   'CANCELLED'
 ]);
@@ -141,7 +144,7 @@ export class SessionsModel implements IDisposable {
       return; // an older copy (e.g. a POST answer after the stream's news)
     }
     this._sessions.set(session.id, session);
-    if (ENDED.has(session.status)) {
+    if (FINAL.has(session.status)) {
       this._linger(session.id);
     }
     this._changed.emit();
@@ -192,7 +195,7 @@ export class SessionsModel implements IDisposable {
     const ids = new Set(sessions.map(s => s.id));
     for (const [id, session] of this._sessions) {
       // Sessions that ended stay until their linger time is over.
-      if (!ids.has(id) && !ENDED.has(session.status)) {
+      if (!ids.has(id) && !FINAL.has(session.status)) {
         this._sessions.delete(id);
       }
     }
@@ -210,7 +213,7 @@ export class SessionsModel implements IDisposable {
       setTimeout(() => {
         this._timers.delete(id);
         const session = this._sessions.get(id);
-        if (session && ENDED.has(session.status)) {
+        if (session && FINAL.has(session.status)) {
           this.remove(id);
         }
       }, this._lingerMs)

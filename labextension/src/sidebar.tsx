@@ -22,8 +22,6 @@ import { clusterIcon } from './icons';
 import { SessionsModel } from './sessions';
 import { IconButton, SessionItem } from './sessionitem';
 
-export { describeResources, statusText } from './sessionitem';
-
 /** The sidebar widget. */
 export class ClusterSidebar extends ReactWidget {
   constructor(

@@ -1,6 +1,6 @@
 /**
  * Sizes and CPU amounts, read and written the way the server does
- * (`jupyter_cluster/units.py`): `512m` is 512 MiB, `2g` is 2 GiB (powers of
+ * (`jupyter_cluster/core/units.py`): `512m` is 512 MiB, `2g` is 2 GiB (powers of
  * 1024, as Docker), `500m` CPUs is 0.5.
  */
 

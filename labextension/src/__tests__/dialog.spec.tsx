@@ -1,7 +1,8 @@
 import { Widget } from '@lumino/widgets';
 
-import { hostNames, LaunchDialog, LaunchForm } from '../dialog';
+import { LaunchDialog, LaunchForm } from '../dialog';
 import { initialValues } from '../form';
+import { hostNames } from '../formparts';
 import { agent, launchOptions } from './fixtures';
 import { act, render, setValue } from './render';
 

@@ -1,105 +1,15 @@
 import { IAgent, ILaunchOptions, ISession } from '../api';
+import served from './launch-options.json';
 
 const GIB = 1024 ** 3;
 
-/** What `GET launch-options` answers on a default server. */
+/**
+ * What `GET launch-options` answers for the policy the tests assume (two
+ * images, sizes up to 16, 8 CPUs, 16g memory, 4g shm, 8 GPUs, groups default
+ * and gpu, folders data and models): a fresh copy each call, to change freely.
+ */
 export function launchOptions(): ILaunchOptions {
-  return {
-    fields: [
-      {
-        name: 'image',
-        type: 'string',
-        choices: ['jupyter-cluster/kernel:latest', 'other:1'],
-        default: 'jupyter-cluster/kernel:latest'
-      },
-      { name: 'size', type: 'integer', minimum: 1, maximum: 16, default: 1 },
-      {
-        name: 'mode',
-        type: 'string',
-        choices: ['single-node', 'multi-node'],
-        default: 'single-node'
-      },
-      {
-        name: 'cpu',
-        type: 'number',
-        minimum: 0.001,
-        maximum: 8,
-        step: 0.001,
-        default: 1
-      },
-      {
-        name: 'mem',
-        type: 'size',
-        minimum: '6m',
-        maximum: '16g',
-        minimum_bytes: 6 * 1024 ** 2,
-        maximum_bytes: 16 * GIB,
-        default: '1g'
-      },
-      {
-        name: 'shm',
-        type: 'size',
-        minimum: '1',
-        maximum: '4g',
-        minimum_bytes: 1,
-        maximum_bytes: 4 * GIB,
-        default: '64m'
-      },
-      { name: 'gpu', type: 'integer', minimum: 0, maximum: 8, default: 0 },
-      {
-        name: 'mounts',
-        type: 'array',
-        items: 'string',
-        choices: ['data', 'models'],
-        unique: true,
-        default: []
-      },
-      {
-        name: 'resource_group',
-        type: 'string',
-        choices: ['default', 'gpu'],
-        default: 'default'
-      },
-      {
-        name: 'name',
-        type: 'string',
-        nullable: true,
-        pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$',
-        max_length: 64,
-        default: null
-      },
-      {
-        name: 'bootstrap',
-        type: 'string',
-        nullable: true,
-        max_length: 65536,
-        default: null
-      },
-      { name: 'start_kernel', type: 'boolean', default: false }
-    ],
-    defaults: {
-      image: 'jupyter-cluster/kernel:latest',
-      size: 1,
-      mode: 'single-node',
-      cpu: 1.0,
-      mem: '1g',
-      shm: '64m',
-      gpu: 0,
-      mounts: [],
-      resource_group: 'default',
-      name: null,
-      bootstrap: null,
-      start_kernel: false
-    },
-    limits: {
-      max_size: 16,
-      max_cpu: 8,
-      max_mem: 16 * GIB,
-      max_shm: 4 * GIB,
-      max_gpu: 8,
-      max_sessions_per_user: 8
-    }
-  };
+  return JSON.parse(JSON.stringify(served));
 }
 
 export function agent(

@@ -3,8 +3,10 @@ import { Widget } from '@lumino/widgets';
 
 import { ClusterClient } from '../api';
 import { CommandIDs } from '../commands';
+import { describeProgress } from '../progress';
+import { describeResources } from '../sessionitem';
 import { SessionsModel } from '../sessions';
-import { ClusterSidebar, describeResources, statusText } from '../sidebar';
+import { ClusterSidebar } from '../sidebar';
 import { session } from './fixtures';
 import { act, render } from './render';
 
@@ -158,7 +160,9 @@ describe('ClusterSidebar', () => {
 describe('helpers', () => {
   it('describe resources and status', () => {
     const s = session({ status: 'PENDING', status_reason: 'waiting' });
-    expect(statusText(s)).toBe('PENDING: waiting');
+    expect(describeProgress(s, false).message).toBe(
+      'Cluster session e104916a is PENDING: waiting'
+    );
     expect(
       describeResources(
         { ...s, resources: { cpu: 2, mem: 2 * 1024 ** 3, shm: 0, gpu: 1 } },
