@@ -13,7 +13,7 @@ import shlex
 import sys
 from typing import Any
 
-from . import session as api
+from . import session as notebook_api
 from .cli import format as cli_format
 from .errors import ClusterError
 from .runtime.incluster import MagicError, MagicParser
@@ -55,12 +55,12 @@ def run(argv: list[str]) -> Any:
     if args.command is None:
         raise MagicError(USAGE)
     if args.command == "ls":
-        sessions = [s.model for s in api.ClusterSession.list(include_ended=args.all)]
+        sessions = [s.model for s in notebook_api.ClusterSession.list(include_ended=args.all)]
         print(cli_format.sessions_table(sessions))
     elif args.command == "show":
-        print(cli_format.session_details(api.ClusterSession.attach(args.session).model))
+        print(cli_format.session_details(notebook_api.ClusterSession.attach(args.session).model))
     elif args.command == "logs":
-        session = api.ClusterSession.attach(args.session)
+        session = notebook_api.ClusterSession.attach(args.session)
         if args.follow:
             session.logs(args.host, tail=args.tail, follow=True)
         else:
@@ -69,7 +69,7 @@ def run(argv: list[str]) -> Any:
         command = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
         if not command:
             raise MagicError("give a command: %cluster exec SESSION HOST -- CMD")
-        result = api.ClusterSession.attach(args.session).exec(args.host, command)
+        result = notebook_api.ClusterSession.attach(args.session).exec(args.host, command)
         sys.stdout.write(result.stdout)
         sys.stderr.write(result.stderr)
         if result.exit_code:
@@ -80,7 +80,7 @@ def run(argv: list[str]) -> Any:
         return LaunchForm()
     elif args.command == "rm":
         for ref in args.sessions:
-            ended = api.ClusterSession.attach(ref).terminate()
+            ended = notebook_api.ClusterSession.attach(ref).terminate()
             print(f"{ended.name} {ended.id}: {ended.status.value}")
     return None
 

@@ -15,8 +15,9 @@ from typing import Any
 
 import ipywidgets as w
 
-from . import session as api
-from .core.models import LaunchSpec, Resources
+from . import session as notebook_api
+from .core.models import LaunchSpec
+from .core.resources import Resources
 from .core.units import format_size
 from .errors import ClusterError
 
@@ -36,10 +37,10 @@ class LaunchForm(w.VBox):
     def __init__(
         self, schema: dict[str, Any] | None = None, agents: list[dict[str, Any]] | None = None
     ):
-        self.schema = schema if schema is not None else api.launch_schema()
-        self.agents = agents if agents is not None else api.agents()
+        self.schema = schema if schema is not None else notebook_api.launch_schema()
+        self.agents = agents if agents is not None else notebook_api.agents()
         self.fields = {f["name"]: f for f in self.schema["fields"]}
-        self.session: api.ClusterSession | None = None
+        self.session: notebook_api.ClusterSession | None = None
         d = self.schema["defaults"]
         f = self.fields
         style = {"description_width": "9em"}
@@ -146,7 +147,7 @@ class LaunchForm(w.VBox):
 
     def spec(self) -> LaunchSpec:
         """The validated spec; raises InvalidRequest naming the wrong field."""
-        return api.engine().make_spec(**self.values())
+        return notebook_api.engine().make_spec(**self.values())
 
     def _room(self, per: Resources, n: int) -> str:
         group = [
@@ -195,12 +196,14 @@ class LaunchForm(w.VBox):
             f"<b>{_esc(session.name)}</b> {_esc(session.status.value)}{reason}<br>{states}"
         )
 
-    def launch(self) -> api.ClusterSession | None:
+    def launch(self) -> notebook_api.ClusterSession | None:
         """Launch with the form's values; shows progress, then the hosts table."""
         self.launch_button.disabled = True
         try:
             spec = self.spec()
-            self.session = api.ClusterSession.launch_spec(spec, on_change=self._show_progress)
+            self.session = notebook_api.ClusterSession.launch_spec(
+                spec, on_change=self._show_progress
+            )
         except ClusterError as exc:
             self.error.value = f"<span style='color:var(--jp-error-color1,#c00)'>{_esc(exc)}</span>"
             self.launch_button.disabled = False
@@ -212,7 +215,7 @@ class LaunchForm(w.VBox):
 
     def _refresh_room(self) -> None:
         """Re-read the agents' free resources (they change as sessions come and go)."""
-        self.agents = api.agents()
+        self.agents = notebook_api.agents()
         self._update()
 
     def _show_hosts(self) -> None:

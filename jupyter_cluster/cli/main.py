@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 
 from ..config import make_manager
 from ..core.models import Session
+from ..core.naming import DEFAULT_IMAGE
 from ..engine.manager import ClusterManager
 from ..errors import ClusterError, Conflict, InvalidRequest, NotFound
 from ..paths import cluster_dir
@@ -82,8 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     image = sub.add_parser("image", help="build the default kernel image")
     isub = image.add_subparsers(dest="image_command", required=True, parser_class=_Parser)
-    build = isub.add_parser("build", help="build jupyter-cluster/kernel:latest")
-    build.add_argument("--tag", default="jupyter-cluster/kernel:latest")
+    build = isub.add_parser("build", help=f"build {DEFAULT_IMAGE}")
+    build.add_argument("--tag", default=DEFAULT_IMAGE)
     build.add_argument("--base", default=None, help="base image (default: Debian bookworm)")
     return parser
 
@@ -173,7 +174,7 @@ def _kernelspec(args: argparse.Namespace) -> int:
     from ..provisioning import kernelspec
 
     fields = launch_fields(args)
-    spec = LaunchSpec.create(image=fields.pop("image", "jupyter-cluster/kernel:latest"), **fields)
+    spec = LaunchSpec.create(image=fields.pop("image", DEFAULT_IMAGE), **fields)
     config = kernelspec.provisioner_config(spec, bool(args.image), args.launch_timeout)
     display = args.display_name or (
         f"Cluster {spec.size} x {spec.resources.cpu:g} CPU ({spec.mode.value})"

@@ -15,8 +15,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..errors import InvalidRequest
-from .models import SESSION_NAME_RE, ClusterMode, Mount
-from .policy import FIELDS, MAX_BOOTSTRAP, MIN_MEM, LaunchPolicy, same_image
+from .models import SESSION_NAME_RE, ClusterMode, check_session_name
+from .policy import FIELDS, MAX_BOOTSTRAP, LaunchPolicy, same_image
+from .resources import MIN_MEM, Mount
 from .units import format_size, parse_cpu, parse_size
 
 _HELP = {
@@ -221,12 +222,8 @@ def validate(body: Any, policy: LaunchPolicy) -> tuple[dict[str, Any], bool]:
             "resource_group",
         )
     name = _text("name", values["name"], nullable=True)
-    if name and not SESSION_NAME_RE.match(name):
-        raise InvalidRequest(
-            f"name: {name!r} is not a valid session name; use letters, digits, '.', '_' "
-            "and '-' (at most 64, starting with a letter or digit)",
-            "name",
-        )
+    if name:
+        check_session_name(name)
     bootstrap = _text("bootstrap", values["bootstrap"], nullable=True)
     if bootstrap is not None and len(bootstrap) > MAX_BOOTSTRAP:
         raise InvalidRequest(f"bootstrap: at most {MAX_BOOTSTRAP} characters", "bootstrap")

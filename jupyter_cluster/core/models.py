@@ -14,11 +14,25 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
-from ..errors import InvalidRequest
+from ..errors import InvalidRequest, NotFound
 from .resources import Mount, Resources
 from .state import ContainerStatus, SessionStatus
 
 SESSION_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+def check_session_name(name: object) -> None:
+    """Raise InvalidRequest (field ``name``) unless ``name`` is a valid session name.
+
+    The one rule and message for names, used by :meth:`LaunchSpec.create` and the
+    launch form's :func:`~jupyter_cluster.core.launch_options.validate`.
+    """
+    if not isinstance(name, str) or not SESSION_NAME_RE.match(name):
+        raise InvalidRequest(
+            f"name: {name!r} is not a valid session name; use letters, digits, '.', '_' "
+            "and '-' (at most 64, starting with a letter or digit)",
+            "name",
+        )
 
 
 class ClusterMode(str, Enum):
@@ -110,15 +124,8 @@ class LaunchSpec:
                     f"mounts: the folder {folder!r} is named twice; mount each folder once",
                     "mounts",
                 )
-        # "" means no name, as forms send it.
-        if name not in (None, "") and (
-            not isinstance(name, str) or not SESSION_NAME_RE.match(name)
-        ):
-            raise InvalidRequest(
-                f"name: {name!r} is not a valid session name; use letters, digits, '.', '_' "
-                "and '-' (at most 64)",
-                "name",
-            )
+        if name not in (None, ""):  # "" means no name, as forms send it
+            check_session_name(name)
         if not isinstance(resource_group, str) or not resource_group:
             raise InvalidRequest("resource_group: give a resource group name", "resource_group")
         if bootstrap is not None and not isinstance(bootstrap, str):
@@ -237,6 +244,15 @@ class Session:
     def container(self, host: str) -> Container | None:
         """The container called ``host``, or None."""
         return next((c for c in self.containers if c.host == host), None)
+
+    def locate(self, host: str) -> Container:
+        """The container called ``host``; NotFound naming the session's hosts if none."""
+        container = self.container(host)
+        if container is None:
+            raise NotFound(
+                f"session {self.name} has no host {host!r}; its hosts are " + ", ".join(self.hosts)
+            )
+        return container
 
     def with_(self, **changes: Any) -> Session:
         return replace(self, **changes)

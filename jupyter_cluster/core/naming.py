@@ -12,6 +12,8 @@ import uuid
 
 from .models import Container, Session
 
+#: The image sessions use when none is given (built by ``jupyter cluster image build``).
+DEFAULT_IMAGE = "jupyter-cluster/kernel:latest"
 LABEL_PREFIX = "jupyter-cluster."
 LABEL_SESSION = LABEL_PREFIX + "session-id"
 LABEL_KERNEL = LABEL_PREFIX + "kernel-id"

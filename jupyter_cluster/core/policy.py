@@ -15,7 +15,6 @@ from typing import Any
 from .models import ClusterMode
 from .units import format_size, parse_size
 
-MIN_MEM = 6 * 1024**2
 MAX_BOOTSTRAP = 64 * 1024
 #: What a launch form shows when the configuration gives no default.
 BUILTIN_DEFAULTS: dict[str, Any] = {

@@ -16,6 +16,8 @@ from .units import format_size, parse_cpu, parse_size
 
 FOLDER_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 # Names that would shadow something the runtime puts into /home/work.
+#: Docker refuses containers with less memory than this.
+MIN_MEM = 6 * 1024**2
 RESERVED_FOLDER_NAMES = frozenset({".ssh", ".jupyter-cluster"})
 
 
@@ -59,8 +61,10 @@ class Resources:
     ) -> Resources:
         """Validate user input into :class:`Resources`; errors name the field."""
         mem_b = parse_size(mem, "mem")
-        if mem_b < 6 * 1024**2:
-            raise InvalidRequest("mem: Docker needs at least 6m of memory per container", "mem")
+        if mem_b < MIN_MEM:
+            raise InvalidRequest(
+                f"mem: Docker needs at least {format_size(MIN_MEM)} of memory per container", "mem"
+            )
         shm_b = parse_size(shm, "shm")
         if shm_b <= 0:
             raise InvalidRequest("shm: shared memory must be above 0, e.g. 64m", "shm")

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..errors import InvalidRequest
-from .models import ClusterMode, LaunchSpec, Resources
+from .models import ClusterMode, LaunchSpec
+from .resources import Resources
 from .units import format_size
 
 

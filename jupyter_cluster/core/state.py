@@ -42,23 +42,34 @@ class ContainerStatus(str, Enum):
         return self.value
 
 
-S = SessionStatus
+_S = SessionStatus
 
 _SESSION_TRANSITIONS: dict[SessionStatus, frozenset[SessionStatus]] = {
-    S.PENDING: frozenset({S.PREPARING, S.CANCELLED, S.ERROR}),
-    S.PREPARING: frozenset({S.RUNNING, S.ERROR, S.TERMINATING, S.CANCELLED}),
-    S.RUNNING: frozenset({S.RUNNING_DEGRADED, S.TERMINATING, S.ERROR}),
-    S.RUNNING_DEGRADED: frozenset({S.RUNNING, S.TERMINATING, S.ERROR}),
-    S.TERMINATING: frozenset({S.TERMINATED, S.ERROR}),
-    S.TERMINATED: frozenset(),
-    S.ERROR: frozenset({S.TERMINATING, S.TERMINATED}),
-    S.CANCELLED: frozenset(),
+    _S.PENDING: frozenset({_S.PREPARING, _S.CANCELLED, _S.ERROR}),
+    _S.PREPARING: frozenset({_S.RUNNING, _S.ERROR, _S.TERMINATING, _S.CANCELLED}),
+    _S.RUNNING: frozenset({_S.RUNNING_DEGRADED, _S.TERMINATING, _S.ERROR}),
+    _S.RUNNING_DEGRADED: frozenset({_S.RUNNING, _S.TERMINATING, _S.ERROR}),
+    _S.TERMINATING: frozenset({_S.TERMINATED, _S.ERROR}),
+    _S.TERMINATED: frozenset(),
+    _S.ERROR: frozenset({_S.TERMINATING, _S.TERMINATED}),
+    _S.CANCELLED: frozenset(),
 }
 
+# The named sets of states, one name per rule; the JupyterLab extension's
+# sessions.ts uses the same names for the same sets.
+
 #: States that hold resources on agents (count against capacity).
-ALLOCATING = frozenset({S.PREPARING, S.RUNNING, S.RUNNING_DEGRADED, S.TERMINATING})
+ALLOCATING = frozenset({_S.PREPARING, _S.RUNNING, _S.RUNNING_DEGRADED, _S.TERMINATING})
+#: States whose containers can be used: exec, terminals, kernels.
+USABLE = frozenset({_S.RUNNING, _S.RUNNING_DEGRADED})
+#: States of a session waiting for or holding resources (it counts against quotas,
+#: and reconciliation keeps what Docker runs for it).
+LIVE = ALLOCATING | {_S.PENDING}
 #: States after which nothing more happens to a session.
-FINAL = frozenset({S.TERMINATED, S.CANCELLED})
+FINAL = frozenset({_S.TERMINATED, _S.CANCELLED})
+#: States that end a session: ``ended_at`` is set, its name is free again and its
+#: containers are gone or going (ERROR may still need cleaning up).
+ENDED = FINAL | {_S.ERROR}
 #: States listed by ``ls`` without ``--all``.
 ACTIVE = frozenset(SessionStatus) - FINAL
 

@@ -25,7 +25,7 @@ from traitlets.config import LoggingConfigurable
 from ..core import naming
 from ..core.models import LaunchSpec, Session
 from ..core.scheduler import Placement, place
-from ..core.state import ACTIVE, ALLOCATING, ContainerStatus, SessionStatus
+from ..core.state import ACTIVE, ALLOCATING, ENDED, FINAL, USABLE, ContainerStatus, SessionStatus
 from ..errors import ClusterError, Conflict, InvalidRequest, LaunchFailed, NotFound
 from ..paths import default_data_root, default_db_path
 from .agents.base import Agent, OutputCallback
@@ -37,7 +37,6 @@ from .reconcile import Reconciler
 from .ssh import generate_session_keys
 from .store import Store
 
-S = SessionStatus
 #: Extra clean-up sweeps (0.5 s apart) when terminating a session still PREPARING.
 TEAR_DOWN_RETRIES = 20
 #: Called with the session each time it changes while a launch is driven.
@@ -61,7 +60,7 @@ class ClusterManager(LoggingConfigurable):
     db_path = Unicode(config=True, help="SQLite file of sessions, history and keys.")
     data_root = Unicode(config=True, help="Directory holding the named data folders.")
     default_image = Unicode(
-        "jupyter-cluster/kernel:latest", config=True, help="Image used when none is given."
+        naming.DEFAULT_IMAGE, config=True, help="Image used when none is given."
     )
     prepare_timeout = Float(
         300.0,
@@ -117,6 +116,14 @@ class ClusterManager(LoggingConfigurable):
         """Capacity, allocated and free resources per agent (``jupyter cluster agents``)."""
         return await self.pool.rows(self.store.usage())
 
+    async def resource_groups_info(self, groups: Sequence[str]) -> builtins.list[dict[str, object]]:
+        """Capacity, used and free resources summed per group (``GET resource-groups``)."""
+        return await self.pool.group_rows(self.store.usage(), groups)
+
+    async def images_info(self, images: Sequence[str]) -> builtins.list[dict[str, object]]:
+        """Which agents have each image, the first being the default (``GET images``)."""
+        return await self.pool.image_rows(images)
+
     # -- start-up ----------------------------------------------------------------
 
     async def start(self) -> None:
@@ -164,7 +171,7 @@ class ClusterManager(LoggingConfigurable):
         session = Session(
             id=session_id,
             spec=spec,
-            status=S.PENDING,
+            status=SessionStatus.PENDING,
             containers=naming.plan_containers(session_id, spec.size),
             created_at=now,
             updated_at=now,
@@ -195,17 +202,17 @@ class ClusterManager(LoggingConfigurable):
         last_reason = None
         try:
             session = self._get(session_id)
-            while session.status is S.PENDING:
+            while session.status is SessionStatus.PENDING:
                 if session.status_reason != last_reason:
                     last_reason = session.status_reason
                     notify(session)
                 await asyncio.sleep(self.pending_poll_interval)
                 session = self._get(session_id)
-                if session.status is S.PENDING:
+                if session.status is SessionStatus.PENDING:
                     with contextlib.suppress(Conflict):  # cancelled meanwhile
                         self.store.try_place(session_id, await self.pool.slots(session.spec.image))
                     session = self._get(session_id)
-            if session.status is not S.PREPARING:
+            if session.status is not SessionStatus.PREPARING:
                 return session
             notify(session)
             return await self._prepare(session, notify)
@@ -239,16 +246,16 @@ class ClusterManager(LoggingConfigurable):
         except LaunchFailed as exc:
             self.store.delete_keys(session.id)
             current = self._get(session.id)
-            if current.status is S.PREPARING:
-                current = self.store.set_status(session.id, S.ERROR, str(exc))
+            if current.status is SessionStatus.PREPARING:
+                current = self.store.set_status(session.id, SessionStatus.ERROR, str(exc))
                 self._mark_containers(current, ContainerStatus.TERMINATED)
             notify(self._get(session.id))
             raise LaunchFailed(f"session {session.name} failed to launch: {exc}") from exc
         current = self._get(session.id)
-        if current.status is not S.PREPARING:  # terminated meanwhile
+        if current.status is not SessionStatus.PREPARING:  # terminated meanwhile
             await tear_down(current, self.pool.agents, self.store.manager_id)
             return current
-        session = self.store.set_status(session.id, S.RUNNING, "")
+        session = self.store.set_status(session.id, SessionStatus.RUNNING, "")
         self.store.set_driver(session.id, None, None)
         notify(session)
         return session
@@ -259,8 +266,8 @@ class ClusterManager(LoggingConfigurable):
 
     async def _abandon(self, session_id: str) -> None:
         session = self._get(session_id)
-        if session.status is S.PENDING:
-            self.store.set_status(session_id, S.CANCELLED, "cancelled while waiting")
+        if session.status is SessionStatus.PENDING:
+            self.store.set_status(session_id, SessionStatus.CANCELLED, "cancelled while waiting")
         elif session.status in ALLOCATING:
             await self.terminate(session_id)
 
@@ -280,15 +287,19 @@ class ClusterManager(LoggingConfigurable):
         """Active sessions, or all of them with history when ``include_ended``."""
         return self.store.list(include_ended=include_ended)
 
-    def _locate(self, session: Session, host: str) -> tuple[Agent, str]:
-        container = session.container(host)
-        if container is None:
-            raise NotFound(
-                f"session {session.name} has no host {host!r}; its hosts are "
-                + ", ".join(session.hosts)
-            )
+    def locate(self, session: Session, host: str) -> tuple[Agent, str]:
+        """The agent and container id of ``host``; NotFound when the session has no
+        such host, has ended, or has not created that container yet.
+
+        Logs, exec and the REST handlers (before a log stream starts) use it.
+        """
+        container = session.locate(host)
+        if session.status in ENDED or container.status is ContainerStatus.TERMINATED:
+            raise NotFound(f"session {session.name} is {session.status}: its containers are gone")
         if not container.container_id or not container.agent:
-            raise NotFound(f"{host} of session {session.name} has no container ({session.status})")
+            raise NotFound(
+                f"{host} of session {session.name} has no container yet ({session.status})"
+            )
         return self.agent(container.agent), container.container_id
 
     async def logs(
@@ -296,7 +307,7 @@ class ClusterManager(LoggingConfigurable):
     ) -> AsyncIterator[str]:
         """Lines of one container's log (start-up, bootstrap, sshd, the kernel…)."""
         session = self.store.resolve(ref)
-        agent, container_id = self._locate(session, host)
+        agent, container_id = self.locate(session, host)
         async for line in agent.logs(container_id, tail=tail, follow=follow):
             yield line
 
@@ -312,9 +323,9 @@ class ClusterManager(LoggingConfigurable):
         if not cmd:
             raise InvalidRequest("give a command to run, e.g. -- hostname", "cmd")
         session = self.store.resolve(ref)
-        if session.status not in (S.RUNNING, S.RUNNING_DEGRADED):
+        if session.status not in USABLE:
             raise InvalidRequest(f"session {session.name} is {session.status}, not running")
-        agent, container_id = self._locate(session, host)
+        agent, container_id = self.locate(session, host)
         return await agent.exec(container_id, cmd, on_output=on_output)
 
     # -- ending ------------------------------------------------------------------
@@ -322,13 +333,15 @@ class ClusterManager(LoggingConfigurable):
     async def terminate(self, ref: str) -> Session:
         """Cancel a PENDING session, or remove every container and the network."""
         session = self.store.resolve(ref)
-        if session.status is S.PENDING:
-            return self.store.set_status(session.id, S.CANCELLED, "cancelled by the user")
-        if session.status in (S.TERMINATED, S.CANCELLED):
+        if session.status is SessionStatus.PENDING:
+            return self.store.set_status(
+                session.id, SessionStatus.CANCELLED, "cancelled by the user"
+            )
+        if session.status in FINAL:
             return session
-        was_preparing = session.status is S.PREPARING
-        if session.status is not S.ERROR:
-            session = self.store.set_status(session.id, S.TERMINATING, "")
+        was_preparing = session.status is SessionStatus.PREPARING
+        if session.status is not SessionStatus.ERROR:
+            session = self.store.set_status(session.id, SessionStatus.TERMINATING, "")
         problems = await tear_down(session, self.pool.agents, self.store.manager_id)
         # While PREPARING, the launching process (maybe another one) may still be
         # creating containers, which keeps the network busy: sweep again until it
@@ -344,10 +357,10 @@ class ClusterManager(LoggingConfigurable):
             )
         self.store.delete_keys(session.id)
         self._mark_containers(session, ContainerStatus.TERMINATED)
-        if session.status is S.ERROR:  # keep why it failed in the history
+        if session.status is SessionStatus.ERROR:  # keep why it failed in the history
             reason = f"removed after an error: {session.status_reason}"
-            return self.store.set_status(session.id, S.TERMINATED, reason)
-        return self.store.set_status(session.id, S.TERMINATED, "terminated")
+            return self.store.set_status(session.id, SessionStatus.TERMINATED, reason)
+        return self.store.set_status(session.id, SessionStatus.TERMINATED, "terminated")
 
     def active_sessions_mounting(self, folder: str) -> builtins.list[str]:
         """Names of active sessions that mount data folder ``folder``."""

@@ -19,16 +19,15 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable, Mapping
 
 from ..core import naming
-from ..core.models import ClusterMode, Container, LaunchSpec, Mount, Resources, Session
-from ..core.state import ALLOCATING, ContainerStatus, SessionStatus
+from ..core.models import ClusterMode, Container, LaunchSpec, Session
+from ..core.resources import Mount, Resources
+from ..core.state import LIVE, ContainerStatus, SessionStatus
 from ..errors import AgentError, ClusterError
 from .agents.base import Agent, ContainerState
 from .launcher import tear_down
 from .store import Store
 
 log = logging.getLogger(__name__)
-S = SessionStatus
-_LIVE = ALLOCATING | {S.PENDING}
 
 
 def _driver_alive(pid: int | None, host: str | None) -> bool:
@@ -86,7 +85,7 @@ def adopt_session(session_id: str, found: list[tuple[str, ContainerState]]) -> S
     return Session(
         id=session_id,
         spec=spec,
-        status=S.RUNNING if all_running else S.RUNNING_DEGRADED,
+        status=SessionStatus.RUNNING if all_running else SessionStatus.RUNNING_DEGRADED,
         status_reason="adopted at start-up",
         containers=tuple(containers),
         created_at=now,
@@ -160,7 +159,7 @@ class Reconciler:
 
     async def _docker_side(self, session_id: str, found: list[tuple[str, ContainerState]]) -> None:
         session = self.store.get(session_id)
-        live = session is not None and session.status in _LIVE
+        live = session is not None and session.status in LIVE
         if not live:
             if found and self.orphan_policy == "adopt":
                 if session is not None:
@@ -193,11 +192,11 @@ class Reconciler:
             return
         assert session is not None
         pid, host = self.store.driver(session_id)
-        if session.status in (S.PENDING, S.PREPARING):
+        if session.status in (SessionStatus.PENDING, SessionStatus.PREPARING):
             if not _driver_alive(pid, host):
                 await self._fail(session, f"the process launching it (pid {pid}) exited")
             return
-        if session.status is S.TERMINATING:
+        if session.status is SessionStatus.TERMINATING:
             await self.finish_termination(session_id)
             return
         await self._update_running(session, found)
@@ -217,27 +216,29 @@ class Reconciler:
                 self.store.update_container(
                     session.id, container.host, status=ContainerStatus.EXITED, status_reason=why
                 )
-        if dead and session.status is S.RUNNING:
-            self.store.set_status(session.id, S.RUNNING_DEGRADED, "; ".join(dead))
+        if dead and session.status is SessionStatus.RUNNING:
+            self.store.set_status(session.id, SessionStatus.RUNNING_DEGRADED, "; ".join(dead))
 
     async def _store_side(self, session: Session) -> None:
         pid, host = self.store.driver(session.id)
-        if session.status is S.ERROR:
+        if session.status is SessionStatus.ERROR:
             return
-        if session.status is S.PENDING:
+        if session.status is SessionStatus.PENDING:
             if not _driver_alive(pid, host):
                 self.store.set_status(
-                    session.id, S.CANCELLED, f"the process waiting for room (pid {pid}) exited"
+                    session.id,
+                    SessionStatus.CANCELLED,
+                    f"the process waiting for room (pid {pid}) exited",
                 )
             return
-        if session.status is S.PREPARING and _driver_alive(pid, host):
+        if session.status is SessionStatus.PREPARING and _driver_alive(pid, host):
             return
-        if session.status is S.TERMINATING:
+        if session.status is SessionStatus.TERMINATING:
             await self.finish_termination(session.id)
             return
         reason = (
             f"the process launching it (pid {pid}) exited"
-            if session.status is S.PREPARING
+            if session.status is SessionStatus.PREPARING
             else "its containers are gone (removed outside jupyter-cluster?)"
         )
         await self._fail(session, reason)
@@ -246,7 +247,7 @@ class Reconciler:
         await tear_down(session, self.agents, self.store.manager_id)
         with contextlib.suppress(ClusterError):
             self.store.delete_keys(session.id)
-        self.store.set_status(session.id, S.ERROR, reason)
+        self.store.set_status(session.id, SessionStatus.ERROR, reason)
         for container in session.containers:
             self.store.update_container(
                 session.id, container.host, status=ContainerStatus.TERMINATED

@@ -3,7 +3,8 @@
 The manager calls :func:`generate_session_keys` once per session: one user key
 pair shared by the session's containers and one host key per container, so
 ``known_hosts`` can be written before any container starts and host-key checking
-stays strict. The material is kept in the store until the session ends.
+stays strict. The material is kept in the store until the session ends. The
+configuration files that use it are rendered by :mod:`jupyter_cluster.core.ssh_config`.
 """
 
 from __future__ import annotations
@@ -29,28 +30,3 @@ def generate_session_keys(session_id: str, hosts: Iterable[str]) -> dict[str, st
     for host in hosts:
         material[f"host:{host}"], material[f"host:{host}.pub"] = _pair(f"root@{host}")
     return material
-
-
-def known_hosts(material: dict[str, str], hosts: Iterable[str], port: int) -> str:
-    """``known_hosts`` lines for every host of the session on ``port``."""
-    lines = []
-    for host in hosts:
-        key_type, key_b64 = material[f"host:{host}.pub"].split()[:2]
-        lines.append(f"[{host}]:{port} {key_type} {key_b64}\n")
-    return "".join(lines)
-
-
-def client_config(hosts: Iterable[str], port: int) -> str:
-    """``~/.ssh/config`` so that ``ssh sub1`` needs no flags, with strict checking."""
-    names = " ".join(hosts)
-    return (
-        f"Host {names}\n"
-        f"    Port {port}\n"
-        "    User work\n"
-        "    IdentityFile ~/.ssh/id_cluster\n"
-        "    IdentitiesOnly yes\n"
-        "    StrictHostKeyChecking yes\n"
-        "    UserKnownHostsFile ~/.ssh/known_hosts\n"
-        "    CheckHostIP no\n"
-        "    LogLevel ERROR\n"
-    )

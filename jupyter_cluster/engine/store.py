@@ -25,14 +25,13 @@ from dataclasses import replace
 from typing import Any
 
 from ..core import scheduler, state
-from ..core.models import Resources, Session
+from ..core.models import Session
+from ..core.resources import Resources
 from ..core.scheduler import AgentSlot, Pending, Placement
-from ..core.state import ContainerStatus, SessionStatus
+from ..core.state import ENDED, ContainerStatus, SessionStatus
 from ..errors import ClusterError, Conflict, InvalidRequest, NotFound
 
 SCHEMA_VERSION = 1
-#: States that end a session: ``ended_at`` is set, and its name is free again.
-ENDED = frozenset({SessionStatus.TERMINATED, SessionStatus.CANCELLED, SessionStatus.ERROR})
 MIN_PREFIX = 4
 _ZERO = Resources(0, 0, 0, 0)
 
@@ -249,8 +248,7 @@ class Store:
             changes["gpu_ids"] = tuple(changes["gpu_ids"])
         with self._tx() as db:
             old = self._get(db, session_id)
-            if old.container(host) is None:
-                raise NotFound(f"session {old.name} has no host {host!r}; hosts: {old.hosts}")
+            old.locate(host)
             containers = tuple(
                 replace(c, **changes) if c.host == host else c for c in old.containers
             )

@@ -27,10 +27,10 @@ import aiodocker
 from aiodocker.exceptions import DockerError
 from aiodocker.jsonstream import json_stream_list
 
+from ..core.naming import DEFAULT_IMAGE
 from ..errors import ClusterError
 
 KERNEL_DIR = Path(__file__).parent / "kernel"
-DEFAULT_TAG = "jupyter-cluster/kernel:latest"
 REGISTRY_BASE = "debian:bookworm-slim"
 LOCAL_BASE = "jupyter-cluster/debian:bookworm"
 PULL_TIMEOUT = 120.0
@@ -201,7 +201,7 @@ def _context() -> io.BytesIO:
 
 async def build_kernel_image(
     *,
-    tag: str = DEFAULT_TAG,
+    tag: str = DEFAULT_IMAGE,
     docker_url: str | None = None,
     base: str | None = None,
     log: Log = print,

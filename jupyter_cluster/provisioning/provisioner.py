@@ -33,14 +33,13 @@ from traitlets.config import Config
 from ..config import file_config
 from ..core import naming
 from ..core.models import Session
-from ..core.state import ContainerStatus, SessionStatus
+from ..core.state import USABLE, ContainerStatus, SessionStatus
 from ..engine.agents.base import Agent, ContainerState
 from ..engine.manager import ClusterManager
 from ..errors import ClusterError, LaunchFailed
 from .process import KernelProcess
 
 _PORT_NAMES = ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")
-_RUNNING = (SessionStatus.RUNNING, SessionStatus.RUNNING_DEGRADED)
 
 
 class ClusterProvisioner(KernelProvisionerBase):
@@ -159,7 +158,7 @@ class ClusterProvisioner(KernelProvisionerBase):
                     f"{seen.status_reason or 'no reason given'}); it was {fate}. Raise the "
                     "kernelspec's launch_timeout or free resources (see `jupyter cluster ls`)"
                 ) from None
-            if session.status not in _RUNNING:
+            if session.status not in USABLE:
                 raise LaunchFailed(
                     f"cluster session {session.name} is {session.status.value}: "
                     f"{session.status_reason or 'no reason given'}"
@@ -192,8 +191,7 @@ class ClusterProvisioner(KernelProvisionerBase):
         """Point the kernel manager at main1's published kernel ports."""
         km = self.parent
         assert km is not None, "ClusterProvisioner runs under a KernelManager"
-        address = agent.config.address
-        km.ip = "127.0.0.1" if address in ("0.0.0.0", "") else address
+        km.ip = agent.config.connect_address
         km.transport = "tcp"
         for name, port in zip(_PORT_NAMES, naming.KERNEL_PORTS, strict=True):
             setattr(km, name, state.ports[port][1])
@@ -236,7 +234,7 @@ class ClusterProvisioner(KernelProvisionerBase):
             await self._launch_session(cmd, env)
         else:
             session = await self.manager.get(self.session_id)
-            if session.status not in _RUNNING:
+            if session.status not in USABLE:
                 raise ClusterError(f"cluster session {session.name} is {session.status.value}")
             await self._attach(session)
         return {**kwargs, "cmd": cmd, "env": env}

@@ -10,8 +10,8 @@ from __future__ import annotations
 from importlib.resources import files as package_files
 
 from ..core import naming
+from ..core import ssh_config as ssh
 from ..core.models import Container, Session
-from ..engine import ssh
 from ..engine.agents.base import FileEntry
 
 UID = naming.WORK_UID

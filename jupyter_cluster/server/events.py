@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core.models import Session
-from ..core.state import FINAL, SessionStatus
+from ..core.state import ENDED, FINAL, SessionStatus
 from ..engine.store import Store
 
 Event = dict[str, Any]
@@ -202,8 +202,5 @@ class EventHub:
 
 
 def is_ended(event: Event) -> bool:
-    """Whether ``event`` says a session reached an end (TERMINATED, CANCELLED, ERROR)."""
-    return event["type"] == "session" and event["status"] in (
-        *_FINAL,
-        SessionStatus.ERROR.value,
-    )
+    """Whether ``event`` says a session reached an end (one of :data:`ENDED`)."""
+    return event["type"] == "session" and SessionStatus(event["status"]) in ENDED

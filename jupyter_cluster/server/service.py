@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from ..core.launch_options import validate
 from ..core.models import Session
 from ..core.policy import LaunchPolicy
-from ..core.state import ALLOCATING, SessionStatus
+from ..core.state import LIVE, USABLE, SessionStatus
 from ..engine.manager import ClusterManager
 from ..errors import ClusterError, Conflict, InvalidRequest, NotFound
 from ..paths import cluster_dir
@@ -47,11 +47,6 @@ class ServiceHost(Protocol):
     def terminal_manager(self) -> Any: ...
 
     def policy(self) -> LaunchPolicy: ...
-
-
-S = SessionStatus
-_HOLDING = ALLOCATING | {S.PENDING}
-_RUNNING = (S.RUNNING, S.RUNNING_DEGRADED)
 
 
 class ClusterService:
@@ -170,7 +165,7 @@ class ClusterService:
         limit = policy.max_sessions_per_user
         if limit <= 0:
             return
-        mine = [s for s in self.manager.store.list() if s.owner == owner and s.status in _HOLDING]
+        mine = [s for s in self.manager.store.list() if s.owner == owner and s.status in LIVE]
         if len(mine) >= limit:
             raise Conflict(
                 f"you have {len(mine)} active cluster sessions and the limit is {limit}; "
@@ -213,7 +208,7 @@ class ClusterService:
             self.hub.poke()
         if not start_kernel:
             return
-        if session.status not in _RUNNING:
+        if session.status not in USABLE:
             self._kernel_failed(session_id, f"the session is {session.status.value}")
             return
         await self._start_kernel(session)
@@ -267,10 +262,10 @@ class ClusterService:
         if task.done():
             return
         session = self.manager.store.get(session_id)
-        if session is None or session.status is S.PENDING:
+        if session is None or session.status is SessionStatus.PENDING:
             task.cancel()
         else:
-            if session.status is S.PREPARING:
+            if session.status is SessionStatus.PREPARING:
                 with contextlib.suppress(ClusterError):
                     await self.manager.terminate(session_id)
             with contextlib.suppress(Exception, asyncio.TimeoutError):

@@ -22,61 +22,17 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import shlex
 import shutil
 from typing import Any
 
 from ..core import naming
 from ..core.models import Session
-from ..core.state import ContainerStatus, SessionStatus
+from ..core.ssh_config import proxy_config, proxy_known_hosts
+from ..core.state import USABLE, ContainerStatus
 from ..engine.manager import ClusterManager
-from ..errors import AgentError, Conflict, NotFound
+from ..errors import AgentError, Conflict
 
-_RUNNING = (SessionStatus.RUNNING, SessionStatus.RUNNING_DEGRADED)
 _LOGIN_SHELL = "if command -v bash >/dev/null 2>&1; then exec bash -l; else exec sh -l; fi"
-MAIN_ALIAS = "jc-main1"
-
-
-def _quote(path: str) -> str:
-    """A path as ssh_config wants it (double quotes keep blanks)."""
-    return '"' + path.replace('"', '\\"') + '"'
-
-
-def ssh_config(key_dir: str, address: str, port: int, subs: list[str], ssh: str) -> str:
-    """An ssh_config reaching main1 on its published port and the subs through it."""
-    config = os.path.join(key_dir, "config")
-    proxy = f"{shlex.quote(ssh)} -F {shlex.quote(config)} -W %h:%p {MAIN_ALIAS}"
-    return (
-        f"Host {MAIN_ALIAS}\n"
-        f"    HostName {address}\n"
-        f"    Port {port}\n"
-        f"    HostKeyAlias {MAIN_ALIAS}\n"
-        f"Host {' '.join(subs) or 'sub1'}\n"
-        f"    Port {naming.SSH_PORT}\n"
-        f"    ProxyCommand {proxy}\n"
-        "Host *\n"
-        f"    User {naming.WORK_USER}\n"
-        f"    IdentityFile {_quote(os.path.join(key_dir, 'id_cluster'))}\n"
-        "    IdentitiesOnly yes\n"
-        "    StrictHostKeyChecking yes\n"
-        f"    UserKnownHostsFile {_quote(os.path.join(key_dir, 'known_hosts'))}\n"
-        "    GlobalKnownHostsFile /dev/null\n"
-        "    CheckHostIP no\n"
-        "    BatchMode yes\n"
-        "    ServerAliveInterval 30\n"
-        "    LogLevel ERROR\n"
-    )
-
-
-def known_hosts(keys: dict[str, str], subs: list[str]) -> str:
-    """known_hosts lines: main1 under its alias, each sub as ``[subN]:2200``."""
-
-    def key(host: str) -> str:
-        return " ".join(keys[f"host:{host}.pub"].split()[:2])
-
-    lines = [f"{MAIN_ALIAS} {key('main1')}\n"]
-    lines += [f"[{host}]:{naming.SSH_PORT} {key(host)}\n" for host in subs]
-    return "".join(lines)
 
 
 class ClusterTerminals:
@@ -107,10 +63,7 @@ class ClusterTerminals:
             )
         if naming.SSH_PORT not in state.ports:
             raise Conflict(f"main1 of session {session.name} publishes no SSH port")
-        address = agent.config.address
-        return ("127.0.0.1" if address in ("", "0.0.0.0") else address), state.ports[
-            naming.SSH_PORT
-        ][1]
+        return agent.config.connect_address, state.ports[naming.SSH_PORT][1]
 
     async def ssh_command(self, session: Session, host: str) -> list[str]:
         """``ssh`` into ``host`` through main1, writing the key material first."""
@@ -130,8 +83,10 @@ class ClusterTerminals:
         os.makedirs(key_dir, mode=0o700, exist_ok=True)
         os.chmod(key_dir, 0o700)
         self._write(os.path.join(key_dir, "id_cluster"), keys["user"])
-        self._write(os.path.join(key_dir, "known_hosts"), known_hosts(keys, subs))
-        self._write(os.path.join(key_dir, "config"), ssh_config(key_dir, address, port, subs, ssh))
+        self._write(os.path.join(key_dir, "known_hosts"), proxy_known_hosts(keys, subs))
+        self._write(
+            os.path.join(key_dir, "config"), proxy_config(key_dir, address, port, subs, ssh)
+        )
         return [ssh, "-F", os.path.join(key_dir, "config"), "-t", host]
 
     def docker_command(self, session: Session, host: str, term: str) -> list[str]:
@@ -163,13 +118,8 @@ class ClusterTerminals:
 
     async def create(self, term_manager: Any, session: Session, host: str) -> dict[str, Any]:
         """A new terminal of ``term_manager`` whose shell runs as work in ``host``."""
-        container = session.container(host)
-        if container is None:
-            raise NotFound(
-                f"session {session.name} has no host {host!r}; its hosts are "
-                + ", ".join(session.hosts)
-            )
-        if session.status not in _RUNNING:
+        container = session.locate(host)
+        if session.status not in USABLE:
             raise Conflict(f"session {session.name} is {session.status.value}, not running")
         if container.status is not ContainerStatus.RUNNING or not container.container_id:
             raise Conflict(f"{host} of session {session.name} is {container.status.value}")

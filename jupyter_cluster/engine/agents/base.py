@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ...core.models import Resources
+from ...core.resources import Resources
 
 #: Called with (stream, data) as an exec'd command writes: stream 1 is stdout, 2 stderr.
 OutputCallback = Callable[[int, bytes], Awaitable[None] | None]
@@ -30,6 +30,12 @@ class AgentConfig:
     mem: int | None = None
     gpus: tuple[str, ...] = ()
     data_root: str | None = None  # data folders as this agent's engine sees them
+
+    @property
+    def connect_address(self) -> str:
+        """Where this machine reaches main1's published ports: ``address``, or
+        loopback when ports are published on every interface (``0.0.0.0`` or "")."""
+        return "127.0.0.1" if self.address in ("", "0.0.0.0") else self.address
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ import aiohttp
 from aiodocker.exceptions import DockerError
 from aiodocker.multiplexed import multiplexed_result_stream
 
-from ...core.models import Resources
+from ...core.resources import Resources
 from ...errors import AgentError
 from .base import (
     AgentConfig,

@@ -17,7 +17,8 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ...core.models import Resources
+from ...core.naming import DEFAULT_IMAGE
+from ...core.resources import Resources
 from ...errors import AgentError
 from .base import (
     AgentConfig,
@@ -28,8 +29,6 @@ from .base import (
     NetworkState,
     OutputCallback,
 )
-
-DEFAULT_IMAGE = "jupyter-cluster/kernel"
 
 
 @dataclass

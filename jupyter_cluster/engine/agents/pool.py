@@ -1,4 +1,5 @@
-"""The manager's agents as a group: lookup, capacity rows, scheduler slots.
+"""The manager's agents as a group: lookup, capacity rows per agent and per resource
+group, images per agent, scheduler slots.
 
 Owned by :class:`~jupyter_cluster.engine.manager.ClusterManager`; turns what each agent
 reports into the rows ``jupyter cluster agents`` and ``GET agents`` show and into
@@ -11,9 +12,9 @@ import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ...core.models import Resources
+from ...core.resources import Resources
 from ...core.scheduler import AgentSlot
-from ...errors import NotFound
+from ...errors import AgentError, NotFound
 from .base import Agent, AgentConfig
 
 
@@ -51,6 +52,51 @@ class AgentPool:
                         "gpu": cap.gpu - used.gpu,
                     },
                     "gpu_ids": list(info.gpu_ids),
+                }
+            )
+        return rows
+
+    async def group_rows(
+        self, usage: Mapping[str, Resources], groups: Sequence[str]
+    ) -> list[dict[str, Any]]:
+        """Per resource group in ``groups``: its agents and their capacity, allocated
+        (``used``) and free resources summed."""
+        totals: dict[str, dict[str, Any]] = {}
+        for name in sorted(groups):
+            sums = {key: {"cpu": 0.0, "mem": 0, "gpu": 0} for key in ("capacity", "used", "free")}
+            totals[name] = {"name": name, "agents": [], **sums}
+        for row in await self.rows(usage):
+            group = totals.get(str(row["resource_group"]))
+            if group is None:
+                continue
+            group["agents"].append(row["id"])
+            for key, source in (("capacity", "capacity"), ("used", "allocated"), ("free", "free")):
+                for unit in ("cpu", "mem", "gpu"):
+                    group[key][unit] += row[source][unit]
+        for group in totals.values():
+            for key in ("capacity", "used", "free"):
+                group[key]["cpu"] = round(group[key]["cpu"], 6)
+        return list(totals.values())
+
+    async def image_rows(self, images: Sequence[str]) -> list[dict[str, Any]]:
+        """Each of ``images`` (the first is the default) with, per agent, whether it is
+        there (None: unknown, the agent is unreachable)."""
+
+        async def present(agent: Agent, image: str) -> bool | None:
+            try:
+                return bool(await agent.has_image(image))
+            except AgentError:
+                return None
+
+        agents = list(self.agents.values())
+        rows = []
+        for i, image in enumerate(images):
+            found = await asyncio.gather(*(present(a, image) for a in agents))
+            rows.append(
+                {
+                    "name": image,
+                    "default": i == 0,
+                    "agents": {a.id: f for a, f in zip(agents, found, strict=True)},
                 }
             )
         return rows

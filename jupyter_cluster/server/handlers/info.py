@@ -20,8 +20,8 @@ from tornado import web
 from tornado.iostream import StreamClosedError
 
 from ...core.launch_options import describe
-from ...core.policy import MIN_MEM, LaunchPolicy
-from ...errors import AgentError
+from ...core.policy import LaunchPolicy
+from ...core.resources import MIN_MEM
 from ..events import Event, Subscription
 from .base import API, ClusterHandler
 
@@ -43,29 +43,9 @@ class ResourceGroupsHandler(ClusterHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        allowed = set(self.service.policy().resource_groups)
-        groups: dict[str, dict[str, Any]] = {
-            name: {
-                "name": name,
-                "agents": [],
-                "capacity": {"cpu": 0.0, "mem": 0, "gpu": 0},
-                "used": {"cpu": 0.0, "mem": 0, "gpu": 0},
-                "free": {"cpu": 0.0, "mem": 0, "gpu": 0},
-            }
-            for name in sorted(allowed)
-        }
-        for agent in await self.service.manager.agents_info():
-            group = groups.get(str(agent["resource_group"]))
-            if group is None:
-                continue
-            group["agents"].append(agent["id"])
-            for key, source in (("capacity", "capacity"), ("used", "allocated"), ("free", "free")):
-                for unit in ("cpu", "mem", "gpu"):
-                    group[key][unit] += agent[source][unit]  # type: ignore[index]
-        for group in groups.values():
-            for key in ("capacity", "used", "free"):
-                group[key]["cpu"] = round(group[key]["cpu"], 6)
-        self.reply(list(groups.values()))
+        """Every allowed group, summed over its agents."""
+        groups = self.service.policy().resource_groups
+        self.reply(await self.service.manager.resource_groups_info(groups))
 
 
 class ImagesHandler(ClusterHandler):
@@ -74,27 +54,9 @@ class ImagesHandler(ClusterHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        manager = self.service.manager
+        """The allowed images and which agents have each."""
         images = self.service.policy().images
-
-        async def present(agent: Any, image: str) -> bool | None:
-            try:
-                return bool(await agent.has_image(image))
-            except AgentError:
-                return None  # unknown: the agent is unreachable
-
-        result = []
-        for i, image in enumerate(images):
-            agents = list(manager.agent_map.values())
-            found = await asyncio.gather(*(present(a, image) for a in agents))
-            result.append(
-                {
-                    "name": image,
-                    "default": i == 0,
-                    "agents": {a.id: f for a, f in zip(agents, found, strict=True)},
-                }
-            )
-        self.reply(result)
+        self.reply(await self.service.manager.images_info(images))
 
 
 class LaunchOptionsHandler(ClusterHandler):

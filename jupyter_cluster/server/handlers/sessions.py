@@ -18,13 +18,9 @@ from jupyter_server.utils import url_path_join
 from tornado import web
 from tornado.iostream import StreamClosedError
 
-from ...core.models import Session
-from ...core.state import ContainerStatus, SessionStatus
-from ...errors import NotFound
 from .base import API, ClusterHandler
 
 TEXT = "text/plain; charset=utf-8"
-_GONE = (SessionStatus.TERMINATED, SessionStatus.CANCELLED, SessionStatus.ERROR)
 
 
 class SessionsHandler(ClusterHandler):
@@ -61,21 +57,6 @@ class SessionHandler(ClusterHandler):
         self.finish()
 
 
-def _located(session: Session, host: str) -> str:
-    """The container id of ``host``; NotFound for an unknown host or one not created."""
-    container = session.container(host)
-    if container is None:
-        raise NotFound(
-            f"session {session.name} has no host {host!r}; its hosts are "
-            + ", ".join(session.hosts)
-        )
-    if session.status in _GONE or container.status is ContainerStatus.TERMINATED:
-        raise NotFound(f"session {session.name} is {session.status}: its containers are gone")
-    if not container.container_id:
-        raise NotFound(f"{host} of session {session.name} has no container yet ({session.status})")
-    return container.container_id
-
-
 class LogsHandler(ClusterHandler):
     """A container's log as text: ``?tail=N`` last lines, ``?follow=1`` keep streaming.
 
@@ -92,7 +73,7 @@ class LogsHandler(ClusterHandler):
         tail, follow = self.whole("tail"), self.flag("follow")
         manager = self.service.manager
         session = await manager.get(ref)
-        _located(session, host)
+        manager.locate(session, host)  # errors before the stream starts
         lines: AsyncGenerator[str, None] = manager.logs(  # type: ignore[assignment]
             session.id, host, tail=tail, follow=follow
         )
