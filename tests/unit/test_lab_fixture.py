@@ -17,9 +17,7 @@ from jupyter_cluster.core.launch_options import describe
 from jupyter_cluster.core.policy import LaunchPolicy
 from jupyter_cluster.core.units import parse_size
 
-FIXTURE = (
-    Path(__file__).resolve().parents[2] / "labextension/src/__tests__/launch-options.json"
-)
+FIXTURE = Path(__file__).resolve().parents[2] / "labextension/src/__tests__/launch-options.json"
 #: The server's default limits, with two images, two groups and two folders.
 POLICY = LaunchPolicy(
     images=("jupyter-cluster/kernel:latest", "other:1"),
