@@ -84,11 +84,16 @@ export interface IAgent {
   id: string;
   resource_group: string;
   reachable: boolean;
+  /** Why it is unavailable; empty when it answers. */
   message?: string;
   capacity?: IUsage;
   allocated?: IUsage;
   free?: IUsage;
   gpu_ids?: string[];
+  /** The id of the Docker Swarm it is a node of; empty for none. */
+  swarm?: string;
+  /** A problem that does not stop it (e.g. not in the others' Swarm); empty for none. */
+  warning?: string;
 }
 
 /** A group of agents, with their resources summed. */

@@ -15,30 +15,46 @@ import {
 } from '@jupyterlab/ui-components';
 import * as React from 'react';
 
-import { IContainer, ISession } from './api';
+import { IContainer, IResources, ISession, IUsage } from './api';
 import { CommandIDs } from './commands';
 import { getTrans } from './i18n';
 import { FINAL, USABLE } from './sessions';
 import { formatAge, formatCpu, formatSize } from './units';
 
-/** One line of resources per container: `0.5 CPU · 1g memory · 64m shm`. */
+/** One line of resources per container: `0.5 CPU · 1g mem · 64m shm`. */
 export function describeResources(
   session: ISession,
   container?: IContainer
 ): string {
   const r = session.resources;
-  if (!r) {
-    return '';
+  return r ? describeAmounts(r, undefined, container?.gpu_ids) : '';
+}
+
+/**
+ * Amounts as one line, `2 CPU · 1g mem · 64m shm · 1 GPU (0)`; with `of`, each
+ * is a part of a whole, e.g. an agent's free of capacity: `3/4 CPU · 6g/8g mem`.
+ * Shared memory and GPUs only show when there are some.
+ */
+export function describeAmounts(
+  amounts: IResources,
+  of?: IUsage,
+  gpuIds?: string[]
+): string {
+  const pair = (
+    value: number,
+    whole: number | undefined,
+    f: (n: number) => string = String
+  ) => (whole === undefined ? f(value) : `${f(value)}/${f(whole)}`);
+  const parts = [
+    `${pair(amounts.cpu, of?.cpu, formatCpu)} CPU`,
+    `${pair(amounts.mem, of?.mem, formatSize)} mem`
+  ];
+  if (amounts.shm) {
+    parts.push(`${formatSize(amounts.shm)} shm`);
   }
-  const parts = [`${formatCpu(r.cpu)} CPU`, `${formatSize(r.mem)} mem`];
-  if (r.shm) {
-    parts.push(`${formatSize(r.shm)} shm`);
-  }
-  if (r.gpu) {
-    const ids = container?.gpu_ids?.length
-      ? ` (${container.gpu_ids.join(',')})`
-      : '';
-    parts.push(`${r.gpu} GPU${ids}`);
+  if (amounts.gpu || of?.gpu) {
+    const ids = gpuIds?.length ? ` (${gpuIds.join(',')})` : '';
+    parts.push(`${pair(amounts.gpu, of?.gpu)} GPU${ids}`);
   }
   return parts.join(' · ');
 }
@@ -192,12 +208,17 @@ function ContainerItem(props: {
   );
 }
 
-function StatusBadge(props: { status: string; small?: boolean }): JSX.Element {
+/** A status as a coloured badge (`jp-ClusterStatus-<status>`), or its `label`. */
+export function StatusBadge(props: {
+  status: string;
+  label?: string;
+  small?: boolean;
+}): JSX.Element {
   return (
     <span
       className={`jp-ClusterStatus jp-ClusterStatus-${props.status}${props.small ? ' jp-mod-small' : ''}`}
     >
-      {props.status}
+      {props.label ?? props.status}
     </span>
   );
 }

@@ -4,6 +4,9 @@
  * status and resources. Actions run the extension's commands, so they behave
  * as the same commands in the palette do. It re-renders whenever the sessions
  * model changes (the server's events stream) and every few seconds for ages.
+ * Below the sessions, the "Agents" section (./agentsview) shows every agent and
+ * its state; it is polled only while the sidebar is visible, and read again
+ * soon after any session changes.
  */
 
 import {
@@ -16,6 +19,8 @@ import { CommandRegistry } from '@lumino/commands';
 import { Message } from '@lumino/messaging';
 import * as React from 'react';
 
+import { AgentsModel } from './agents';
+import { AgentsSection } from './agentsview';
 import { CommandIDs } from './commands';
 import { getTrans } from './i18n';
 import { clusterIcon } from './icons';
@@ -24,16 +29,39 @@ import { IconButton, SessionItem } from './sessionitem';
 
 /** The sidebar widget. */
 export class ClusterSidebar extends ReactWidget {
+  /**
+   * `agents` is made from the sessions model's client (and disposed with the
+   * sidebar) when not given.
+   */
   constructor(
     readonly model: SessionsModel,
-    readonly commands: CommandRegistry
+    readonly commands: CommandRegistry,
+    agents?: AgentsModel
   ) {
     super();
+    this._ownsAgents = !agents;
+    this.agents = agents ?? new AgentsModel({ client: model.client });
+    model.changed.connect(this._onSessionsChanged, this);
     this.id = 'jp-cluster-sessions';
     this.addClass('jp-ClusterSidebar');
     const trans = getTrans();
     this.title.icon = clusterIcon;
     this.title.caption = trans.__('Cluster Sessions');
+  }
+
+  /** The agents of the "Agents" section. */
+  readonly agents: AgentsModel;
+
+  protected onAfterAttach(msg: Message): void {
+    super.onAfterAttach(msg);
+    if (this.isVisible) {
+      this._startClock();
+    }
+  }
+
+  protected onBeforeDetach(msg: Message): void {
+    this._stopClock();
+    super.onBeforeDetach(msg);
   }
 
   protected onAfterShow(msg: Message): void {
@@ -47,7 +75,14 @@ export class ClusterSidebar extends ReactWidget {
   }
 
   dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
     this._stopClock();
+    this.model.changed.disconnect(this._onSessionsChanged, this);
+    if (this._ownsAgents) {
+      this.agents.dispose();
+    }
     super.dispose();
   }
 
@@ -57,6 +92,7 @@ export class ClusterSidebar extends ReactWidget {
         {() => (
           <SidebarView
             model={this.model}
+            agents={this.agents}
             commands={this.commands}
             now={Date.now()}
           />
@@ -65,10 +101,12 @@ export class ClusterSidebar extends ReactWidget {
     );
   }
 
+  /** While visible: tick the ages and poll the agents. */
   private _startClock(): void {
     if (this._clock === null) {
       this._clock = setInterval(() => this.update(), 5000);
     }
+    this.agents.start();
   }
 
   private _stopClock(): void {
@@ -76,13 +114,20 @@ export class ClusterSidebar extends ReactWidget {
       clearInterval(this._clock);
       this._clock = null;
     }
+    this.agents.stop();
+  }
+
+  private _onSessionsChanged(): void {
+    this.agents.refreshSoon();
   }
 
   private _clock: ReturnType<typeof setInterval> | null = null;
+  private _ownsAgents: boolean;
 }
 
 function SidebarView(props: {
   model: SessionsModel;
+  agents: AgentsModel;
   commands: CommandRegistry;
   now: number;
 }): JSX.Element {
@@ -159,6 +204,7 @@ function SidebarView(props: {
           ))}
         </ul>
       )}
+      <AgentsSection model={props.agents} />
     </div>
   );
 }

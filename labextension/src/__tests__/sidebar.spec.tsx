@@ -17,7 +17,8 @@ describe('ClusterSidebar', () => {
   let sidebar: ClusterSidebar;
 
   beforeEach(async () => {
-    model = new SessionsModel({ client: {} as ClusterClient });
+    const client = { agents: () => Promise.resolve([]) };
+    model = new SessionsModel({ client: client as unknown as ClusterClient });
     commands = new CommandRegistry();
     calls = [];
     for (const id of Object.values(CommandIDs)) {
