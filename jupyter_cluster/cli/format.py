@@ -81,16 +81,21 @@ def agents_table(rows: Sequence[dict[str, Any]]) -> str:
         text = f"{d['cpu']:g} CPU / {format_size(max(int(d['mem']), 0))}"
         return text + (f" / {d['gpu']} GPU" if d.get("gpu") else "")
 
+    def state(r: dict[str, Any]) -> str:
+        if not r["reachable"]:
+            return f"unavailable: {r['message']}"
+        return f"available ({r['warning']})" if r.get("warning") else "available"
+
     return table(
-        ("AGENT", "GROUP", "REACHABLE", "CAPACITY", "ALLOCATED", "FREE"),
+        ("AGENT", "GROUP", "CAPACITY", "ALLOCATED", "FREE", "STATE"),
         [
             (
                 r["id"],
                 r["resource_group"],
-                "yes" if r["reachable"] else f"no: {r['message']}",
                 res(r["capacity"]),
                 res(r["allocated"]),
                 res(r["free"]),
+                state(r),
             )
             for r in rows
         ],

@@ -29,6 +29,7 @@ class AgentSlot:
     used_gpu_ids: frozenset[str] = frozenset()
     has_image: bool = True
     schedulable: bool = True
+    swarm: str = ""  # the Docker Swarm the agent is a node of ("" = none)
 
     def free(self) -> Resources:
         return Resources(
@@ -73,13 +74,38 @@ class Pending:
     reason: str
 
 
-def _describe_free(slots: Sequence[AgentSlot]) -> str:
+def _describe_free(slots: Sequence[AgentSlot], down: Sequence[AgentSlot] = ()) -> str:
     parts = []
     for s in slots:
         f = s.free()
         gpu = f", {f.gpu} GPU" if s.gpu_ids else ""
         parts.append(f"{s.id} has {f.cpu:g} CPU, {format_size(max(f.mem, 0))} memory{gpu} free")
+    if down:
+        parts.append(f"unavailable: {', '.join(s.id for s in down)}")
     return "; ".join(parts)
+
+
+def _spread(ranked: Sequence[AgentSlot], spec: LaunchSpec) -> list[tuple[AgentSlot, int]] | None:
+    """Containers per agent filling the roomiest first, or None when they don't fit."""
+    plan: list[tuple[AgentSlot, int]] = []
+    remaining = spec.size
+    for slot in ranked:
+        take = min(slot.fits(spec.resources), remaining)
+        if take > 0:
+            plan.append((slot, take))
+            remaining -= take
+        if remaining == 0:
+            return plan
+    return None
+
+
+def _swarms(ranked: Sequence[AgentSlot]) -> list[list[AgentSlot]]:
+    """The agents that can share an overlay network: one list per Docker Swarm."""
+    by_swarm: dict[str, list[AgentSlot]] = {}
+    for slot in ranked:
+        if slot.swarm:
+            by_swarm.setdefault(slot.swarm, []).append(slot)
+    return list(by_swarm.values())
 
 
 def place(spec: LaunchSpec, agents: Sequence[AgentSlot]) -> Placement | Pending:
@@ -123,23 +149,26 @@ def place(spec: LaunchSpec, agents: Sequence[AgentSlot]) -> Placement | Pending:
     single = next((a for a in ranked if a.fits(per) >= n), None)
     if single is not None:
         return _assign(spec, [(single, n)])
+    down = [a for a in with_image if not a.schedulable]
     if spec.mode is ClusterMode.SINGLE_NODE:
         return Pending(
             f"waiting for one agent of group {spec.resource_group!r} with room for "
-            f"{n} x ({per.describe()}): {_describe_free(eligible)}"
+            f"{n} x ({per.describe()}): {_describe_free(eligible, down)}"
         )
-    plan: list[tuple[AgentSlot, int]] = []
-    remaining = n
-    for slot in ranked:
-        take = min(slot.fits(per), remaining)
-        if take > 0:
-            plan.append((slot, take))
-            remaining -= take
-        if remaining == 0:
+    # Containers on several agents share an overlay network: one Swarm only.
+    for swarm in sorted(_swarms(ranked), key=lambda s: -sum(a.fits(per) for a in s)):
+        plan = _spread(swarm, spec)
+        if plan is not None:
             return _assign(spec, plan)
+    if _spread(ranked, spec) is not None:
+        return Pending(
+            f"waiting for room for {n} x ({per.describe()}) on agents of one Docker Swarm "
+            f"in group {spec.resource_group!r}: the agents with room are not nodes of the same "
+            "Swarm (docker swarm init / join them, see `jupyter cluster agents`)"
+        )
     return Pending(
         f"waiting for room for {n} x ({per.describe()}) across group "
-        f"{spec.resource_group!r}: {_describe_free(eligible)}"
+        f"{spec.resource_group!r}: {_describe_free(eligible, down)}"
     )
 
 

@@ -39,6 +39,17 @@ class LaunchContext:
     keys: dict[str, str]
     mounts: dict[str, tuple[BindMount, ...]]  # per agent id: resolved data folders
     timeout: float
+    encrypted_overlay: bool = False
+
+
+def published_ports(container: Container, agent: Agent) -> tuple[int, ...]:
+    """What a container publishes on its agent's address: main1 its SSH port, and its
+    kernel ports unless kernel traffic goes over SSH; subs nothing."""
+    if container.role != "main":
+        return ()
+    if agent.config.kernel_transport == "ssh":
+        return (naming.SSH_PORT,)
+    return (naming.SSH_PORT, *naming.KERNEL_PORTS)
 
 
 def _spec_for(session: Session, container: Container, ctx: LaunchContext) -> ContainerSpec:
@@ -55,7 +66,7 @@ def _spec_for(session: Session, container: Container, ctx: LaunchContext) -> Con
         command=START_COMMAND,
         gpu_ids=container.gpu_ids,
         mounts=ctx.mounts.get(container.agent, ()),
-        publish=(naming.SSH_PORT, *naming.KERNEL_PORTS) if container.role == "main" else (),
+        publish=published_ports(container, ctx.agents[container.agent]),
     )
 
 
@@ -126,6 +137,7 @@ async def bring_up(session: Session, ctx: LaunchContext, progress: ProgressCallb
             naming.network_name(session),
             naming.network_labels(session, ctx.manager_id),
             overlay=len(placed) > 1,
+            encrypted=ctx.encrypted_overlay,
         )
     except AgentError as exc:
         raise LaunchFailed(f"could not create the session network: {exc}") from exc

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import contextlib
 import os
 import socket
 import time
@@ -19,20 +18,21 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 
 from traitlets import Any as AnyTrait
-from traitlets import Dict, Enum, Float, Int, List, Unicode, default
+from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode, default
 from traitlets.config import LoggingConfigurable
 
 from ..core import naming
 from ..core.models import LaunchSpec, Session
 from ..core.scheduler import Placement, place
 from ..core.state import ACTIVE, ALLOCATING, ENDED, FINAL, USABLE, ContainerStatus, SessionStatus
-from ..errors import ClusterError, Conflict, InvalidRequest, LaunchFailed, NotFound
+from ..errors import ClusterError, InvalidRequest, LaunchFailed, NotFound
 from ..paths import default_data_root, default_db_path
 from .agents.base import Agent, OutputCallback
 from .agents.pool import AgentPool
 from .agents.registry import agent_configs, make_agent
 from .folders import DataFolders
 from .launcher import LaunchContext, bring_up, tear_down
+from .pending import QueuePolicy, place_once, wait_for_room
 from .reconcile import Reconciler
 from .ssh import generate_session_keys
 from .store import Store
@@ -49,12 +49,45 @@ class ClusterManager(LoggingConfigurable):
     agents = List(
         Dict(),
         config=True,
-        help="""The Docker hosts sessions run on, one dict each: id, url (e.g.
-        tcp://10.0.0.5:2375; empty for the local engine), resource_group (default
-        'default'), address (where main1's ports are published, default 127.0.0.1),
-        cpu and mem (capacity; default: what the engine reports), gpus (a list of
-        device ids), data_root (the data-folder root as that host sees it). Empty
-        means one agent: the local Docker engine in group 'default'.""",
+        help="""The Docker hosts sessions run on, one dict each: id, url (empty for
+        the local engine, unix:///path, or tcp://HOST:2376 with tls), tls ({'ca': PATH,
+        'cert': PATH, 'key': PATH}: Docker's client certificate; required for tcp://
+        unless insecure: True), resource_group (default 'default'), address (where
+        main1's ports are published, default 127.0.0.1), kernel_transport ('ssh':
+        kernel traffic forwarded through main1's SSH port, the default for a
+        non-loopback address; 'direct': its published ports), cpu and mem (capacity;
+        default: what the engine reports), gpus (a list of device ids), data_root (the
+        shared data-folder root as that host sees it), timeout and connect_timeout
+        (seconds; default docker_timeout and docker_connect_timeout). Empty means one
+        agent: the local Docker engine in group 'default'.""",
+    )
+    docker_timeout = Float(
+        30.0,
+        config=True,
+        help="Seconds a Docker call may wait for the engine's answer before the agent "
+        "is marked unavailable (streams such as followed logs are not limited).",
+    )
+    docker_connect_timeout = Float(
+        5.0, config=True, help="Seconds to connect to an agent's Docker engine."
+    )
+    overlay_encryption = Bool(
+        False,
+        config=True,
+        help="Encrypt the overlay network of sessions that span agents (Docker's IPsec "
+        "'encrypted' option; costs CPU on every packet and needs the ESP protocol "
+        "allowed between the agents).",
+    )
+    pending_timeout = Float(
+        0.0,
+        config=True,
+        help="Seconds a session may wait PENDING for room before it is cancelled with "
+        "that reason; 0 waits until cancelled.",
+    )
+    pending_backfill = Bool(
+        False,
+        config=True,
+        help="Let a waiting session start before earlier waiting sessions of its "
+        "resource group when it fits and they do not (default: first in, first out).",
     )
     max_size = Int(16, config=True, help="Largest cluster size a user may ask for.")
     db_path = Unicode(config=True, help="SQLite file of sessions, history and keys.")
@@ -97,7 +130,16 @@ class ClusterManager(LoggingConfigurable):
         super().__init__(**kwargs)
         self.store = Store(self.db_path)
         self.folders = DataFolders(self.data_root)
-        configs = agent_configs(self.agents, self.data_root)
+        timeouts = {"timeout": self.docker_timeout, "connect_timeout": self.docker_connect_timeout}
+        configs = agent_configs(self.agents, self.data_root, timeouts)
+        for config in configs:
+            if config.insecure and config.url.startswith("tcp://"):
+                self.log.warning(
+                    "agent %s: %s is a plain TCP Docker API (insecure: True): anyone who "
+                    "reaches it is root on that host and sees session keys in clear text",
+                    config.id,
+                    config.url,
+                )
         self.pool = AgentPool(configs, self.agent_factory or make_agent)
         self._reconciled = False
 
@@ -179,8 +221,15 @@ class ClusterManager(LoggingConfigurable):
         )
         self.store.insert_session(session)
         self.store.set_driver(session_id, os.getpid(), socket.gethostname())
-        self.store.try_place(session_id, slots)
+        place_once(self.store, session_id, slots, self._queue_policy())
         return self._get(session_id)
+
+    def _queue_policy(self) -> QueuePolicy:
+        return QueuePolicy(
+            poll_interval=self.pending_poll_interval,
+            timeout=self.pending_timeout,
+            backfill=self.pending_backfill,
+        )
 
     async def launch(
         self, spec: LaunchSpec, *, owner: str = "", on_change: SessionCallback | None = None
@@ -199,19 +248,10 @@ class ClusterManager(LoggingConfigurable):
         """
         self.store.set_driver(session_id, os.getpid(), socket.gethostname())
         notify = on_change or (lambda s: None)
-        last_reason = None
         try:
-            session = self._get(session_id)
-            while session.status is SessionStatus.PENDING:
-                if session.status_reason != last_reason:
-                    last_reason = session.status_reason
-                    notify(session)
-                await asyncio.sleep(self.pending_poll_interval)
-                session = self._get(session_id)
-                if session.status is SessionStatus.PENDING:
-                    with contextlib.suppress(Conflict):  # cancelled meanwhile
-                        self.store.try_place(session_id, await self.pool.slots(session.spec.image))
-                    session = self._get(session_id)
+            session = await wait_for_room(
+                self.store, session_id, self.pool.slots, self._queue_policy(), notify
+            )
             if session.status is not SessionStatus.PREPARING:
                 return session
             notify(session)
@@ -240,6 +280,7 @@ class ClusterManager(LoggingConfigurable):
             keys=keys,
             mounts=mounts,
             timeout=self.prepare_timeout,
+            encrypted_overlay=self.overlay_encryption,
         )
         try:
             await bring_up(session, ctx, progress)

@@ -30,7 +30,7 @@ from .store import Store
 log = logging.getLogger(__name__)
 
 
-def _driver_alive(pid: int | None, host: str | None) -> bool:
+def driver_alive(pid: int | None, host: str | None) -> bool:
     """Whether the process driving a launch still runs (unknown hosts count as alive)."""
     if pid is None:
         return False
@@ -118,24 +118,30 @@ class Reconciler:
         self.orphan_policy = orphan_policy
         self.finish_termination = finish_termination
 
-    async def _scan(self, agent: Agent) -> tuple[list[ContainerState], list[str]] | None:
+    async def _scan(self, agent: Agent) -> tuple[list[ContainerState], list[str]] | str:
+        """What ``agent`` runs of this manager, or why it could not be asked."""
         labels = {naming.LABEL_MANAGER: self.store.manager_id}
         try:
             containers = await agent.list_containers(labels)
             networks = await agent.list_networks(labels)
         except AgentError as exc:
             log.warning("reconciliation skipped agent %s: %s", agent.id, exc)
-            return None
+            return exc.message
         return containers, [n.labels.get(naming.LABEL_SESSION, "") for n in networks]
 
     async def run(self) -> None:
-        """Compare, then adopt, clean up or update; never raises for one bad session."""
+        """Compare, then adopt, clean up or update; never raises for one bad session.
+
+        Sessions changed after the scan began are left for the next pass: the scan
+        may predate them (a launch that just finished is not "gone").
+        """
+        self.started = time.time()
         scans = await asyncio.gather(*(self._scan(a) for a in self.agents.values()))
-        reachable = {a for a, scan in zip(self.agents, scans, strict=True) if scan is not None}
+        self.down = {a: s for a, s in zip(self.agents, scans, strict=True) if isinstance(s, str)}
         by_session: dict[str, list[tuple[str, ContainerState]]] = defaultdict(list)
         network_sessions: set[str] = set()
         for agent_id, scan in zip(self.agents, scans, strict=True):
-            if scan is None:
+            if isinstance(scan, str):
                 continue
             for state in scan[0]:
                 by_session[state.labels.get(naming.LABEL_SESSION, "")].append((agent_id, state))
@@ -146,16 +152,27 @@ class Reconciler:
             except ClusterError as exc:
                 log.warning("reconciliation of session %s: %s", session_id, exc)
         for session in self.store.list():
-            if session.id in by_session or not self._on_reachable(session, reachable):
+            if session.id in by_session or session.updated_at >= self.started:
                 continue
             try:
-                await self._store_side(session)
+                if self._on_down_agents(session):
+                    self._degrade_for_down_agents(session)
+                else:
+                    await self._store_side(session)
             except ClusterError as exc:
                 log.warning("reconciliation of session %s: %s", session.id, exc)
 
-    @staticmethod
-    def _on_reachable(session: Session, reachable: set[str]) -> bool:
-        return all(c.agent in reachable for c in session.containers if c.agent)
+    def _on_down_agents(self, session: Session) -> list[str]:
+        """The unavailable agents ``session`` has containers on."""
+        return sorted({c.agent for c in session.containers if c.agent in self.down})
+
+    def _degrade_for_down_agents(self, session: Session) -> None:
+        """A running session with containers on unavailable agents is degraded (with
+        why); it is restored once they answer and its containers run."""
+        if session.status is SessionStatus.RUNNING:
+            why = "; ".join(self.down[a] for a in self._on_down_agents(session))
+            self.store.set_status(session.id, SessionStatus.RUNNING_DEGRADED, why)
+            log.warning("session %s degraded: %s", session.id, why)
 
     async def _docker_side(self, session_id: str, found: list[tuple[str, ContainerState]]) -> None:
         session = self.store.get(session_id)
@@ -193,22 +210,32 @@ class Reconciler:
         assert session is not None
         pid, host = self.store.driver(session_id)
         if session.status in (SessionStatus.PENDING, SessionStatus.PREPARING):
-            if not _driver_alive(pid, host):
+            if not driver_alive(pid, host):
                 await self._fail(session, f"the process launching it (pid {pid}) exited")
             return
         if session.status is SessionStatus.TERMINATING:
             await self.finish_termination(session_id)
             return
-        await self._update_running(session, found)
+        if session.updated_at < self.started:
+            await self._update_running(session, found)
 
     async def _update_running(
         self, session: Session, found: list[tuple[str, ContainerState]]
     ) -> None:
+        """Mark dead containers EXITED and the session degraded; restore a degraded
+        session whose containers all run again (e.g. its agent came back)."""
+        if self._on_down_agents(session):
+            self._degrade_for_down_agents(session)
+            return
         states = {s.labels.get(naming.LABEL_HOST): s for _, s in found}
         dead = []
         for container in session.containers:
             state = states.get(container.host)
             if state is not None and state.running:
+                if container.status is not ContainerStatus.RUNNING:
+                    self.store.update_container(
+                        session.id, container.host, status=ContainerStatus.RUNNING, status_reason=""
+                    )
                 continue
             why = f"exited with code {state.exit_code}" if state else "is gone"
             dead.append(f"{container.host} {why}")
@@ -218,20 +245,23 @@ class Reconciler:
                 )
         if dead and session.status is SessionStatus.RUNNING:
             self.store.set_status(session.id, SessionStatus.RUNNING_DEGRADED, "; ".join(dead))
+        elif not dead and session.status is SessionStatus.RUNNING_DEGRADED:
+            self.store.set_status(session.id, SessionStatus.RUNNING, "")
+            log.info("session %s runs again: every container answers", session.id)
 
     async def _store_side(self, session: Session) -> None:
         pid, host = self.store.driver(session.id)
         if session.status is SessionStatus.ERROR:
             return
         if session.status is SessionStatus.PENDING:
-            if not _driver_alive(pid, host):
+            if not driver_alive(pid, host):
                 self.store.set_status(
                     session.id,
                     SessionStatus.CANCELLED,
                     f"the process waiting for room (pid {pid}) exited",
                 )
             return
-        if session.status is SessionStatus.PREPARING and _driver_alive(pid, host):
+        if session.status is SessionStatus.PREPARING and driver_alive(pid, host):
             return
         if session.status is SessionStatus.TERMINATING:
             await self.finish_termination(session.id)

@@ -13,6 +13,7 @@ session is its ``to_record()`` JSON, and each container is a row of its own.
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import sqlite3
@@ -301,14 +302,32 @@ class Store:
                     gpus.setdefault(c.agent, set()).update(c.gpu_ids)
         return used, gpus
 
-    def try_place(self, session_id: str, agents: Sequence[AgentSlot]) -> Placement | Pending:
+    def waiting_ahead(self, session: Session) -> builtins.list[Session]:
+        """PENDING sessions of ``session``'s resource group that came before it."""
+        with self._tx(write=False) as db:
+            return self._ahead(db, session)
+
+    def _ahead(self, db: sqlite3.Connection, session: Session) -> builtins.list[Session]:
+        where = f"WHERE {_status_in(frozenset({SessionStatus.PENDING}))} AND id != ?"
+        return [
+            s
+            for s in self._select(db, where, (session.id,))
+            if s.spec.resource_group == session.spec.resource_group
+            and (s.created_at, s.id) < (session.created_at, session.id)
+        ]
+
+    def try_place(
+        self, session_id: str, agents: Sequence[AgentSlot], *, backfill: bool = False
+    ) -> Placement | Pending:
         """Place a PENDING session in one write transaction; never double-books.
 
         ``agents`` carry capacity, GPU ids, has_image…; their usage is replaced by
-        what ALLOCATING sessions hold. On Placement the session becomes PREPARING
-        with each container's agent and GPU ids; on Pending its reason is stored.
-        Raises Conflict if the session is no longer PENDING, and lets the
-        scheduler's InvalidRequest through (nothing is changed then).
+        what ALLOCATING sessions hold. First in, first out: while an earlier
+        session of the same resource group waits, this one waits behind it, unless
+        ``backfill``. On Placement the session becomes PREPARING with each
+        container's agent and GPU ids; on Pending its reason is stored. Raises
+        Conflict if the session is no longer PENDING, and lets the scheduler's
+        InvalidRequest through (nothing is changed then).
         """
         with self._tx() as db:
             session = self._get(db, session_id)
@@ -322,7 +341,15 @@ class Store:
                 replace(a, used=used.get(a.id, _ZERO), used_gpu_ids=frozenset(gpus.get(a.id, ())))
                 for a in agents
             ]
-            result = scheduler.place(session.spec, slots)
+            ahead = [] if backfill else self._ahead(db, session)
+            result: Placement | Pending
+            if ahead:
+                result = Pending(
+                    f"waiting behind {len(ahead)} earlier session(s) of resource group "
+                    f"{session.spec.resource_group} (first in, first out; next: {ahead[0].name})"
+                )
+            else:
+                result = scheduler.place(session.spec, slots)
             if isinstance(result, Pending):
                 new = session.with_(status_reason=result.reason, updated_at=time.time())
             else:

@@ -20,7 +20,6 @@ Jupyter config path, overridden by the kernel manager's own configuration (e.g.
 from __future__ import annotations
 
 import asyncio
-import json
 import signal
 from typing import Any
 
@@ -31,15 +30,14 @@ from traitlets import Int as IntTrait
 from traitlets.config import Config
 
 from ..config import file_config
-from ..core import naming
 from ..core.models import Session
 from ..core.state import USABLE, ContainerStatus, SessionStatus
 from ..engine.agents.base import Agent, ContainerState
 from ..engine.manager import ClusterManager
+from ..engine.tunnel import KernelTunnel
 from ..errors import ClusterError, LaunchFailed
+from .ports import connect_kernel, kernel_side_connection, wait_running
 from .process import KernelProcess
-
-_PORT_NAMES = ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")
 
 
 class ClusterProvisioner(KernelProvisionerBase):
@@ -75,6 +73,8 @@ class ClusterProvisioner(KernelProvisionerBase):
     keep_session = False
     _manager: ClusterManager | None = None
     _process: KernelProcess | None = None
+    _tunnel: KernelTunnel | None = None
+    _transport = "direct"
 
     # -- helpers -------------------------------------------------------------------
 
@@ -120,10 +120,12 @@ class ClusterProvisioner(KernelProvisionerBase):
         async def start_kernel(s: Session) -> None:
             main = s.containers[0]
             agent = self.manager.agent(main.agent or "")
-            state = await self._wait_running(agent, main.container_id or "")
-            self._use_ports(agent, state)
+            state = await wait_running(agent, main.container_id or "")
+            await self._connect(agent, state, s.id)
             self._process = KernelProcess(agent, main.container_id or "", self.kernel_id)
-            await self._process.start(cmd, self._inner_connection(), env=env)
+            await self._process.start(
+                cmd, kernel_side_connection(self.parent, self._transport), env=env
+            )
 
         def report(s: Session) -> None:
             nonlocal seen, early
@@ -175,28 +177,23 @@ class ClusterProvisioner(KernelProvisionerBase):
             await self.cleanup(restart=False)
             raise
 
-    @staticmethod
-    async def _wait_running(agent: Agent, container_id: str) -> ContainerState:
-        """main1's state once Docker has started it (its ports are assigned then)."""
-        while True:
-            state = await agent.inspect_container(container_id)
-            if state is None or state.running or state.status not in ("created", "restarting"):
-                break
-            await asyncio.sleep(0.02)
-        if state is None or not state.running:
-            raise ClusterError("main1 stopped while the cluster session was starting")
-        return state
-
-    def _use_ports(self, agent: Agent, state: ContainerState) -> None:
-        """Point the kernel manager at main1's published kernel ports."""
+    async def _connect(
+        self, agent: Agent, state: ContainerState, session_id: str, reuse: bool = False
+    ) -> None:
+        """Point the kernel manager at the kernel in main1 (see :mod:`.ports`)."""
         km = self.parent
         assert km is not None, "ClusterProvisioner runs under a KernelManager"
-        km.ip = agent.config.connect_address
-        km.transport = "tcp"
-        for name, port in zip(_PORT_NAMES, naming.KERNEL_PORTS, strict=True):
-            setattr(km, name, state.ports[port][1])
-        km.write_connection_file()
+        await self._close_tunnel()
+        previous = self.connection_info if reuse else {}
+        self._transport = agent.config.kernel_transport
+        keys = self.manager.store.load_keys(session_id) or {}
+        self._tunnel = await connect_kernel(km, agent, state, keys, previous)
         self.connection_info = km.get_connection_info()
+
+    async def _close_tunnel(self) -> None:
+        if self._tunnel is not None:
+            await self._tunnel.close()
+            self._tunnel = None
 
     async def _attach(self, session: Session) -> KernelProcess:
         """Point the kernel manager at a running main1; a process handle for its kernel."""
@@ -205,7 +202,7 @@ class ClusterProvisioner(KernelProvisionerBase):
         state = await agent.inspect_container(main.container_id or "")
         if state is None or not state.running:
             raise ClusterError(f"main1 of cluster session {session.name} is not running")
-        self._use_ports(agent, state)
+        await self._connect(agent, state, session.id)
         self._process = KernelProcess(agent, main.container_id or "", self.kernel_id)
         return self._process
 
@@ -213,6 +210,7 @@ class ClusterProvisioner(KernelProvisionerBase):
 
     @property
     def has_process(self) -> bool:
+        """Whether a kernel process is known (started, or re-attached)."""
         return self._process is not None
 
     async def pre_launch(self, **kwargs: Any) -> dict[str, Any]:
@@ -239,45 +237,39 @@ class ClusterProvisioner(KernelProvisionerBase):
             await self._attach(session)
         return {**kwargs, "cmd": cmd, "env": env}
 
-    def _inner_connection(self) -> bytes:
-        """The connection file as the kernel sees it: fixed ports, the manager's key."""
-        km = self.parent
-        assert km is not None, "ClusterProvisioner runs under a KernelManager"
-        key = km.session.key
-        info: dict[str, Any] = {
-            "transport": "tcp",
-            "ip": "0.0.0.0",
-            "signature_scheme": km.session.signature_scheme,
-            "key": key.decode() if isinstance(key, bytes) else key,
-        }
-        for name, port in zip(_PORT_NAMES, naming.KERNEL_PORTS, strict=True):
-            info[name] = port
-        return json.dumps(info).encode()
-
     async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> KernelConnectionInfo:
         """Run the kernel as ``work`` in main1 (unless already started) and hand back
         host-side connection info."""
         assert self._process is not None
         if not self._process.started:
-            await self._process.start(cmd, self._inner_connection(), env=kwargs.get("env") or {})
+            await self._process.start(
+                cmd,
+                kernel_side_connection(self.parent, self._transport),
+                env=kwargs.get("env") or {},
+            )
         return self.connection_info
 
     async def poll(self) -> int | None:
+        """``KernelManager.is_alive``: None while the kernel runs, else its exit code."""
         return None if self._process is None else await self._process.poll()
 
     async def wait(self) -> int | None:
+        """Wait for the kernel process to end (shutdown); its exit code."""
         if self._process is None:
             return 0
         return await self._process.wait()
 
     async def send_signal(self, signum: int) -> None:
+        """``KernelManager.signal_kernel`` / interrupt: signal the kernel in main1."""
         if self._process is not None:
             await self._process.signal(signum)
 
     async def kill(self, restart: bool = False) -> None:
+        """SIGKILL the kernel process (the containers stay until cleanup)."""
         await self.send_signal(signal.SIGKILL)
 
     async def terminate(self, restart: bool = False) -> None:
+        """SIGTERM the kernel process (the containers stay until cleanup)."""
         await self.send_signal(signal.SIGTERM)
 
     async def cleanup(self, restart: bool = False) -> None:
@@ -287,6 +279,7 @@ class ClusterProvisioner(KernelProvisionerBase):
             self._process = None
         if restart:
             return
+        await self._close_tunnel()
         try:
             if self.session_id is not None and not self.keep_session:
                 await self.manager.terminate(self.session_id)
@@ -297,9 +290,11 @@ class ClusterProvisioner(KernelProvisionerBase):
                 self._manager = None
 
     def get_shutdown_wait_time(self, recommended: float = 5.0) -> float:
+        """Seconds the kernel manager waits for a graceful shutdown (its default)."""
         return recommended
 
     def get_stable_start_time(self, recommended: float = 10.0) -> float:
+        """Seconds a kernel must run to count as started: a cluster start takes longer."""
         return max(recommended, 20.0)
 
     async def get_provisioner_info(self) -> dict[str, Any]:
@@ -320,4 +315,9 @@ class ClusterProvisioner(KernelProvisionerBase):
             session = await self.manager.get(self.session_id)
             main = session.containers[0]
             agent = self.manager.agent(main.agent or "")
+            if agent.config.kernel_transport == "ssh":
+                state = await agent.inspect_container(main.container_id or "")
+                if state is None or not state.running:
+                    raise ClusterError(f"main1 of cluster session {session.name} is not running")
+                await self._connect(agent, state, session.id, reuse=True)
             self._process = KernelProcess(agent, main.container_id or "", self.kernel_id)

@@ -97,9 +97,7 @@ class ClusterTerminals:
         container = session.container(host)
         assert container is not None and container.container_id
         agent = self.manager.agent(container.agent or "")
-        cmd = [docker]
-        if agent.config.url:
-            cmd += ["-H", agent.config.url]
+        cmd = [docker, *agent.config.docker_cli_flags()]
         return [
             *cmd,
             "exec",

@@ -27,6 +27,7 @@ def slot(
     group: str = "default",
     has_image: bool = True,
     schedulable: bool = True,
+    swarm: str = "swarm",
 ) -> AgentSlot:
     return AgentSlot(
         id=agent_id,
@@ -37,6 +38,7 @@ def slot(
         used_gpu_ids=frozenset(used_gpus),
         has_image=has_image,
         schedulable=schedulable,
+        swarm=swarm,
     )
 
 
@@ -319,6 +321,7 @@ def test_repeated_launches_never_over_allocate(mode: str) -> None:
                 used=Resources(s.used.cpu + per.cpu, s.used.mem + per.mem, 0, s.used.gpu + 1),
                 gpu_ids=s.gpu_ids,
                 used_gpu_ids=s.used_gpu_ids | set(gpu_ids),
+                swarm=s.swarm,
             )
         for s in agents.values():
             assert s.used.cpu <= s.capacity.cpu + 1e-9
@@ -327,3 +330,33 @@ def test_repeated_launches_never_over_allocate(mode: str) -> None:
         assert launched < 10
     # 5 GPUs in all: two sessions of two, then one GPU is left over.
     assert launched == 2
+
+
+# -- multi-node placement needs one Docker Swarm -------------------------------------
+
+
+def test_multi_node_spreads_only_over_agents_of_one_swarm() -> None:
+    agents = [
+        slot("a1", cpu=2, swarm="s1"),
+        slot("a2", cpu=2, swarm="s2"),
+        slot("a3", cpu=1, swarm="s1"),
+    ]
+    result = place(spec(3, "multi-node"), agents)
+    assert isinstance(result, Placement)
+    assert sorted(result.agents) == ["a1", "a1", "a3"]
+
+
+def test_agents_in_no_common_swarm_make_a_multi_node_session_wait_with_why() -> None:
+    agents = [slot("a1", cpu=2, swarm=""), slot("a2", cpu=2, swarm="s2")]
+    result = place(spec(3, "multi-node"), agents)
+    assert isinstance(result, Pending)
+    assert "one Docker Swarm" in result.reason and "swarm init / join" in result.reason
+    # one agent with room is fine without any Swarm: no overlay needed
+    alone = place(spec(2, "multi-node"), agents)
+    assert isinstance(alone, Placement) and len(set(alone.agents)) == 1
+
+
+def test_a_pending_reason_names_unavailable_agents() -> None:
+    agents = [slot("a1", cpu=1), slot("a2", cpu=4, schedulable=False)]
+    result = place(spec(1, cpu=2), agents)
+    assert isinstance(result, Pending) and "unavailable: a2" in result.reason

@@ -37,6 +37,7 @@ def agent_slots(draw: st.DrawFn, index: int) -> AgentSlot:
         used_gpu_ids=frozenset(used_gpus),
         has_image=draw(st.integers(0, 9)) > 0,
         schedulable=draw(st.integers(0, 9)) > 0,
+        swarm="swarm",
     )
 
 

@@ -47,7 +47,11 @@ def agent(
     aid: str = "a1", cpu: float = 4, mem: int = 64 * GiB, gpus: tuple[str, ...] = ()
 ) -> AgentSlot:
     return AgentSlot(
-        id=aid, resource_group="default", capacity=Resources(cpu, mem, 0, 0), gpu_ids=gpus
+        id=aid,
+        resource_group="default",
+        capacity=Resources(cpu, mem, 0, 0),
+        gpu_ids=gpus,
+        swarm="swarm",
     )
 
 
@@ -342,7 +346,8 @@ def _place_worker(path: str, sid: str | None, barrier: Any, results: Any) -> Non
         else:
             store = Store(path)
             barrier.wait(timeout=60)
-        result = store.try_place(sid, [agent(cpu=4)])
+        # backfill: each worker tries once, whatever order the others inserted in
+        result = store.try_place(sid, [agent(cpu=4)], backfill=True)
         results.put((sid, store.manager_id, type(result).__name__))
         store.close()
     except Exception as exc:  # reported to the parent, which fails the test

@@ -19,6 +19,16 @@ OutputCallback = Callable[[int, bytes], Awaitable[None] | None]
 
 
 @dataclass(frozen=True)
+class TLSFiles:
+    """Docker client TLS files of an agent: the CA that signed the engine's
+    certificate, and the client certificate and key it accepts."""
+
+    ca: str
+    cert: str
+    key: str
+
+
+@dataclass(frozen=True)
 class AgentConfig:
     """How to reach one agent and what it offers; read from ``ClusterManager.agents``."""
 
@@ -30,6 +40,23 @@ class AgentConfig:
     mem: int | None = None
     gpus: tuple[str, ...] = ()
     data_root: str | None = None  # data folders as this agent's engine sees them
+    tls: TLSFiles | None = None  # required for tcp:// unless insecure
+    insecure: bool = False  # plain tcp:// accepted (warned at every start)
+    timeout: float = 30.0  # seconds a Docker call may wait for an answer
+    connect_timeout: float = 5.0  # seconds to connect to the engine
+    #: How kernel clients reach main1's kernel: "direct" (its published ports) or
+    #: "ssh" (forwarded through main1's SSH port: encrypted and authenticated).
+    kernel_transport: str = "direct"
+
+    def docker_cli_flags(self) -> list[str]:
+        """Flags that point the ``docker`` command at this agent (terminals use it)."""
+        if not self.url:
+            return []
+        flags = ["-H", self.url]
+        if self.tls is not None:
+            flags += ["--tlsverify", "--tlscacert", self.tls.ca, "--tlscert", self.tls.cert]
+            flags += ["--tlskey", self.tls.key]
+        return flags
 
     @property
     def connect_address(self) -> str:
@@ -103,6 +130,7 @@ class AgentInfo:
     gpu_ids: tuple[str, ...]
     reachable: bool
     message: str = ""
+    swarm: str = ""  # the Swarm cluster id the engine is an active node of, if any
 
 
 class Agent(Protocol):
@@ -120,8 +148,10 @@ class Agent(Protocol):
     async def has_image(self, image: str) -> bool: ...
 
     async def create_network(
-        self, name: str, labels: Mapping[str, str], *, overlay: bool
-    ) -> str: ...
+        self, name: str, labels: Mapping[str, str], *, overlay: bool, encrypted: bool = False
+    ) -> str:
+        """A bridge network, or an attachable overlay (encrypted if asked); its id."""
+        ...
 
     async def remove_network(self, name_or_id: str) -> None:
         """Remove a network; a missing one is not an error."""

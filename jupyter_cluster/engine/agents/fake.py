@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ...core.naming import DEFAULT_IMAGE
+from ...core.naming import DEFAULT_IMAGE, READY_MARKER
 from ...core.resources import Resources
 from ...errors import AgentError
 from .base import (
@@ -99,7 +99,10 @@ class FakeAgent:
         gpus: Sequence[str] = (),
         images: Sequence[str] = (DEFAULT_IMAGE,),
         address: str = "127.0.0.1",
+        ready_on_start: bool = False,
     ) -> None:
+        self.ready_on_start = ready_on_start  # containers log the ready marker at start
+        self.swarm = "fake-swarm"  # every fake agent is a node of one Swarm
         self.config = AgentConfig(
             agent_id, f"fake://{agent_id}", resource_group, address, cpu, mem, tuple(gpus)
         )
@@ -143,6 +146,7 @@ class FakeAgent:
             capacity=Resources(cpu=cfg.cpu or 0.0, mem=cfg.mem or 0, shm=0, gpu=len(cfg.gpus)),
             gpu_ids=cfg.gpus,
             reachable=self.reachable,
+            swarm=self.swarm,
             message="" if self.reachable else f"agent {self.id} is down (fake)",
         )
 
@@ -151,7 +155,9 @@ class FakeAgent:
         self._enter("has_image", image)
         return self._has_image(image)
 
-    async def create_network(self, name: str, labels: Mapping[str, str], *, overlay: bool) -> str:
+    async def create_network(
+        self, name: str, labels: Mapping[str, str], *, overlay: bool, encrypted: bool = False
+    ) -> str:
         """Record a network; a name already in use is an AgentError, as in Docker."""
         self._enter("create_network", name)
         if any(n.name == name for n in self.networks.values()):
@@ -192,6 +198,8 @@ class FakeAgent:
         self._enter("start_container", container_id, box.spec.hostname)
         box.status, box.exit_code = "running", None
         box.ports = {p: (self.config.address, next(self._ports)) for p in box.spec.publish}
+        if self.ready_on_start:
+            self.emit(container_id, READY_MARKER)
 
     async def inspect_container(self, container_id: str) -> ContainerState | None:
         """The container's state, or None once removed."""

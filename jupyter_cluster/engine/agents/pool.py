@@ -18,6 +18,29 @@ from ...errors import AgentError, NotFound
 from .base import Agent, AgentConfig
 
 
+def swarm_warning(row: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> str:
+    """Why multi-node sessions can't span ``row``'s agent and others of its group."""
+    if not row["reachable"]:
+        return ""
+    peers = [
+        r
+        for r in rows
+        if r is not row and r["reachable"] and r["resource_group"] == row["resource_group"]
+    ]
+    apart = [r["id"] for r in peers if not row["swarm"] or r["swarm"] != row["swarm"]]
+    if not apart:
+        return ""
+    if not row["swarm"]:
+        return (
+            f"not a Docker Swarm node: multi-node sessions can't span it and "
+            f"{', '.join(apart)} (docker swarm init on one agent, docker swarm join on the others)"
+        )
+    return (
+        f"not in the same Docker Swarm as {', '.join(apart)}: multi-node sessions can't span "
+        "them (docker swarm join them to one Swarm)"
+    )
+
+
 class AgentPool:
     """Every configured agent, by id."""
 
@@ -52,8 +75,12 @@ class AgentPool:
                         "gpu": cap.gpu - used.gpu,
                     },
                     "gpu_ids": list(info.gpu_ids),
+                    "swarm": info.swarm,
+                    "warning": "",
                 }
             )
+        for row in rows:
+            row["warning"] = swarm_warning(row, rows)
         return rows
 
     async def group_rows(
@@ -116,6 +143,7 @@ class AgentPool:
                 gpu_ids=info.gpu_ids,
                 has_image=has_image,
                 schedulable=info.reachable,
+                swarm=info.swarm,
             )
 
         return list(await asyncio.gather(*(slot(a) for a in self.agents.values())))

@@ -1,0 +1,93 @@
+"""Docker API bodies in and out: the create-container request, and container state.
+
+Pure translation between :mod:`.base`'s dataclasses and the JSON the Docker Engine
+API speaks; used by :class:`~jupyter_cluster.engine.agents.docker.DockerAgent`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ...core.resources import Resources
+from .base import BindMount, ContainerSpec, ContainerState, NetworkState
+
+
+def container_config(spec: ContainerSpec, address: str) -> dict[str, Any]:
+    """The body of ``POST /containers/create`` for ``spec``; ports published on
+    ``address`` (the agent's)."""
+    res = spec.resources
+    host_config: dict[str, Any] = {
+        "NanoCpus": round(res.cpu * 1e9),
+        "Memory": res.mem,
+        "MemorySwap": res.mem,  # equal to Memory: no swap
+        "ShmSize": res.shm,
+        "Init": True,
+        "NetworkMode": spec.network,
+        "Mounts": [
+            {"Type": "bind", "Source": m.source, "Target": m.target, "ReadOnly": m.readonly}
+            for m in spec.mounts
+        ],
+        "PortBindings": {
+            f"{port}/tcp": [{"HostIp": address, "HostPort": ""}] for port in spec.publish
+        },
+    }
+    if spec.gpu_ids:
+        host_config["DeviceRequests"] = [
+            {"Driver": "nvidia", "DeviceIDs": list(spec.gpu_ids), "Capabilities": [["gpu"]]}
+        ]
+    return {
+        "Image": spec.image,
+        "Hostname": spec.hostname,
+        "User": spec.user,
+        "WorkingDir": spec.workdir,
+        "Env": [f"{k}={v}" for k, v in spec.env.items()],
+        "Labels": dict(spec.labels),
+        "Entrypoint": list(spec.command),
+        "Cmd": [],
+        "ExposedPorts": {f"{port}/tcp": {} for port in spec.publish},
+        "HostConfig": host_config,
+        "NetworkingConfig": {"EndpointsConfig": {spec.network: {"Aliases": list(spec.aliases)}}},
+    }
+
+
+def container_state(data: Mapping[str, Any]) -> ContainerState:
+    """A :class:`ContainerState` from ``GET /containers/{id}/json``."""
+    state = data.get("State") or {}
+    ports: dict[int, tuple[str, int]] = {}
+    for key, bindings in ((data.get("NetworkSettings") or {}).get("Ports") or {}).items():
+        if bindings:
+            ports[int(key.split("/")[0])] = (bindings[0]["HostIp"], int(bindings[0]["HostPort"]))
+    host_config = data.get("HostConfig") or {}
+    return ContainerState(
+        image=(data.get("Config") or {}).get("Image", ""),
+        resources=Resources(
+            cpu=(host_config.get("NanoCpus") or 0) / 1e9,
+            mem=host_config.get("Memory") or 0,
+            shm=host_config.get("ShmSize") or 0,
+            gpu=sum(len(r.get("DeviceIDs") or []) for r in host_config.get("DeviceRequests") or []),
+        ),
+        mounts=tuple(
+            BindMount(m.get("Source", ""), m.get("Destination", ""), not m.get("RW", True))
+            for m in data.get("Mounts") or []
+        ),
+        id=data["Id"],
+        name=data.get("Name", "").lstrip("/"),
+        labels=(data.get("Config") or {}).get("Labels") or {},
+        running=bool(state.get("Running")),
+        status=state.get("Status", "unknown"),
+        exit_code=state.get("ExitCode"),
+        ports=ports,
+    )
+
+
+def network_state(data: Mapping[str, Any]) -> NetworkState:
+    """A :class:`NetworkState` from one entry of ``GET /networks``."""
+    return NetworkState(
+        id=data["Id"], name=data["Name"], labels=data.get("Labels") or {}, driver=data["Driver"]
+    )
+
+
+def label_filter(labels: Mapping[str, str]) -> dict[str, list[str]]:
+    """The ``filters`` query that matches every one of ``labels``."""
+    return {"label": [f"{k}={v}" for k, v in labels.items()]}

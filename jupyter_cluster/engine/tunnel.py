@@ -1,0 +1,132 @@
+"""Kernel traffic over SSH: forward main1's kernel ports through its SSH server (asyncssh).
+
+For an agent whose ``kernel_transport`` is ``ssh`` (the default when it publishes
+on an address that is not loopback), main1 publishes only its SSH port; the
+kernel provisioner opens a :class:`KernelTunnel` to it with the session's user
+key, checking main1's host key strictly (the one the manager made for it), and
+forwards local loopback ports to the kernel's ports inside main1. Everything
+between this machine and the agent is then encrypted and authenticated by SSH:
+nobody on the network can read IOPub or send to the shell channel.
+
+If the SSH connection drops (the agent froze, the network went away), the tunnel
+reconnects in the background to the same local ports, so kernel clients resume
+when main1 answers again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Mapping, Sequence
+
+import asyncssh
+
+from ..core.naming import WORK_USER
+from ..errors import AgentError
+
+log = logging.getLogger(__name__)
+#: Seconds between reconnection attempts after the SSH connection dropped.
+RECONNECT_INTERVAL = 1.0
+
+
+class KernelTunnel:
+    """Local ports forwarded to ports inside main1 over one SSH connection."""
+
+    def __init__(
+        self, address: str, port: int, keys: Mapping[str, str], *, connect_timeout: float = 10.0
+    ) -> None:
+        self.address, self.port = address, port
+        self._user_key = asyncssh.import_private_key(keys["user"])
+        self._host_key = asyncssh.import_public_key(keys["host:main1.pub"])
+        self.connect_timeout = connect_timeout
+        self.local_ports: dict[int, int] = {}  # port inside main1 -> port on 127.0.0.1
+        self._conn: asyncssh.SSHClientConnection | None = None
+        self._watch: asyncio.Task[None] | None = None
+        self._closed = False
+
+    async def _connect(self) -> asyncssh.SSHClientConnection:
+        try:
+            return await asyncio.wait_for(
+                asyncssh.connect(
+                    self.address,
+                    self.port,
+                    username=WORK_USER,
+                    client_keys=[self._user_key],
+                    known_hosts=([self._host_key], [], []),  # main1's own key, nothing else
+                    agent_path=None,
+                    config=[],
+                    keepalive_interval=15,
+                ),
+                self.connect_timeout,
+            )
+        except (OSError, asyncssh.Error, asyncio.TimeoutError) as exc:
+            raise AgentError(
+                f"cannot open the SSH tunnel to main1 at {self.address}:{self.port} "
+                f"({exc or type(exc).__name__}); is the agent reachable from this machine?"
+            ) from exc
+
+    async def _forward(self, conn: asyncssh.SSHClientConnection, remote: Sequence[int]) -> None:
+        for inner in remote:
+            listener = await conn.forward_local_port(
+                "127.0.0.1", self.local_ports.get(inner, 0), "127.0.0.1", inner
+            )
+            self.local_ports[inner] = listener.get_port()
+
+    async def open(
+        self, remote_ports: Sequence[int], local_ports: Mapping[int, int] | None = None
+    ) -> dict[int, int]:
+        """Connect and forward ``remote_ports``; the local port of each.
+
+        ``local_ports`` asks for the same local ports as an earlier tunnel (a
+        kernel manager re-attaching keeps its connection file).
+        """
+        self.local_ports = dict(local_ports or {})
+        self._conn = await self._connect()
+        try:
+            await self._forward(self._conn, remote_ports)
+        except (OSError, asyncssh.Error) as exc:
+            self._conn.close()
+            raise AgentError(f"cannot forward the kernel's ports over SSH: {exc}") from exc
+        self._watch = asyncio.ensure_future(self._keep_open(list(remote_ports)))
+        return dict(self.local_ports)
+
+    async def _keep_open(self, remote_ports: list[int]) -> None:
+        """Reconnect to the same local ports whenever the connection drops."""
+        while not self._closed:
+            assert self._conn is not None
+            await self._conn.wait_closed()
+            if self._closed:
+                return
+            log.warning(
+                "SSH tunnel to main1 at %s:%s dropped; reconnecting", self.address, self.port
+            )
+            while not self._closed:
+                await asyncio.sleep(RECONNECT_INTERVAL)
+                try:
+                    conn = await self._connect()
+                except AgentError as exc:
+                    log.debug("SSH tunnel reconnection failed: %s", exc)
+                    continue
+                try:
+                    await self._forward(conn, remote_ports)
+                except (OSError, asyncssh.Error) as exc:
+                    log.debug("SSH tunnel reconnection failed: %s", exc)
+                    conn.close()
+                    continue
+                self._conn = conn
+                log.info("SSH tunnel to main1 at %s:%s is back", self.address, self.port)
+                break
+
+    async def close(self) -> None:
+        """Stop forwarding and close the connection."""
+        self._closed = True
+        if self._watch is not None:
+            self._watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watch
+        if self._conn is not None:
+            self._conn.close()
+            with contextlib.suppress(Exception):
+                await self._conn.wait_closed()
+            self._conn = None

@@ -1,0 +1,95 @@
+"""Reconciliation with fake agents: agent loss and return, and a scan that is stale.
+
+- A RUNNING session whose agent stops answering becomes RUNNING_DEGRADED with a
+  reason naming the agent; when the agent answers again and every container
+  runs, the session is RUNNING again.
+- A session that reached RUNNING while reconciliation was scanning Docker is not
+  torn down as "its containers are gone" (the scan predates it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from jupyter_cluster.core.naming import DEFAULT_IMAGE
+from jupyter_cluster.core.state import ContainerStatus, SessionStatus
+from jupyter_cluster.engine.agents.fake import FakeAgent
+from jupyter_cluster.engine.manager import ClusterManager
+
+
+def two_agents(tmp_path: Path) -> tuple[ClusterManager, dict[str, FakeAgent]]:
+    agents = {name: FakeAgent(name, cpu=1, ready_on_start=True) for name in ("a1", "a2")}
+    manager = ClusterManager(
+        db_path=str(tmp_path / "cluster.db"),
+        data_root=str(tmp_path / "folders"),
+        agents=[{"id": "a1"}, {"id": "a2"}],
+        agent_factory=lambda config: agents[config.id],
+    )
+    return manager, agents
+
+
+async def test_a_lost_agent_degrades_its_sessions_and_its_return_restores_them(
+    tmp_path: Path,
+) -> None:
+    manager, agents = two_agents(tmp_path)
+    spec = manager.make_spec(image=DEFAULT_IMAGE, size=2, cpu=1, mem="64m", mode="multi-node")
+    session = await manager.launch(spec)
+    assert session.status is SessionStatus.RUNNING
+    assert {c.agent for c in session.containers} == {"a1", "a2"}
+    agents["a2"].reachable = False
+    await manager.refresh()
+    degraded = await manager.get(session.id)
+    assert degraded.status is SessionStatus.RUNNING_DEGRADED
+    assert "agent a2" in degraded.status_reason and "cannot reach" in degraded.status_reason
+    # the lost agent's containers are not called dead: their state is unknown
+    assert all(c.status is ContainerStatus.RUNNING for c in degraded.containers)
+    rows = {row["id"]: row for row in await manager.agents_info()}
+    assert rows["a2"]["reachable"] is False and rows["a1"]["reachable"] is True
+    agents["a2"].reachable = True
+    await manager.refresh()
+    restored = await manager.get(session.id)
+    assert restored.status is SessionStatus.RUNNING and restored.status_reason == ""
+    await manager.terminate(session.id)
+
+
+async def test_an_unavailable_agent_gets_no_new_containers(tmp_path: Path) -> None:
+    manager, agents = two_agents(tmp_path)
+    agents["a1"].reachable = False
+    session = await manager.launch(manager.make_spec(image=DEFAULT_IMAGE, cpu=1, mem="64m"))
+    assert [c.agent for c in session.containers] == ["a2"]
+    waiting = await manager.submit(manager.make_spec(image=DEFAULT_IMAGE, cpu=1, mem="64m"))
+    assert waiting.status is SessionStatus.PENDING
+    assert "unavailable: a1" in waiting.status_reason
+    await manager.terminate(waiting.id)
+    await manager.terminate(session.id)
+
+
+async def test_a_session_that_started_during_the_scan_is_left_alone(tmp_path: Path) -> None:
+    agent = FakeAgent("local", ready_on_start=True)
+    manager = ClusterManager(
+        db_path=str(tmp_path / "cluster.db"),
+        data_root=str(tmp_path / "folders"),
+        agent_factory=lambda config: agent,
+    )
+    session = await manager.submit(manager.make_spec(image=DEFAULT_IMAGE, size=2))
+    real_list = agent.list_containers
+    launched: list[Any] = []
+
+    async def stale_scan(labels: Any) -> Any:
+        snapshot = await real_list(labels)  # taken before the launch made anything
+        if not launched:
+            launched.append(await manager.drive(session.id))
+        return snapshot
+
+    agent.list_containers = stale_scan  # type: ignore[method-assign]
+    await manager.refresh()
+    assert launched[0].status is SessionStatus.RUNNING
+    after = await manager.get(session.id)
+    assert after.status is SessionStatus.RUNNING, after.status_reason
+    assert len([c for c in agent.containers.values() if c.status == "running"]) == 2
+    agent.list_containers = real_list  # type: ignore[method-assign]
+    await manager.refresh()
+    assert (await manager.get(session.id)).status is SessionStatus.RUNNING
+    await asyncio.wait_for(manager.terminate(session.id), 5)
