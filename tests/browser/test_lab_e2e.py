@@ -23,7 +23,6 @@ import re
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -36,15 +35,16 @@ from typing import Any
 
 import pytest
 
+from tests.support.constants import BIN, READY, REPO
+from tests.support.docker import assert_nothing_left, remove_leftovers
+from tests.support.processes import free_port
+
 pytestmark = pytest.mark.docker
 
-REPO = Path(__file__).resolve().parents[2]
 SCRIPT = Path(__file__).with_name("lab_e2e.js")
 NODE_MODULES = REPO / "labextension" / "node_modules"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-IMAGE = "jupyter-cluster/kernel:latest"
 ARTIFACTS = Path(os.environ.get("JUPYTER_CLUSTER_ARTIFACTS") or REPO / "test-artifacts") / "browser"
-BIN = Path(sys.executable).parent
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -56,25 +56,11 @@ def _jupyter(*args: str, env: dict[str, str] | None = None) -> str:
     return ANSI.sub("", done.stdout + done.stderr)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _docker(*args: str) -> list[str]:
-    done = subprocess.run(["docker", *args], capture_output=True, text=True, timeout=120)
-    return done.stdout.split()
-
-
 @pytest.fixture(scope="module", autouse=True)
-def prerequisites() -> None:
-    """Docker, the image, chromium, node and playwright-core: fail (never skip) if missing."""
+def prerequisites(docker_engine: None) -> None:
+    """Docker, the image (``docker_engine``), chromium, node and playwright-core: fail
+    (never skip) if missing."""
     problems = []
-    if subprocess.run(["docker", "info"], capture_output=True).returncode != 0:
-        problems.append("the Docker engine does not answer (make setup starts it)")
-    elif subprocess.run(["docker", "image", "inspect", IMAGE], capture_output=True).returncode:
-        problems.append(f"the image {IMAGE} is missing (jupyter cluster image build)")
     if not os.access(CHROMIUM, os.X_OK):
         problems.append(f"no chromium at {CHROMIUM} (apt-get install chromium, or make setup)")
     if shutil.which("node") is None:
@@ -142,7 +128,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         path.mkdir()
     _settings(dirs["settings"])
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    port, token = _free_port(), secrets.token_hex(16)
+    port, token = free_port(), secrets.token_hex(16)
     env = {
         **os.environ,
         "JUPYTER_DATA_DIR": str(dirs["data"]),
@@ -213,21 +199,14 @@ def _stop(lab: Lab) -> None:
             lab.process.wait(timeout=30)
 
 
-def _leftovers(lab: Lab) -> tuple[list[str], list[str]]:
-    """Containers and networks of this server's manager (removed; returned to fail on)."""
+def _assert_nothing_left(lab: Lab) -> None:
+    """No container or network of this server's manager is left (removed if there are)."""
     from jupyter_cluster.engine.store import Store
 
     db = lab.data_dir / "cluster" / "cluster.db"
-    if not db.exists():
-        return [], []
-    label = f"label=jupyter-cluster.manager-id={Store(db).manager_id}"
-    containers = _docker("ps", "-aq", "--filter", label)
-    networks = _docker("network", "ls", "-q", "--filter", label)
-    for cid in containers:
-        _docker("rm", "-f", "-v", cid)
-    for nid in networks:
-        _docker("network", "rm", nid)
-    return containers, networks
+    if db.exists():
+        manager_id = Store(db).manager_id
+        assert_nothing_left(manager_id, *remove_leftovers(manager_id))
 
 
 def test_lab_end_to_end(lab: Lab) -> None:
@@ -262,10 +241,7 @@ def test_lab_end_to_end(lab: Lab) -> None:
 
     # Nothing may be left, whatever happened in the browser.
     _stop(lab)
-    containers, networks = _leftovers(lab)
-    assert not containers and not networks, (
-        f"left behind: containers {containers}, networks {networks}"
-    )
+    _assert_nothing_left(lab)
 
     failed = [s for s in results["steps"] if not s["ok"]]
     assert results["ok"] and not failed, f"{failed or results.get('error')}\n{output}"
@@ -284,11 +260,11 @@ def test_lab_end_to_end(lab: Lab) -> None:
     assert "HOSTS=main1,sub1,sub2" in outputs["notebook"], outputs
     assert "sub2" in outputs["notebook"].split(), outputs
     assert "HOST=sub1 USER=work" in outputs["terminal"], outputs
-    assert "jupyter-cluster: ready" in outputs["logs"], outputs
+    assert READY in outputs["logs"], outputs
     assert re.fullmatch(r"\d+ of \d+", outputs["logSearch"]), outputs
     download = ARTIFACTS / outputs["logDownload"]
     assert outputs["logDownload"].endswith("-sub1.log") and download.is_file()
-    assert "jupyter-cluster: ready" in download.read_text()
+    assert READY in download.read_text()
     assert results["remainingSessions"] == [], results["remainingSessions"]
     cluster_errors = [e for e in results["consoleErrors"] if "cluster" in e.lower()]
     assert not cluster_errors, cluster_errors

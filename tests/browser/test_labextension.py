@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-LABEXT = Path(__file__).resolve().parents[2] / "labextension"
-BIN = Path(sys.executable).parent
+from tests.support.constants import BIN, REPO
+
+LABEXT = REPO / "labextension"
 
 
 def jlpm(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:

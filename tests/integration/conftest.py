@@ -3,35 +3,24 @@
 Each test gets a :class:`~.support.Workspace` of its own (``ws``), or shares one
 with its module (``module_ws``) when it uses a session launched once per module.
 Finishing a workspace removes every container and network labelled with its
-manager id and fails the test if there was any. Docker must be reachable: these
-tests fail, never skip, without it.
+manager id and fails the test if there was any. Docker must be reachable and the
+kernel image built (the root conftest's ``docker_engine``): these tests fail, never
+skip, without them.
 """
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from .support import IMAGE, Workspace, run
-
-# -- fixtures ---------------------------------------------------------------------
+from .support import Workspace
 
 
 @pytest.fixture(scope="session", autouse=True)
-def docker_engine() -> None:
-    """Docker must be reachable and the kernel image built: fail (never skip) if not."""
-    try:
-        info = run(("docker", "info", "--format", "{{.ServerVersion}}"), timeout=60)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        pytest.fail(f"the docker command failed: {exc}; these tests need a Docker engine")
-    if info.returncode != 0:
-        pytest.fail(f"the Docker engine is unreachable; start dockerd (make setup)\n{info}")
-    image = run(("docker", "image", "inspect", IMAGE), timeout=60)
-    if image.returncode != 0:
-        pytest.fail(f"the image {IMAGE} is missing; build it with `jupyter cluster image build`")
+def needs_docker(docker_engine: None) -> None:
+    """Every integration test needs the Docker engine and the kernel image."""
 
 
 @pytest.fixture

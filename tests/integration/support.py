@@ -5,7 +5,7 @@ Every test (or, for a module-scoped fixture, every module) works in a
 its own SQLite store and manager id. The CLI runs as a subprocess
 (``python -m jupyter_cluster.cli``) with that environment; the engine is used
 in-process through :meth:`Workspace.manager`. What Docker really did is checked
-with the ``docker`` command line, independently of the code under test.
+with :mod:`tests.support.docker`, independently of the code under test.
 
 When a workspace is finished, every container and network labelled with its
 manager id is removed, and the test fails if any was left: sessions must clean up
@@ -18,10 +18,7 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,87 +27,9 @@ import pytest
 from jupyter_cluster.core.state import SessionStatus
 from jupyter_cluster.engine.manager import ClusterManager
 from jupyter_cluster.engine.store import Store
-
-IMAGE = "jupyter-cluster/kernel:latest"
-LABEL_MANAGER = "jupyter-cluster.manager-id"
-LABEL_SESSION = "jupyter-cluster.session-id"
-CLI = (sys.executable, "-m", "jupyter_cluster.cli")
-#: Small sessions: the whole suite must run in a few minutes on 2 cores.
-SMALL = ("--cpu", "0.25", "--mem", "256m")
-
-
-@dataclass(frozen=True)
-class Result:
-    """A finished CLI or docker command."""
-
-    args: tuple[str, ...]
-    returncode: int
-    stdout: str
-    stderr: str
-
-    def __str__(self) -> str:
-        return (
-            f"$ {' '.join(self.args)}\nexit code {self.returncode}\n"
-            f"--- stdout\n{self.stdout}--- stderr\n{self.stderr}"
-        )
-
-
-def run(
-    args: tuple[str, ...] | list[str],
-    *,
-    env: dict[str, str] | None = None,
-    cwd: Path | None = None,
-    timeout: float = 180,
-) -> Result:
-    """Run a command to the end and capture its output."""
-    proc = subprocess.run(
-        list(args), env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout
-    )
-    return Result(tuple(args), proc.returncode, proc.stdout, proc.stderr)
-
-
-def docker(*args: str, check: bool = True) -> Result:
-    """Run the ``docker`` command line (the independent witness of what exists)."""
-    result = run(("docker", *args), timeout=120)
-    if check:
-        assert result.returncode == 0, str(result)
-    return result
-
-
-def docker_ids(kind: str, label: str) -> list[str]:
-    """Ids of containers (``kind='container'``) or networks carrying ``label``."""
-    if kind == "container":
-        out = docker("ps", "-a", "-q", "--no-trunc", "--filter", f"label={label}").stdout
-    else:
-        out = docker("network", "ls", "-q", "--no-trunc", "--filter", f"label={label}").stdout
-    return out.split()
-
-
-def session_objects(session_id: str) -> tuple[list[str], list[str]]:
-    """Containers and networks Docker has for one session (by its label)."""
-    label = f"{LABEL_SESSION}={session_id}"
-    return docker_ids("container", label), docker_ids("network", label)
-
-
-def inspect(*ids: str) -> list[dict[str, Any]]:
-    """``docker inspect`` of containers or networks."""
-    return json.loads(docker("inspect", *ids).stdout)
-
-
-def container_exists(container_id: str) -> bool:
-    return docker("inspect", container_id, check=False).returncode == 0
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float, what: str, interval: float = 0.5) -> Any:
-    """Poll ``predicate`` until it returns something truthy; fail after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(interval)
+from tests.support.constants import CLI
+from tests.support.docker import assert_nothing_left, manager_objects, remove_leftovers
+from tests.support.processes import Result, run
 
 
 def _is_our_driver(pid: int) -> bool:
@@ -152,7 +71,7 @@ class Workspace:
         """``jupyter cluster ARGS`` in this workspace; returns whatever happened."""
         return run((*CLI, *args), env=self.env, cwd=self.root, timeout=timeout)
 
-    def ok(self, *args: str, timeout: float = 180) -> Result:
+    def ok_cli(self, *args: str, timeout: float = 180) -> Result:
         """Like :meth:`cli`, asserting exit code 0."""
         result = self.cli(*args, timeout=timeout)
         assert result.returncode == 0, str(result)
@@ -160,13 +79,14 @@ class Workspace:
 
     def json(self, *args: str) -> Any:
         """Run a command with ``--json`` (must succeed) and parse its output."""
-        return json.loads(self.ok(*args, "--json").stdout)
+        return json.loads(self.ok_cli(*args, "--json").stdout)
 
     def launch(self, *args: str) -> dict[str, Any]:
         """``launch ARGS --json``: the session as a dict (asserts success)."""
         return self.json("launch", *args)
 
     def show(self, ref: str) -> dict[str, Any]:
+        """``show REF --json``: the session as a dict (asserts success)."""
         return self.json("show", ref)
 
     def exec(self, ref: str, host: str, *cmd: str) -> Result:
@@ -179,6 +99,29 @@ class Workspace:
         assert result.returncode == 0, str(result)
         return result.stdout
 
+    def popen(self, *argv: str, stdin: bool = False) -> subprocess.Popen[str]:
+        """Start ``argv`` in this workspace (its environment, in its root), stdout and
+        stderr piped as text (stdin too, with ``stdin``); the caller waits for it."""
+        return subprocess.Popen(
+            argv,
+            env=self.env,
+            cwd=self.root,
+            stdin=subprocess.PIPE if stdin else None,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def install_kernelspec(self, monkeypatch: pytest.MonkeyPatch, name: str, *args: str) -> str:
+        """``jupyter cluster kernelspec install NAME ARGS --prefix`` under the workspace,
+        found through ``JUPYTER_PATH`` (in this process and the workspace's commands)."""
+        prefix = self.root / "prefix"
+        self.env["JUPYTER_PATH"] = str(prefix / "share" / "jupyter")
+        monkeypatch.setenv("JUPYTER_PATH", self.env["JUPYTER_PATH"])
+        result = self.ok_cli("kernelspec", "install", name, *args, "--prefix", str(prefix))
+        assert f"installed kernelspec {name}" in result.stdout, str(result)
+        return name
+
     def write_config(self, text: str) -> None:
         """Write ``jupyter_cluster_config.py`` in this workspace's config dir."""
         (self.config_dir / "jupyter_cluster_config.py").write_text(text)
@@ -190,30 +133,22 @@ class Workspace:
         return ClusterManager(db_path=str(self.db_path), data_root=str(self.folders_root), **traits)
 
     def store(self) -> Store:
+        """This workspace's store (the caller closes it)."""
         return Store(self.db_path)
 
     # -- what Docker has -----------------------------------------------------------
 
     def docker_objects(self) -> tuple[list[str], list[str]]:
         """Containers and networks labelled with this workspace's manager id."""
-        label = f"{LABEL_MANAGER}={self.manager_id}"
-        return docker_ids("container", label), docker_ids("network", label)
+        return manager_objects(self.manager_id)
 
     def finish(self) -> None:
         """Stop launch drivers, then remove everything of this manager; fail on leaks."""
         self._stop_drivers()
-        containers, networks = self.docker_objects()
-        for cid in containers:
-            docker("rm", "-f", "-v", cid, check=False)
-        for nid in networks:
-            docker("network", "rm", nid, check=False)
+        containers, networks = remove_leftovers(self.manager_id)
         left = self.docker_objects()
         assert left == ([], []), f"could not remove leaked Docker objects {left}"
-        assert not containers and not networks, (
-            f"the test left {len(containers)} container(s) and {len(networks)} network(s) "
-            f"labelled {LABEL_MANAGER}={self.manager_id} (removed now): "
-            f"containers {containers}, networks {networks}"
-        )
+        assert_nothing_left(self.manager_id, containers, networks)
 
     def _stop_drivers(self) -> None:
         """Cancel sessions still waiting and end detached drivers a test left running."""

@@ -12,7 +12,10 @@ import subprocess
 
 import pytest
 
-from .support import IMAGE, SMALL, Workspace, docker
+from tests.support.constants import IMAGE, SMALL_FLAGS
+from tests.support.docker import docker
+
+from .support import Workspace
 
 pytestmark = pytest.mark.docker
 
@@ -39,13 +42,13 @@ def byo_image() -> str:
 
 def test_an_image_without_user_work_gets_a_full_cluster(ws: Workspace, byo_image: str) -> None:
     assert docker("run", "--rm", byo_image, "sh", "-c", "id work", check=False).returncode != 0
-    session = ws.launch("--image", byo_image, "--size", "2", *SMALL, "--bootstrap", "id -un")
+    session = ws.launch("--image", byo_image, "--size", "2", *SMALL_FLAGS, "--bootstrap", "id -un")
     sid = session["id"]
     assert session["status"] == "RUNNING", session
     assert ws.sh(sid, "main1", "id -u; id -un; pwd").split() == ["1000", "work", "/home/work"]
     assert ws.sh(sid, "main1", "ssh sub1 hostname").strip() == "sub1"
     assert ws.sh(sid, "sub1", "ssh main1 'echo $BACKENDAI_CLUSTER_ROLE'").strip() == "main"
     assert ws.sh(sid, "sub1", "cat /home/config/hostfile").split() == ["main1", "sub1"]
-    log = ws.ok("logs", sid, "sub1").stdout
+    log = ws.ok_cli("logs", sid, "sub1").stdout
     assert "work\n" in log  # the bootstrap ran as work
-    ws.ok("rm", sid)
+    ws.ok_cli("rm", sid)

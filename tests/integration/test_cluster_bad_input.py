@@ -8,25 +8,27 @@ from __future__ import annotations
 
 import pytest
 
-from .support import SMALL, Workspace
+from tests.support.constants import SMALL_FLAGS
+
+from .support import Workspace
 
 pytestmark = pytest.mark.docker
 
 CASES = {
-    "size 0": ("launch", "--size", "0", *SMALL),
-    "size 17": ("launch", "--size", "17", *SMALL),
-    "size not a number": ("launch", "--size", "two", *SMALL),
-    "unknown mode": ("launch", "--mode", "everywhere", *SMALL),
+    "size 0": ("launch", "--size", "0", *SMALL_FLAGS),
+    "size 17": ("launch", "--size", "17", *SMALL_FLAGS),
+    "size not a number": ("launch", "--size", "two", *SMALL_FLAGS),
+    "unknown mode": ("launch", "--mode", "everywhere", *SMALL_FLAGS),
     "malformed mem": ("launch", "--cpu", "0.25", "--mem", "12xb"),
     "malformed cpu": ("launch", "--cpu", "lots", "--mem", "256m"),
-    "unknown folder": ("launch", *SMALL, "--mount", "no-such-folder"),
-    "folder as a relative path": ("launch", *SMALL, "--mount", "../etc"),
-    "folder as an absolute path": ("launch", *SMALL, "--mount", "/etc"),
-    "bad mount flag": ("launch", *SMALL, "--mount", "data:rx"),
-    "image the agent lacks": ("launch", *SMALL, "--image", "jupyter-cluster/no-such-image:0"),
+    "unknown folder": ("launch", *SMALL_FLAGS, "--mount", "no-such-folder"),
+    "folder as a relative path": ("launch", *SMALL_FLAGS, "--mount", "../etc"),
+    "folder as an absolute path": ("launch", *SMALL_FLAGS, "--mount", "/etc"),
+    "bad mount flag": ("launch", *SMALL_FLAGS, "--mount", "data:rx"),
+    "image the agent lacks": ("launch", *SMALL_FLAGS, "--image", "jupyter-cluster/no-such-image:0"),
     "never fits": ("launch", "--size", "2", "--cpu", "4096", "--mem", "256m"),
-    "unknown resource group": ("launch", *SMALL, "--resource-group", "nowhere"),
-    "no-wait with bad input": ("launch", "--size", "0", *SMALL, "--no-wait"),
+    "unknown resource group": ("launch", *SMALL_FLAGS, "--resource-group", "nowhere"),
+    "no-wait with bad input": ("launch", "--size", "0", *SMALL_FLAGS, "--no-wait"),
     "unknown option": ("launch", "--sizes", "2"),
     "show unknown session": ("show", "no-such-session"),
     "rm unknown session": ("rm", "no-such-session"),
@@ -40,7 +42,7 @@ CASES = {
 def test_bad_input_exits_2_with_one_line_and_creates_nothing(
     ws: Workspace, args: tuple[str, ...]
 ) -> None:
-    ws.ok("folder", "create", "data")  # so that only the flag makes "data:rx" wrong
+    ws.ok_cli("folder", "create", "data")  # so that only the flag makes "data:rx" wrong
     result = ws.cli(*args)
     assert result.returncode == 2, str(result)
     lines = result.stderr.splitlines()

@@ -19,8 +19,10 @@ from jupyter_cluster.engine.agents.base import ContainerSpec
 from jupyter_cluster.engine.agents.docker import DockerAgent
 from jupyter_cluster.engine.manager import ClusterManager
 from jupyter_cluster.errors import AgentError, LaunchFailed
+from tests.support.constants import HOSTS, MIB, READY
+from tests.support.docker import container_exists, docker, session_objects
 
-from .support import Workspace, container_exists, docker, session_objects
+from .support import Workspace
 
 pytestmark = pytest.mark.docker
 S = SessionStatus
@@ -106,7 +108,7 @@ async def test_reconcile_adopts_orphans(ws: Workspace, manager: ClusterManager) 
     try:
         adopted = await fresh.get(session.id)
         assert adopted.status is S.RUNNING
-        assert adopted.hosts == ["main1", "sub1", "sub2"]
+        assert adopted.hosts == HOSTS
         assert [c.container_id for c in adopted.containers] == [
             c.container_id for c in session.containers
         ]
@@ -116,7 +118,7 @@ async def test_reconcile_adopts_orphans(ws: Workspace, manager: ClusterManager) 
         assert [c.role for c in adopted.containers] == ["main", "sub", "sub"]
         assert adopted.spec.size == 3
         assert adopted.spec.resources.cpu == 0.25
-        assert adopted.spec.resources.mem == 256 * 1024**2
+        assert adopted.spec.resources.mem == 256 * MIB
         output: list[bytes] = []
         cmd = ["ssh", "sub2", "hostname"]
         code = await fresh.exec(session.id, "main1", cmd, on_output=lambda s, d: output.append(d))
@@ -151,19 +153,22 @@ async def test_reconcile_degrades_a_session_whose_container_died(
 
 async def test_log_readers_release_their_docker_connections(manager: ClusterManager) -> None:
     """Regression: following a log and stopping early (as the launcher does at
-    "ready") used to keep a connection of aiodocker's pool (100) per container
-    for as long as the container ran, until a busy manager hung."""
+    "ready") used to keep a connection of aiodocker's pool per container for as
+    long as the container ran, until a busy manager hung. Followed logs now use
+    the stream pool: it must be given back too."""
     agent = manager.agent("local")
     assert isinstance(agent, DockerAgent)
 
     def held() -> int:
-        return len(agent.docker.session.connector._acquired)  # type: ignore[union-attr]
+        """Connections in use in both pools (ordinary calls and streams)."""
+        clients = (agent.connection.client, agent.connection.stream_client)
+        return sum(len(c.session.connector._acquired) for c in clients)  # type: ignore[union-attr]
 
     session = await launch(manager, 3)
     await asyncio.sleep(0.2)
     assert held() == 0
     async for line in manager.logs(session.id, "sub1", follow=True):
-        if line.startswith("jupyter-cluster: ready"):
+        if line.startswith(READY):
             break
     await asyncio.sleep(0.2)
     assert held() == 0

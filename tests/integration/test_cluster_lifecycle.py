@@ -8,19 +8,14 @@ workspace; everything it launches must be gone at its end.
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 
 import pytest
 
-from .support import (
-    CLI,
-    SMALL,
-    Workspace,
-    container_exists,
-    docker,
-    session_objects,
-)
+from tests.support.constants import CLI, READY, SMALL_FLAGS
+from tests.support.docker import container_exists, docker, session_objects
+
+from .support import Workspace
 
 pytestmark = pytest.mark.docker
 
@@ -30,7 +25,7 @@ FAIL_ON_SUB2 = (
 
 
 def test_failing_bootstrap_fails_the_launch_and_leaves_nothing(ws: Workspace) -> None:
-    result = ws.cli("launch", "--size", "3", *SMALL, "--bootstrap", FAIL_ON_SUB2, "--json")
+    result = ws.cli("launch", "--size", "3", *SMALL_FLAGS, "--bootstrap", FAIL_ON_SUB2, "--json")
     assert result.returncode == 1, str(result)
     assert "Traceback" not in result.stderr
     assert "sub2" in result.stderr and "boot output of sub2" in result.stderr, result.stderr
@@ -51,32 +46,25 @@ def test_failing_bootstrap_fails_the_launch_and_leaves_nothing(ws: Workspace) ->
         store.close()
     # An ERROR session is still listed (it needs attention) and can be removed.
     assert [s["id"] for s in ws.json("ls")] == [session["id"]]
-    ws.ok("rm", session["id"])
+    ws.ok_cli("rm", session["id"])
 
 
 def test_logs_follow_and_logs_of_a_dead_container(ws: Workspace) -> None:
-    session = ws.launch("--size", "2", *SMALL)
+    session = ws.launch("--size", "2", *SMALL_FLAGS)
     sid = session["id"]
     sub1 = next(c for c in session["containers"] if c["host"] == "sub1")
-    follow = subprocess.Popen(
-        [*CLI, "logs", sid, "main1", "--follow"],
-        env=ws.env,
-        cwd=ws.root,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    follow = ws.popen(*CLI, "logs", sid, "main1", "--follow")
     try:
         # --follow prints what is there, then keeps waiting.
         assert follow.stdout is not None
         seen = []
         deadline = time.monotonic() + 60
-        while "jupyter-cluster: ready\n" not in seen and time.monotonic() < deadline:
+        while f"{READY}\n" not in seen and time.monotonic() < deadline:
             line = follow.stdout.readline()
             if not line:
                 break
             seen.append(line)
-        assert "jupyter-cluster: ready\n" in seen, seen
+        assert f"{READY}\n" in seen, seen
         time.sleep(1)
         assert follow.poll() is None, "logs --follow ended while the container runs"
 
@@ -84,17 +72,17 @@ def test_logs_follow_and_logs_of_a_dead_container(ws: Workspace) -> None:
         docker("kill", sub1["container_id"])
         dead = docker("inspect", "-f", "{{.State.Running}}", sub1["container_id"]).stdout
         assert dead.strip() == "false"
-        lines = ws.ok("logs", sid, "sub1").stdout.splitlines()
+        lines = ws.ok_cli("logs", sid, "sub1").stdout.splitlines()
         assert "Server listening on 0.0.0.0 port 2200." in lines, lines
-        assert "jupyter-cluster: ready" in lines, lines
-        assert ws.ok("logs", sid, "sub1", "--tail", "1").stdout.splitlines() == lines[-1:]
+        assert READY in lines, lines
+        assert ws.ok_cli("logs", sid, "sub1", "--tail", "1").stdout.splitlines() == lines[-1:]
         shown = ws.show(sid)
         assert shown["status"] == "RUNNING_DEGRADED"
         assert [c["status"] for c in shown["containers"]] == ["RUNNING", "EXITED"]
         assert "sub1" in shown["status_reason"]
 
         # Removing the session ends --follow.
-        ws.ok("rm", sid)
+        ws.ok_cli("rm", sid)
         out, err = follow.communicate(timeout=30)
         seen.append(out)
     finally:
@@ -102,13 +90,13 @@ def test_logs_follow_and_logs_of_a_dead_container(ws: Workspace) -> None:
             follow.kill()
             follow.communicate()
     assert follow.returncode == 0, err
-    assert "".join(seen).count("jupyter-cluster: ready\n") == 1
+    assert "".join(seen).count(f"{READY}\n") == 1
     assert "Traceback" not in err
     assert session_objects(sid) == ([], [])
 
 
 def test_terminate_removes_everything_and_keeps_history(ws: Workspace) -> None:
-    session = ws.launch("--size", "2", *SMALL, "--name", "to-remove")
+    session = ws.launch("--size", "2", *SMALL_FLAGS, "--name", "to-remove")
     sid = session["id"]
     ids = [c["container_id"] for c in session["containers"]]
     containers, networks = session_objects(sid)
@@ -122,8 +110,8 @@ def test_terminate_removes_everything_and_keeps_history(ws: Workspace) -> None:
     history = ws.json("ls", "--all")
     assert [(s["id"], s["status"]) for s in history] == [(sid, "TERMINATED")]
     assert {c["status"] for c in history[0]["containers"]} == {"TERMINATED"}
-    assert "to-remove" in ws.ok("ls", "--all").stdout
-    assert "to-remove" not in ws.ok("ls").stdout
+    assert "to-remove" in ws.ok_cli("ls", "--all").stdout
+    assert "to-remove" not in ws.ok_cli("ls").stdout
     store = ws.store()
     try:
         assert store.load_keys(sid) is None
@@ -137,12 +125,12 @@ def test_terminate_removes_everything_and_keeps_history(ws: Workspace) -> None:
 
 def test_folder_commands(ws: Workspace) -> None:
     assert ws.json("folder", "ls") == []
-    created = ws.ok("folder", "create", "data-1")
+    created = ws.ok_cli("folder", "create", "data-1")
     assert "data-1" in created.stdout
     path = ws.folders_root / "data-1"
     assert path.is_dir()
     assert path.stat().st_uid == 1000 or path.stat().st_mode & 0o777 == 0o777
-    ws.ok("folder", "create", "models")
+    ws.ok_cli("folder", "create", "models")
     listed = ws.json("folder", "ls")
     assert listed == [
         {"name": "data-1", "path": str(path)},
@@ -162,7 +150,7 @@ def test_folder_commands(ws: Workspace) -> None:
         assert result.stdout == ""
     assert not (ws.folders_root.parent / "etc").exists()
     (path / "file.txt").write_text("x")
-    ws.ok("folder", "rm", "data-1")
+    ws.ok_cli("folder", "rm", "data-1")
     assert not path.exists()
-    assert [f["name"] for f in json.loads(ws.ok("folder", "ls", "--json").stdout)] == ["models"]
+    assert [f["name"] for f in json.loads(ws.ok_cli("folder", "ls", "--json").stdout)] == ["models"]
     assert ws.docker_objects() == ([], [])

@@ -14,13 +14,24 @@ from typing import Any
 
 import pytest
 
-from .support import LABEL_MANAGER, LABEL_SESSION, Workspace, docker_ids, inspect
+from tests.support.constants import (
+    HOSTS,
+    IMAGE,
+    LABEL_HOST,
+    LABEL_KERNEL,
+    LABEL_MANAGER,
+    LABEL_ROLE,
+    LABEL_SESSION,
+    MIB,
+    READY,
+)
+from tests.support.docker import inspect, session_objects
+
+from .support import Workspace
 
 pytestmark = pytest.mark.docker
 
-HOSTS = ["main1", "sub1", "sub2"]
 NAME = "itest-cluster"
-MiB = 1024**2
 BOOTSTRAP = 'echo "bootstrap ran on $BACKENDAI_CLUSTER_HOST as $(id -u) in $(pwd)"'
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
@@ -28,16 +39,16 @@ UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]
 @pytest.fixture(scope="module")
 def session(module_ws: Workspace) -> Any:
     """The shared session (launch --json output); removed after the module."""
-    module_ws.ok("folder", "create", "shared")
-    module_ws.ok("folder", "create", "ref")
+    module_ws.ok_cli("folder", "create", "shared")
+    module_ws.ok_cli("folder", "create", "ref")
     (module_ws.folders_root / "ref" / "readme.txt").write_text("reference data\n")
     launched = module_ws.launch(
         "--size", "3", "--cpu", "0.5", "--mem", "512m", "--shm", "128m",
         "--mount", "shared", "--mount", "ref:ro", "--name", NAME, "--bootstrap", BOOTSTRAP,
     )  # fmt: skip
     yield launched
-    module_ws.ok("rm", launched["id"])
-    assert docker_ids("container", f"{LABEL_SESSION}={launched['id']}") == []
+    module_ws.ok_cli("rm", launched["id"])
+    assert session_objects(launched["id"])[0] == []
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +61,7 @@ def containers(session: Any) -> dict[str, dict[str, Any]]:
 @pytest.fixture(scope="module")
 def network(session: Any) -> dict[str, Any]:
     """``docker inspect`` of the session's one network."""
-    ids = docker_ids("network", f"{LABEL_SESSION}={session['id']}")
+    _, ids = session_objects(session["id"])
     assert len(ids) == 1, f"expected one network labelled with the session id, got {ids}"
     return inspect(ids[0])[0]
 
@@ -97,10 +108,10 @@ def check_session_json(data: Any, session_id: str | None = None) -> None:
     assert data["status_reason"] == ""
     assert data["mode"] == "single-node"
     assert data["size"] == 3
-    assert data["image"] == "jupyter-cluster/kernel:latest"
+    assert data["image"] == IMAGE
     assert data["resources"]["cpu"] == 0.5
-    assert data["resources"]["mem"] == 512 * MiB
-    assert data["resources"]["shm"] == 128 * MiB
+    assert data["resources"]["mem"] == 512 * MIB
+    assert data["resources"]["shm"] == 128 * MIB
     assert [c["host"] for c in data["containers"]] == HOSTS
     for c in data["containers"]:
         assert set(c) >= CONTAINER_KEYS
@@ -138,7 +149,7 @@ def test_ls_and_agents_give_json_lists(module_ws: Workspace, session: Any) -> No
     assert [a["id"] for a in agents] == ["local"]
     assert agents[0]["reachable"] is True
     assert agents[0]["allocated"]["cpu"] == pytest.approx(1.5)
-    assert agents[0]["allocated"]["mem"] == 3 * 512 * MiB
+    assert agents[0]["allocated"]["mem"] == 3 * 512 * MIB
 
 
 # -- Docker objects: network, names, labels, limits, ports -----------------------------
@@ -164,12 +175,12 @@ def test_containers_hostnames_and_labels(
     for host, data in containers.items():
         assert data["State"]["Running"], host
         assert data["Config"]["Hostname"] == host
-        assert data["Config"]["Image"] == "jupyter-cluster/kernel:latest"
+        assert data["Config"]["Image"] == IMAGE
         labels = data["Config"]["Labels"]
         assert labels[LABEL_SESSION] == session["id"]
-        assert labels["jupyter-cluster.kernel-id"] == by_host[host]["kernel_id"]
-        assert labels["jupyter-cluster.host"] == host
-        assert labels["jupyter-cluster.role"] == ("main" if host == "main1" else "sub")
+        assert labels[LABEL_KERNEL] == by_host[host]["kernel_id"]
+        assert labels[LABEL_HOST] == host
+        assert labels[LABEL_ROLE] == ("main" if host == "main1" else "sub")
         assert labels[LABEL_MANAGER] == module_ws.manager_id
         assert module_ws.sh(session["id"], host, "hostname").strip() == host
 
@@ -178,9 +189,9 @@ def test_identical_limits(containers: dict[str, dict[str, Any]]) -> None:
     for host, data in containers.items():
         hc = data["HostConfig"]
         assert hc["NanoCpus"] == 500_000_000, host
-        assert hc["Memory"] == 512 * MiB, host
+        assert hc["Memory"] == 512 * MIB, host
         assert hc["MemorySwap"] == hc["Memory"], host  # no swap
-        assert hc["ShmSize"] == 128 * MiB, host
+        assert hc["ShmSize"] == 128 * MIB, host
 
 
 def test_only_main1_publishes_ports_on_loopback(containers: dict[str, dict[str, Any]]) -> None:
@@ -323,32 +334,32 @@ def test_folder_in_use_cannot_be_removed(module_ws: Workspace, session: Any) -> 
 def test_exec_passes_output_and_exit_code(module_ws: Workspace, session: Any) -> None:
     result = module_ws.exec(session["id"], "sub1", "sh", "-c", "echo out; echo err >&2; exit 7")
     assert (result.returncode, result.stdout, result.stderr) == (7, "out\n", "err\n")
-    ok = module_ws.exec(session["id"], "main1", "ssh", "sub2", "exit 0")
-    assert ok.returncode == 0, str(ok)
+    passed = module_ws.exec(session["id"], "main1", "ssh", "sub2", "exit 0")
+    assert passed.returncode == 0, str(passed)
     bad = module_ws.exec(session["id"], "main1", "ssh", "sub2", "exit 5")
     assert bad.returncode == 5, str(bad)
 
 
 def test_bootstrap_output_is_in_each_log(module_ws: Workspace, session: Any) -> None:
     for host in HOSTS:
-        lines = module_ws.ok("logs", session["id"], host).stdout.splitlines()
-        assert "jupyter-cluster: ready" in lines, (host, lines)
+        lines = module_ws.ok_cli("logs", session["id"], host).stdout.splitlines()
+        assert READY in lines, (host, lines)
         ran = [line for line in lines if line.startswith("bootstrap ran on")]
         # It ran in this container only, as work (1000) in /home/work, before "ready".
         assert ran == [f"bootstrap ran on {host} as 1000 in /home/work"], (host, lines)
-        assert lines.index(ran[0]) < lines.index("jupyter-cluster: ready")
+        assert lines.index(ran[0]) < lines.index(READY)
 
 
 def test_logs_tail(module_ws: Workspace, session: Any) -> None:
     def logs(*extra: str) -> list[str]:
-        return module_ws.ok("logs", session["id"], "sub2", *extra).stdout.splitlines()
+        return module_ws.ok_cli("logs", session["id"], "sub2", *extra).stdout.splitlines()
 
     for n in (1, 2):
         for _ in range(10):  # sshd may still be logging an earlier test's disconnect
             before, tail, after = logs(), logs("--tail", str(n)), logs()
             if before == after:
                 break
-        assert len(after) >= 3 and "jupyter-cluster: ready" in after
+        assert len(after) >= 3 and READY in after
         assert tail == after[-n:]
 
 

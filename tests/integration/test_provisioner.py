@@ -15,32 +15,37 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import queue
-import shutil
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
 from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.manager import AsyncKernelManager
 from jupyter_client.provisioning import KernelProvisionerFactory
 
 from jupyter_cluster.errors import LaunchFailed
+from tests.support.constants import (
+    HOSTS,
+    LABEL_HOST,
+    READY,
+    SIZE3_FLAGS,
+    SMALL_FLAGS,
+    START_TIMEOUT,
+)
+from tests.support.docker import inspect, session_objects
+from tests.support.kernels import json_of, ok_cell, reply_to, run_cell, start_client
+from tests.support.processes import run
+from tests.support.waiting import eventually
 
-from .support import LABEL_MANAGER, SMALL, Workspace, docker_ids, inspect, run, session_objects
+from .notebook_support import execute_notebook, kernel_name_of
+from .support import Workspace
 
 pytestmark = pytest.mark.docker
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-SIZE3 = ("--size", "3", "--cpu", "0.5", "--mem", "256m")
-HOSTS = ["main1", "sub1", "sub2"]
-#: What a kernel start may take on a busy 2-core machine (the launch is ~3 s).
-START_TIMEOUT = 120
 
 #: Starts a kernel of a kernelspec; returns its manager and a connected client.
 Start = Callable[..., Awaitable[tuple[AsyncKernelManager, AsyncKernelClient]]]
@@ -52,16 +57,7 @@ Start = Callable[..., Awaitable[tuple[AsyncKernelManager, AsyncKernelClient]]]
 @pytest.fixture
 def kernelspecs(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> Callable[..., str]:
     """Install cluster kernelspecs under the workspace (found via JUPYTER_PATH)."""
-    prefix = ws.root / "prefix"
-    ws.env["JUPYTER_PATH"] = str(prefix / "share" / "jupyter")
-    monkeypatch.setenv("JUPYTER_PATH", ws.env["JUPYTER_PATH"])
-
-    def install(name: str, *args: str) -> str:
-        result = ws.ok("kernelspec", "install", name, "--prefix", str(prefix), *args)
-        assert f"installed kernelspec {name}" in result.stdout
-        return name
-
-    return install
+    return functools.partial(ws.install_kernelspec, monkeypatch)
 
 
 @pytest.fixture
@@ -82,11 +78,8 @@ def start(kernels: list[AsyncKernelManager]) -> Start:
     async def starter(name: str) -> tuple[AsyncKernelManager, AsyncKernelClient]:
         km = AsyncKernelManager(kernel_name=name)
         kernels.append(km)
-        await asyncio.wait_for(km.start_kernel(), START_TIMEOUT)
-        kc = km.client()
+        kc = await start_client(km)
         clients.append(kc)
-        kc.start_channels()
-        await kc.wait_for_ready(timeout=60)
         return km, kc
 
     yield starter  # type: ignore[misc]
@@ -94,32 +87,17 @@ def start(kernels: list[AsyncKernelManager]) -> Start:
         kc.stop_channels()
 
 
-async def execute(kc: AsyncKernelClient, code: str, timeout: float = 60) -> tuple[dict, str, str]:
-    """Run ``code``; its execute_reply content, stdout and stderr."""
-    out: dict[str, list[str]] = {"stdout": [], "stderr": []}
-
-    def hook(msg: dict[str, Any]) -> None:
-        if msg["msg_type"] == "stream":
-            out[msg["content"]["name"]].append(msg["content"]["text"])
-
-    reply = await kc.execute_interactive(code, timeout=timeout, output_hook=hook)
-    return reply["content"], "".join(out["stdout"]), "".join(out["stderr"])
-
-
-async def json_of(kc: AsyncKernelClient, expression: str) -> Any:
-    """Evaluate ``expression`` in the kernel; its value, through JSON."""
-    reply, stdout, stderr = await execute(kc, f"import json, os\nprint(json.dumps({expression}))")
-    assert reply["status"] == "ok", (reply, stderr)
-    return json.loads(stdout)
-
-
-async def reply_to(kc: AsyncKernelClient, msg_id: str, timeout: float) -> dict[str, Any]:
-    """The shell reply to ``msg_id`` (skipping leftovers such as extra kernel_info replies)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        msg = await kc.get_shell_msg(timeout=max(deadline - time.monotonic(), 0.01))
-        if msg["parent_header"].get("msg_id") == msg_id:
-            return msg
+async def failed_start(
+    kernels: list[AsyncKernelManager], name: str
+) -> tuple[AsyncKernelManager, str, float]:
+    """Start a kernel of ``name`` that must fail with LaunchFailed: its manager, the
+    message and how long the start took."""
+    km = AsyncKernelManager(kernel_name=name)
+    kernels.append(km)
+    began = time.monotonic()
+    with pytest.raises(LaunchFailed) as failed:
+        await km.start_kernel()
+    return km, str(failed.value), time.monotonic() - began
 
 
 def container_ids(session_id: str) -> list[str]:
@@ -130,7 +108,7 @@ def container_ids(session_id: str) -> list[str]:
 def started_at(session_id: str) -> dict[str, str]:
     """When Docker last started each container of the session, by host."""
     data = inspect(*container_ids(session_id))
-    return {d["Config"]["Labels"]["jupyter-cluster.host"]: d["State"]["StartedAt"] for d in data}
+    return {d["Config"]["Labels"][LABEL_HOST]: d["State"]["StartedAt"] for d in data}
 
 
 def history(ws: Workspace, session_id: str) -> dict[str, Any]:
@@ -151,9 +129,9 @@ def assert_gone(session_id: str) -> None:
 async def test_kernel_runs_in_main1_of_the_cluster(
     ws: Workspace, kernelspecs: Callable[..., str], start: Start
 ) -> None:
-    ws.ok("folder", "create", "shared")
+    ws.ok_cli("folder", "create", "shared")
     (ws.folders_root / "shared" / "from-host.txt").write_text("written on the host\n")
-    km, kc = await start(kernelspecs("itest-c3", *SIZE3, "--mount", "shared"))
+    km, kc = await start(kernelspecs("itest-c3", *SIZE3_FLAGS, "--mount", "shared"))
     session = ws.show(km.provisioner.session_id)
     assert session["status"] == "RUNNING" and session["owner"] == "kernel"
     assert [c["host"] for c in session["containers"]] == HOSTS
@@ -194,8 +172,8 @@ async def test_kernel_runs_in_main1_of_the_cluster(
     assert (ws.folders_root / "shared" / "from-kernel.txt").read_text() == "hello from main1"
 
     # SSH to a sub container, both through IPython's ! and through subprocess.
-    reply, stdout, stderr = await execute(kc, "!ssh sub2 hostname")
-    assert reply["status"] == "ok" and stdout.strip() == "sub2", (stdout, stderr)
+    cell = await run_cell(kc, "!ssh sub2 hostname")
+    assert cell.status == "ok" and cell.stdout.strip() == "sub2", str(cell)
     remote = await json_of(
         kc,
         "__import__('subprocess').run(['ssh', 'sub1', 'echo $(hostname) $BACKENDAI_CLUSTER_ROLE'],"
@@ -207,7 +185,7 @@ async def test_kernel_runs_in_main1_of_the_cluster(
 async def test_kernel_output_goes_to_main1_log(
     ws: Workspace, kernelspecs: Callable[..., str], start: Start
 ) -> None:
-    km, kc = await start(kernelspecs("itest-c2", "--size", "2", *SMALL))
+    km, kc = await start(kernelspecs("itest-c2", "--size", "2", *SMALL_FLAGS))
     token = f"marker-{time.monotonic_ns()}"
     code = (
         "import os, sys\n"
@@ -215,20 +193,19 @@ async def test_kernel_output_goes_to_main1_log(
         f"print('{token}-stderr', file=sys.__stderr__, flush=True)\n"
         f"os.write(2, b'{token}-fd2\\n')\n"
     )
-    reply, _, _ = await execute(kc, code)
-    assert reply["status"] == "ok"
+    await ok_cell(kc, code)
     session_id = km.provisioner.session_id
 
-    def logged() -> str:
-        return ws.ok("logs", session_id, "main1").stdout
+    log = ""
 
-    deadline = time.monotonic() + 10
-    while any(f"{token}-{s}" not in logged() for s in ("stdout", "stderr", "fd2")):
-        assert time.monotonic() < deadline, f"kernel output missing from main1's log:\n{logged()}"
-        await asyncio.sleep(0.2)
-    log = logged()
-    assert "jupyter-cluster: ready" in log  # the same log as the start-up script's
-    assert token not in ws.ok("logs", session_id, "sub1").stdout
+    async def logged() -> bool:
+        nonlocal log
+        log = ws.ok_cli("logs", session_id, "main1").stdout
+        return all(f"{token}-{s}" in log for s in ("stdout", "stderr", "fd2"))
+
+    await eventually(logged, 10, "the kernel's output in main1's log", seen=lambda: log)
+    assert READY in log  # the same log as the start-up script's
+    assert token not in ws.ok_cli("logs", session_id, "sub1").stdout
 
 
 # -- interrupt, restart, crash ----------------------------------------------------------
@@ -237,7 +214,7 @@ async def test_kernel_output_goes_to_main1_log(
 async def test_interrupt_stops_a_running_cell(
     kernelspecs: Callable[..., str], start: Start
 ) -> None:
-    km, kc = await start(kernelspecs("itest-c2", "--size", "2", *SMALL))
+    km, kc = await start(kernelspecs("itest-c2", "--size", "2", *SMALL_FLAGS))
     msg_id = kc.execute("import time\ntime.sleep(60)")
     while True:  # wait until the cell really runs
         msg = await kc.get_iopub_msg(timeout=30)
@@ -255,18 +232,18 @@ async def test_interrupt_stops_a_running_cell(
     # ipykernel aborts requests that reach it just after an error reply (stop_on_error);
     # the kernel must answer once that short window has passed.
     for _ in range(20):
-        reply, stdout, _stderr = await execute(kc, "print(6 * 7)")
-        if reply["status"] != "aborted":
+        cell = await run_cell(kc, "print(6 * 7)")
+        if cell.status != "aborted":
             break
         await asyncio.sleep(0.1)
-    assert reply["status"] == "ok", reply
-    assert stdout.strip() == "42"
+    assert cell.status == "ok", cell.reply
+    assert cell.stdout.strip() == "42"
 
 
 async def test_restart_keeps_the_cluster_and_clears_state(
     kernelspecs: Callable[..., str], start: Start
 ) -> None:
-    km, kc = await start(kernelspecs("itest-c3", *SIZE3))
+    km, kc = await start(kernelspecs("itest-c3", *SIZE3_FLAGS))
     session_id = km.provisioner.session_id
     before_ids, before_started = container_ids(session_id), started_at(session_id)
     assert len(before_ids) == 3
@@ -281,14 +258,14 @@ async def test_restart_keeps_the_cluster_and_clears_state(
     assert await json_of(kc, "'defined_before' in globals()") is False
     assert await json_of(kc, "os.getpid()") != pid
     assert await json_of(kc, "os.environ['BACKENDAI_SESSION_ID']") == session_id
-    reply, stdout, _ = await execute(kc, "!ssh sub1 hostname")
-    assert reply["status"] == "ok" and stdout.strip() == "sub1"
+    cell = await run_cell(kc, "!ssh sub1 hostname")
+    assert cell.status == "ok" and cell.stdout.strip() == "sub1"
 
 
 async def test_crash_is_seen_at_once_and_restart_recovers(
     kernelspecs: Callable[..., str], start: Start
 ) -> None:
-    km, kc = await start(kernelspecs("itest-c2", "--size", "2", *SMALL))
+    km, kc = await start(kernelspecs("itest-c2", "--size", "2", *SMALL_FLAGS))
     session_id = km.provisioner.session_id
     ids = container_ids(session_id)
     kc.execute("import os\nos._exit(1)", reply=False)
@@ -318,7 +295,7 @@ async def test_crash_is_seen_at_once_and_restart_recovers(
 async def test_shutdown_terminates_the_session(
     ws: Workspace, kernelspecs: Callable[..., str], start: Start
 ) -> None:
-    km, _ = await start(kernelspecs("itest-c3", *SIZE3))
+    km, _ = await start(kernelspecs("itest-c3", *SIZE3_FLAGS))
     session_id = km.provisioner.session_id
     containers, networks = session_objects(session_id)
     assert len(containers) == 3 and len(networks) == 1
@@ -358,7 +335,7 @@ asyncio.run(main())
 async def test_second_manager_reattaches_with_provisioner_info(
     ws: Workspace, kernelspecs: Callable[..., str], kernels: list[AsyncKernelManager]
 ) -> None:
-    name = kernelspecs("itest-c2", "--size", "2", *SMALL)
+    name = kernelspecs("itest-c2", "--size", "2", *SMALL_FLAGS)
     first = run((sys.executable, "-c", FIRST_SERVER, name), env=ws.env, timeout=START_TIMEOUT)
     assert first.returncode == 0, str(first)
     saved = json.loads(first.stdout.strip().splitlines()[-1])  # JSON-safe, as servers persist it
@@ -407,40 +384,33 @@ async def test_launch_timeout_while_pending_cancels_the_session(
     ws.write_config('c.ClusterManager.agents = [{"id": "local", "cpu": 1, "mem": "2g"}]\n')
     occupier = ws.launch("--cpu", "1", "--mem", "256m")
     name = kernelspecs("itest-wait", "--cpu", "0.5", "--mem", "256m", "--launch-timeout", "3")
-    km = AsyncKernelManager(kernel_name=name)
-    kernels.append(km)
-    began = time.monotonic()
-    with pytest.raises(LaunchFailed) as failed:
-        await km.start_kernel()
-    elapsed = time.monotonic() - began
+    km, message, elapsed = await failed_start(kernels, name)
     try:
-        message = str(failed.value)
         assert "was not ready within 3 s" in message, message
         assert "PENDING" in message and "cancelled" in message, message
         assert 3 <= elapsed < 6, f"start_kernel failed after {elapsed:.1f} s"
         assert not km.has_kernel and km.provisioner.session_id is None
         ended = [s for s in ws.json("ls", "--all") if s["id"] != occupier["id"]]
         assert [s["status"] for s in ended] == ["CANCELLED"]
-        assert docker_ids("container", f"{LABEL_MANAGER}={ws.manager_id}") == sorted(
-            c["container_id"] for c in occupier["containers"]
-        )
+        assert ws.docker_objects()[0] == sorted(c["container_id"] for c in occupier["containers"])
     finally:
-        ws.ok("rm", occupier["id"])
+        ws.ok_cli("rm", occupier["id"])
 
 
 async def test_launch_timeout_while_preparing_removes_everything(
     ws: Workspace, kernelspecs: Callable[..., str], kernels: list[AsyncKernelManager]
 ) -> None:
     name = kernelspecs(
-        "itest-slow", "--size", "2", *SMALL, "--bootstrap", "sleep 30", "--launch-timeout", "4"
+        "itest-slow",
+        "--size",
+        "2",
+        *SMALL_FLAGS,
+        "--bootstrap",
+        "sleep 30",
+        "--launch-timeout",
+        "4",
     )
-    km = AsyncKernelManager(kernel_name=name)
-    kernels.append(km)
-    began = time.monotonic()
-    with pytest.raises(LaunchFailed) as failed:
-        await km.start_kernel()
-    elapsed = time.monotonic() - began
-    message = str(failed.value)
+    _km, message, elapsed = await failed_start(kernels, name)
     assert "was not ready within 4 s" in message and "PREPARING" in message, message
     assert "removed" in message and "launch_timeout" in message, message
     assert 4 <= elapsed < 12, f"start_kernel failed after {elapsed:.1f} s"
@@ -453,32 +423,11 @@ async def test_launch_timeout_while_preparing_removes_everything(
 # -- the example notebook -----------------------------------------------------------------
 
 
-def test_cluster_tour_notebook_runs(
-    ws: Workspace, kernelspecs: Callable[..., str], tmp_path: Path
-) -> None:
-    source = EXAMPLES / "cluster_tour.ipynb"
-    kernel_name = nbformat.read(source, as_version=4).metadata["kernelspec"]["name"]
-    ws.ok("folder", "create", "tour-data")
-    kernelspecs(kernel_name, *SIZE3, "--mount", "tour-data")
-    notebook = tmp_path / "cluster_tour.ipynb"
-    shutil.copy(source, notebook)
-    jupyter = str(Path(sys.executable).with_name("jupyter"))
-    result = run(
-        (jupyter, "execute", f"--kernel_name={kernel_name}", "--output=executed", str(notebook)),
-        env=ws.env,
-        cwd=tmp_path,
-        timeout=300,
-    )
-    assert result.returncode == 0, str(result)
-    executed = nbformat.read(tmp_path / "executed.ipynb", as_version=4)
-    text = "".join(
-        output.get("text", "")
-        for cell in executed.cells
-        if cell.cell_type == "code"
-        for output in cell.outputs
-    )
-    assert not [o for c in executed.cells if c.cell_type == "code" for o in c.outputs
-                if o.output_type == "error"]  # fmt: skip
+def test_cluster_tour_notebook_runs(ws: Workspace, kernelspecs: Callable[..., str]) -> None:
+    kernel_name = kernel_name_of("cluster_tour.ipynb")
+    ws.ok_cli("folder", "create", "tour-data")
+    kernelspecs(kernel_name, *SIZE3_FLAGS, "--mount", "tour-data")
+    text = execute_notebook(ws, "cluster_tour.ipynb", kernel_name).text
     assert "BACKENDAI_CLUSTER_HOSTS       main1,sub1,sub2" in text
     assert "3 hosts: main1, sub1, sub2" in text
     assert "ssh sub1   -> hostname sub1, role sub, rank 1" in text

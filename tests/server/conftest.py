@@ -5,12 +5,12 @@ changes the configuration by overriding the ``cluster_config`` fixture. The
 ``cluster`` fixture is the extension app; when the test ends it terminates what
 is still active (as a user would) and then fails the test if any container or
 network labelled with the test's manager id is left (removing it). These tests
-need the Docker engine and the kernel image: they fail, never skip, without them.
+need the Docker engine and the kernel image: they fail, never skip, without them
+(the root conftest's ``docker_engine``).
 """
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,22 +19,13 @@ from pytest_jupyter.jupyter_server import *  # noqa: F403  (jp_fetch, jp_ws_fetc
 from traitlets.config import Config
 
 from jupyter_cluster.server.app import ClusterApp
-
-from .support import IMAGE, SMALL, remove_leftovers
+from tests.support.constants import SMALL_BODY
+from tests.support.docker import assert_nothing_left, remove_leftovers
 
 
 @pytest.fixture(scope="session", autouse=True)
-def docker_engine() -> None:
-    """Docker must answer and the kernel image exist: fail (never skip) if not."""
-    try:
-        info = subprocess.run(("docker", "info"), capture_output=True, timeout=60)
-        image = subprocess.run(("docker", "image", "inspect", IMAGE), capture_output=True)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        pytest.fail(f"the docker command failed: {exc}; these tests need a Docker engine")
-    if info.returncode != 0:
-        pytest.fail("the Docker engine is unreachable; start dockerd (make setup)")
-    if image.returncode != 0:
-        pytest.fail(f"the image {IMAGE} is missing; build it with `jupyter cluster image build`")
+def needs_docker(docker_engine: None) -> None:
+    """Every server test needs the Docker engine and the kernel image."""
 
 
 @pytest.fixture
@@ -44,17 +35,21 @@ def cluster_config() -> dict[str, Any]:
 
 
 def base_config() -> dict[str, Any]:
+    """The server's configuration in every test: the extensions, authentication required
+    on every route (as the JupyterLab extension template sets it), small sessions."""
     return {
         "ServerApp": {
-            "jpserver_extensions": {"jupyter_cluster": True, "jupyter_server_terminals": True}
+            "jpserver_extensions": {"jupyter_cluster": True, "jupyter_server_terminals": True},
+            "allow_unauthenticated_access": False,
         },
-        "ClusterApp": {"default_launch_options": dict(SMALL), "events_poll_interval": 0.2},
+        "ClusterApp": {"default_launch_options": dict(SMALL_BODY), "events_poll_interval": 0.2},
         "ClusterManager": {"pending_poll_interval": 0.2},
     }
 
 
 @pytest.fixture
 def jp_server_config(cluster_config: dict[str, Any]) -> Config:
+    """pytest-jupyter's server configuration: :func:`base_config` and ``cluster_config``."""
     config = Config(base_config())
     config.merge(Config(cluster_config))
     return config
@@ -78,10 +73,6 @@ def cluster(jp_serverapp: Any, jp_asyncio_loop: Any) -> Iterator[ClusterApp]:
         jp_asyncio_loop.run_until_complete(finish())
     except Exception as exc:  # still look for leaks
         problem = exc
-    containers, networks = remove_leftovers(manager_id)
-    assert not containers and not networks, (
-        f"the test left {len(containers)} container(s) and {len(networks)} network(s) of "
-        f"manager {manager_id} (removed now)"
-    )
+    assert_nothing_left(manager_id, *remove_leftovers(manager_id))
     if problem is not None:
         raise problem

@@ -1,9 +1,9 @@
-"""Helpers of the server tests: the REST API through pytest-jupyter, SSE, websockets, Docker.
+"""Helpers of the server tests: the REST API through pytest-jupyter, SSE, websockets.
 
 The tests run a real Jupyter server with the jupyter_cluster extension
 (pytest-jupyter's ``jp_serverapp``; each test has its own JUPYTER_DATA_DIR, so its
 own store and manager id) against the real Docker engine. What Docker really did
-is checked with the ``docker`` command line, independently of the code under test.
+is checked with :mod:`tests.support.docker`, independently of the code under test.
 
 Async tests are wrapped with :func:`jp_async` so they run in pytest-jupyter's
 event loop (where its HTTP server runs), not in pytest-asyncio's.
@@ -16,7 +16,6 @@ import contextlib
 import functools
 import json
 import re
-import subprocess
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine
@@ -28,12 +27,10 @@ import yarl
 from jupyter_core.utils import ensure_event_loop
 from tornado.httpclient import HTTPResponse
 
-IMAGE = "jupyter-cluster/kernel:latest"
-LABEL_MANAGER = "jupyter-cluster.manager-id"
-LABEL_SESSION = "jupyter-cluster.session-id"
+from tests.support.waiting import eventually
+
+#: Where the extension's REST API lives under the server's base URL.
 API = ("cluster", "api")
-#: Small sessions: the whole suite must run in a few minutes on 2 cores.
-SMALL = {"cpu": 0.25, "mem": "256m"}
 Fetch = Callable[..., Awaitable[HTTPResponse]]
 
 
@@ -53,14 +50,16 @@ async def call(
     method: str = "GET",
     body: Any = None,
     params: dict[str, str] | None = None,
+    base: tuple[str, ...] = API,
 ) -> tuple[int, Any, HTTPResponse]:
-    """One request to ``cluster/api/<path>``: (status, JSON or text or None, response)."""
+    """One request to ``BASE/PATH`` (``cluster/api`` by default): (status, JSON or text or
+    None, response)."""
     if body is not None and not isinstance(body, (str, bytes)):
         body = json.dumps(body)
     if body is None and method in ("POST", "PUT", "PATCH"):
         body = ""
     response = await fetch(
-        *API,
+        *base,
         *path,
         method=method,
         body=body,
@@ -77,31 +76,13 @@ async def call(
     return response.code, data, response
 
 
-async def ok(
-    fetch: Fetch,
-    *path: str,
-    method: str = "GET",
-    body: Any = None,
-    params: dict[str, str] | None = None,
-) -> Any:
-    """Like :func:`call`, asserting a 2xx status; returns the data."""
-    code, data, _ = await call(fetch, *path, method=method, body=body, params=params)
-    assert 200 <= code < 300, f"{method} {'/'.join(path)} -> {code}: {data}"
+async def ok_http(fetch: Fetch, *path: str, **request: Any) -> Any:
+    """Like :func:`call` (with its keyword arguments), asserting an HTTP 2xx status;
+    returns the data."""
+    code, data, _ = await call(fetch, *path, **request)
+    route = "/".join((*request.get("base", API), *path))
+    assert 200 <= code < 300, f"{request.get('method', 'GET')} {route} -> {code}: {data}"
     return data
-
-
-async def eventually(
-    probe: Callable[[], Awaitable[Any]], timeout: float, what: str, interval: float = 0.2
-) -> Any:
-    """Await ``probe()`` until it returns something truthy; fail after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = await probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout:g} s waiting for {what}")
-        await asyncio.sleep(interval)
 
 
 async def wait_status(fetch: Fetch, ref: str, *statuses: str, timeout: float = 60) -> Any:
@@ -110,13 +91,11 @@ async def wait_status(fetch: Fetch, ref: str, *statuses: str, timeout: float = 6
 
     async def probe() -> Any:
         nonlocal last
-        last = await ok(fetch, "sessions", ref)
+        last = await ok_http(fetch, "sessions", ref)
         return last if last["status"] in statuses else None
 
-    try:
-        return await eventually(probe, timeout, f"session {ref} to be {'/'.join(statuses)}")
-    except pytest.fail.Exception:
-        pytest.fail(f"session {ref} did not become {'/'.join(statuses)}; last seen: {last}")
+    what = f"session {ref} to be {'/'.join(statuses)}"
+    return await eventually(probe, timeout, what, seen=lambda: last)
 
 
 # -- streams -------------------------------------------------------------------------
@@ -268,39 +247,3 @@ async def kernel_execute(ws: Any, code: str, timeout: float = 60) -> str:
         elif kind == "status" and data["content"]["execution_state"] == "idle":
             done = True
     return out
-
-
-# -- Docker, seen from the docker command line ----------------------------------------------
-
-
-def docker(*args: str, check: bool = True) -> str:
-    result = subprocess.run(("docker", *args), capture_output=True, text=True, timeout=120)
-    if check:
-        assert result.returncode == 0, f"docker {' '.join(args)}: {result.stderr}"
-    return result.stdout
-
-
-def docker_objects(label: str) -> tuple[list[str], list[str]]:
-    """Containers and networks carrying ``label`` (``key=value``)."""
-    containers = docker("ps", "-a", "-q", "--no-trunc", "--filter", f"label={label}").split()
-    networks = docker("network", "ls", "-q", "--no-trunc", "--filter", f"label={label}").split()
-    return containers, networks
-
-
-def running_hosts(session_id: str) -> dict[str, bool]:
-    """Host name → running, of the session's containers as Docker reports them."""
-    ids = docker("ps", "-a", "-q", "--no-trunc", "--filter", f"label={LABEL_SESSION}={session_id}")
-    if not ids.split():
-        return {}
-    found = json.loads(docker("inspect", *ids.split()))
-    return {c["Config"]["Hostname"]: bool(c["State"]["Running"]) for c in found}
-
-
-def remove_leftovers(manager_id: str) -> tuple[list[str], list[str]]:
-    """Remove everything labelled with ``manager_id``; returns what there was."""
-    containers, networks = docker_objects(f"{LABEL_MANAGER}={manager_id}")
-    for cid in containers:
-        docker("rm", "-f", "-v", cid, check=False)
-    for nid in networks:
-        docker("network", "rm", nid, check=False)
-    return containers, networks

@@ -21,8 +21,9 @@ from jupyter_server.auth import Authorizer
 import jupyter_cluster
 from jupyter_cluster.server.handlers import default_handlers
 from jupyter_cluster.server.handlers.base import AUTH_RESOURCE, ClusterHandler
+from tests.support.docker import manager_objects
 
-from .support import call, docker_objects, jp_async
+from .support import call, jp_async
 
 pytestmark = pytest.mark.docker
 HTTP_METHODS = {"get", "post", "put", "patch", "delete", "head"}
@@ -112,10 +113,7 @@ async def test_requests_without_a_valid_token_are_refused(jp_fetch: Any, cluster
             )
             assert response.code in (401, 403), (method, path, response.code)
     assert cluster.manager.store.list(include_ended=True) == []
-    assert docker_objects(f"jupyter-cluster.manager-id={cluster.manager.store.manager_id}") == (
-        [],
-        [],
-    )
+    assert manager_objects(cluster.manager.store.manager_id) == ([], [])
 
 
 class RefuseCluster(Authorizer):

@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 from jupyter_cluster.server.handlers import default_handlers
+from tests.support.constants import IMAGE
 
-from .support import IMAGE, jp_async, ok
+from .support import jp_async, ok_http
 
 pytestmark = pytest.mark.docker
 MISSING = "jupyter-cluster/not-built:1"
@@ -46,13 +47,13 @@ def cluster_config(jp_config_dir: Path, tmp_path: Path) -> dict[str, Any]:
 
 @jp_async
 async def test_agents_and_resource_groups(jp_fetch: Any, cluster: Any) -> None:
-    agents = {a["id"]: a for a in await ok(jp_fetch, "agents")}
+    agents = {a["id"]: a for a in await ok_http(jp_fetch, "agents")}
     assert set(agents) == {"a1", "a2", "a3"}
     assert agents["a2"]["capacity"]["cpu"] == 1.5
     assert agents["a2"]["capacity"]["mem"] == 2 * 1024**3
     assert agents["a1"]["reachable"] is True
     assert agents["a1"]["free"] == {"cpu": 2.0, "mem": 4 * 1024**3, "gpu": 0}
-    groups = {g["name"]: g for g in await ok(jp_fetch, "resource-groups")}
+    groups = {g["name"]: g for g in await ok_http(jp_fetch, "resource-groups")}
     assert set(groups) == {"g1", "g2"}
     assert sorted(groups["g2"]["agents"]) == ["a2", "a3"]
     assert groups["g2"]["capacity"] == {"cpu": 2.0, "mem": 3 * 1024**3, "gpu": 0}
@@ -62,7 +63,7 @@ async def test_agents_and_resource_groups(jp_fetch: Any, cluster: Any) -> None:
 
 @jp_async
 async def test_images_are_the_allow_list_default_first(jp_fetch: Any, cluster: Any) -> None:
-    images = await ok(jp_fetch, "images")
+    images = await ok_http(jp_fetch, "images")
     assert [i["name"] for i in images] == [IMAGE, MISSING]
     assert [i["default"] for i in images] == [True, False]
     assert images[0]["agents"] == {"a1": True, "a2": True, "a3": True}
@@ -71,7 +72,7 @@ async def test_images_are_the_allow_list_default_first(jp_fetch: Any, cluster: A
 
 @jp_async
 async def test_launch_options_describe_the_form(jp_fetch: Any, cluster: Any) -> None:
-    options = await ok(jp_fetch, "launch-options")
+    options = await ok_http(jp_fetch, "launch-options")
     fields = {f["name"]: f for f in options["fields"]}
     assert [f["name"] for f in options["fields"]] == [
         "image", "size", "mode", "cpu", "mem", "shm", "gpu", "mounts",
@@ -96,7 +97,7 @@ async def test_launch_options_describe_the_form(jp_fetch: Any, cluster: Any) -> 
 
 @jp_async
 async def test_the_openapi_document(jp_fetch: Any, jp_base_url: str, cluster: Any) -> None:
-    document = await ok(jp_fetch, "openapi.json")
+    document = await ok_http(jp_fetch, "openapi.json")
     assert document["openapi"].startswith("3.")
     assert document["servers"] == [{"url": jp_base_url + "cluster/api"}]
     assert len(document["paths"]) == len(default_handlers)

@@ -10,13 +10,16 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import sys
 from typing import Any
 
 import pytest
 from tornado.httpclient import HTTPClientError
 
-from .support import eventually, jp_async, kernel_execute, ok, running_hosts, wait_status
+from tests.support.constants import CLI
+from tests.support.docker import running_hosts
+from tests.support.waiting import eventually
+
+from .support import jp_async, kernel_execute, ok_http, wait_status
 
 pytestmark = pytest.mark.docker
 CODE = "import os, socket; print(socket.gethostname(), os.environ['BACKENDAI_CLUSTER_SIZE'])"
@@ -33,7 +36,7 @@ async def kernel_known(fetch: Any, kernel_id: str) -> bool:
 
 async def wait_kernel(fetch: Any, sid: str) -> dict[str, Any]:
     async def running() -> Any:
-        session = await ok(fetch, "sessions", sid)
+        session = await ok_http(fetch, "sessions", sid)
         assert session["kernel_state"] not in ("failed", "gone"), session
         return session if session["kernel_state"] == "running" else None
 
@@ -45,7 +48,7 @@ async def test_start_kernel_runs_in_main1_and_delete_shuts_it_down(
     jp_fetch: Any, jp_ws_fetch: Any, cluster: Any
 ) -> None:
     code_body = {"size": 2, "start_kernel": True}
-    session = await ok(jp_fetch, "sessions", method="POST", body=code_body)
+    session = await ok_http(jp_fetch, "sessions", method="POST", body=code_body)
     sid, kid = session["id"], session["kernel_id"]
     assert kid and session["kernel_state"] == "waiting"
     await wait_kernel(jp_fetch, sid)
@@ -65,11 +68,11 @@ async def test_start_kernel_runs_in_main1_and_delete_shuts_it_down(
         assert (await kernel_execute(ws, CODE)).split() == ["main1", "2"]
     finally:
         ws.close()
-    assert (await ok(jp_fetch, "sessions", sid))["status"] == "RUNNING"
+    assert (await ok_http(jp_fetch, "sessions", sid))["status"] == "RUNNING"
 
-    await ok(jp_fetch, "sessions", sid, method="DELETE")
+    await ok_http(jp_fetch, "sessions", sid, method="DELETE")
     assert not await kernel_known(jp_fetch, kid)
-    ended = await ok(jp_fetch, "sessions", sid)
+    ended = await ok_http(jp_fetch, "sessions", sid)
     assert ended["status"] == "TERMINATED" and ended["kernel_state"] == "gone"
     assert running_hosts(sid) == {}
 
@@ -78,12 +81,10 @@ async def test_start_kernel_runs_in_main1_and_delete_shuts_it_down(
 async def test_a_session_ended_elsewhere_takes_its_kernel_along(
     jp_fetch: Any, cluster: Any
 ) -> None:
-    session = await ok(jp_fetch, "sessions", method="POST", body={"start_kernel": True})
+    session = await ok_http(jp_fetch, "sessions", method="POST", body={"start_kernel": True})
     sid, kid = session["id"], session["kernel_id"]
     await wait_kernel(jp_fetch, sid)
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "jupyter_cluster.cli", "rm", sid, env=dict(os.environ)
-    )
+    proc = await asyncio.create_subprocess_exec(*CLI, "rm", sid, env=dict(os.environ))
     assert await asyncio.wait_for(proc.wait(), 120) == 0
     await wait_status(jp_fetch, sid, "TERMINATED")
 
@@ -91,4 +92,4 @@ async def test_a_session_ended_elsewhere_takes_its_kernel_along(
         return not await kernel_known(jp_fetch, kid)
 
     await eventually(gone, 30, "the kernel to be shut down")
-    assert (await ok(jp_fetch, "sessions", sid))["kernel_state"] == "gone"
+    assert (await ok_http(jp_fetch, "sessions", sid))["kernel_state"] == "gone"

@@ -13,7 +13,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import sys
 import uuid
 from collections.abc import AsyncIterator
@@ -26,8 +25,12 @@ from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 from tornado.websocket import websocket_connect
 
 from jupyter_cluster.engine.store import Store
+from tests.support.constants import READY, SMALL_BODY
+from tests.support.docker import assert_nothing_left, remove_leftovers, running_hosts
+from tests.support.processes import free_port
+from tests.support.waiting import eventually
 
-from .support import SMALL, eventually, jp_async, remove_leftovers, running_hosts, terminal_line
+from .support import jp_async, terminal_line
 
 pytestmark = pytest.mark.docker
 
@@ -37,9 +40,7 @@ class Server:
 
     def __init__(self, root: Path, token: str) -> None:
         self.root, self.token = root, token
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
         self.proc: asyncio.subprocess.Process | None = None
         self.http = AsyncHTTPClient(force_instance=True)
@@ -111,14 +112,15 @@ async def server(root: Path) -> AsyncIterator[Server]:
 def workspace(tmp_path: Path, jp_environ: Any, jp_data_dir: Path, jp_config_dir: Path) -> Any:
     """This test's Jupyter dirs (set by pytest-jupyter); no leaks of its manager id."""
     (jp_config_dir / "jupyter_cluster_config.json").write_text(
-        json.dumps({"ClusterApp": {"default_launch_options": SMALL, "events_poll_interval": 0.2}})
+        json.dumps(
+            {"ClusterApp": {"default_launch_options": SMALL_BODY, "events_poll_interval": 0.2}}
+        )
     )
     store = Store(jp_data_dir / "cluster" / "cluster.db")
     manager_id = store.manager_id
     store.close()
     yield tmp_path
-    containers, networks = remove_leftovers(manager_id)
-    assert not containers and not networks, "the test left containers or networks (removed now)"
+    assert_nothing_left(manager_id, *remove_leftovers(manager_id))
 
 
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL], ids=["stop", "crash"])
@@ -147,7 +149,7 @@ async def test_sessions_survive_a_server_restart(workspace: Path, stop: int) -> 
         assert code == 404
 
         code, log = await second.call("GET", f"cluster/api/sessions/{sid}/containers/main1/logs")
-        assert code == 200 and "jupyter-cluster: ready" in log
+        assert code == 200 and READY in log
         code, terminal = await second.call(
             "POST", f"cluster/api/sessions/{sid}/containers/sub1/terminals"
         )

@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
-from .support import call, docker_objects, jp_async, ok, running_hosts, wait_status
+from tests.support.docker import manager_objects, running_hosts
+
+from .support import call, jp_async, ok_http, wait_status
 
 pytestmark = pytest.mark.docker
 
@@ -25,12 +27,12 @@ def cluster_config() -> dict[str, Any]:
 
 @jp_async
 async def test_pending_quota_names_and_cancel(jp_fetch: Any, cluster: Any) -> None:
-    first = await ok(jp_fetch, "sessions", method="POST", body={"cpu": 0.5, "name": "big"})
+    first = await ok_http(jp_fetch, "sessions", method="POST", body={"cpu": 0.5, "name": "big"})
     await wait_status(jp_fetch, first["id"], "RUNNING")
     code, data, _ = await call(jp_fetch, "sessions", method="POST", body={"name": "big"})
     assert code == 409 and "big" in data["message"]
 
-    second = await ok(jp_fetch, "sessions", method="POST", body={"cpu": 0.5, "name": "waits"})
+    second = await ok_http(jp_fetch, "sessions", method="POST", body={"cpu": 0.5, "name": "waits"})
     pending = await wait_status(jp_fetch, second["id"], "PENDING")
     assert pending["status_reason"]  # says why it waits
     code, data, _ = await call(
@@ -40,9 +42,8 @@ async def test_pending_quota_names_and_cancel(jp_fetch: Any, cluster: Any) -> No
     code, data, _ = await call(jp_fetch, "sessions", method="POST", body={"name": "third"})
     assert code == 409 and "limit" in data["message"], data
 
-    await ok(jp_fetch, "sessions", second["id"], method="DELETE")
-    assert (await ok(jp_fetch, "sessions", second["id"]))["status"] == "CANCELLED"
+    await ok_http(jp_fetch, "sessions", second["id"], method="DELETE")
+    assert (await ok_http(jp_fetch, "sessions", second["id"]))["status"] == "CANCELLED"
     assert running_hosts(second["id"]) == {}
-    await ok(jp_fetch, "sessions", first["id"], method="DELETE")
-    label = f"jupyter-cluster.manager-id={cluster.manager.store.manager_id}"
-    assert docker_objects(label) == ([], [])
+    await ok_http(jp_fetch, "sessions", first["id"], method="DELETE")
+    assert manager_objects(cluster.manager.store.manager_id) == ([], [])

@@ -10,23 +10,15 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import sys
 from typing import Any
 
 import pytest
 
-from .support import (
-    LABEL_SESSION,
-    EventStream,
-    call,
-    docker_objects,
-    eventually,
-    jp_async,
-    ok,
-    running_hosts,
-    stream_url,
-    wait_status,
-)
+from tests.support.constants import CLI, READY, SMALL_FLAGS
+from tests.support.docker import running_hosts, session_objects
+from tests.support.waiting import eventually
+
+from .support import EventStream, call, jp_async, ok_http, stream_url, wait_status
 
 pytestmark = pytest.mark.docker
 
@@ -34,9 +26,7 @@ pytestmark = pytest.mark.docker
 async def cli(*args: str) -> tuple[int, str, str]:
     """``jupyter cluster ARGS`` in a subprocess with this test's Jupyter environment."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "jupyter_cluster.cli",
+        *CLI,
         *args,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -77,15 +67,15 @@ async def test_launch_list_logs_terminate(
         await events.session(sid, "RUNNING")
 
         # Same session through the Location, by name, in the list and in the CLI.
-        assert (await ok(jp_fetch, "sessions", "rest-one"))["id"] == sid
-        assert [s["id"] for s in await ok(jp_fetch, "sessions")] == [sid]
+        assert (await ok_http(jp_fetch, "sessions", "rest-one"))["id"] == sid
+        assert [s["id"] for s in await ok_http(jp_fetch, "sessions")] == [sid]
         code, out, err = await cli("ls", "--json")
         assert code == 0, err
         assert [(s["id"], s["status"]) for s in json.loads(out)] == [(sid, "RUNNING")]
 
-        log = await ok(jp_fetch, "sessions", sid, "containers", "sub1", "logs")
-        assert "jupyter-cluster: ready" in log
-        tail = await ok(
+        log = await ok_http(jp_fetch, "sessions", sid, "containers", "sub1", "logs")
+        assert READY in log
+        tail = await ok_http(
             jp_fetch, "sessions", sid, "containers", "main1", "logs", params={"tail": "1"}
         )
         assert tail.count("\n") == 1
@@ -94,7 +84,7 @@ async def test_launch_list_logs_terminate(
 
         code, _, response = await call(jp_fetch, "sessions", sid, method="DELETE")
         assert code == 204 and not response.body
-        ended = await ok(jp_fetch, "sessions", sid)
+        ended = await ok_http(jp_fetch, "sessions", sid)
         assert ended["status"] == "TERMINATED"
         assert running_hosts(sid) == {}
         code, data, _ = await call(jp_fetch, "sessions", sid, "containers", "main1", "logs")
@@ -102,8 +92,8 @@ async def test_launch_list_logs_terminate(
         await events.session(sid, "TERMINATED")
     hub = cluster.service.hub
     await eventually(lambda: asyncio.sleep(0, hub.subscriber_count == 0), 10, "no subscribers")
-    assert await ok(jp_fetch, "sessions") == []
-    assert [s["id"] for s in await ok(jp_fetch, "sessions", params={"all": "1"})] == [sid]
+    assert await ok_http(jp_fetch, "sessions") == []
+    assert [s["id"] for s in await ok_http(jp_fetch, "sessions", params={"all": "1"})] == [sid]
     code, _, _ = await call(jp_fetch, "sessions", sid, method="DELETE")
     assert code == 204  # terminating an ended session again is fine
 
@@ -113,19 +103,19 @@ async def test_cli_and_rest_see_each_others_sessions(
     jp_fetch: Any, jp_auth_header: Any, events_url: Any, cluster: Any
 ) -> None:
     async with EventStream(events_url, jp_auth_header) as events:
-        code, out, err = await cli("launch", "--cpu", "0.25", "--mem", "256m", "--json")
+        code, out, err = await cli("launch", *SMALL_FLAGS, "--json")
         assert code == 0, err
         sid = json.loads(out)["id"]
-        listed = await ok(jp_fetch, "sessions")
+        listed = await ok_http(jp_fetch, "sessions")
         assert [(s["id"], s["status"]) for s in listed] == [(sid, "RUNNING")]
         # The poller notices sessions made by other processes.
         await events.session(sid, "RUNNING")
-        await ok(jp_fetch, "sessions", sid, method="DELETE")
+        await ok_http(jp_fetch, "sessions", sid, method="DELETE")
         code, out, err = await cli("ls", "--all", "--json")
         assert code == 0, err
         assert [(s["id"], s["status"]) for s in json.loads(out)] == [(sid, "TERMINATED")]
 
-        rest = await ok(jp_fetch, "sessions", method="POST", body={"name": "from-rest"})
+        rest = await ok_http(jp_fetch, "sessions", method="POST", body={"name": "from-rest"})
         await wait_status(jp_fetch, rest["id"], "RUNNING")
         code, out, err = await cli("rm", "from-rest")
         assert code == 0, err
@@ -138,19 +128,19 @@ async def test_a_failed_launch_shows_error_and_delete_right_away(
 ) -> None:
     async with EventStream(events_url, jp_auth_header) as events:
         body = {"size": 2, "bootstrap": "echo bootstrapping; exit 3", "start_kernel": True}
-        failing = await ok(jp_fetch, "sessions", method="POST", body=body)
+        failing = await ok_http(jp_fetch, "sessions", method="POST", body=body)
         ended = await wait_status(jp_fetch, failing["id"], "ERROR")
         assert "exit code 3" in ended["status_reason"], ended
         assert ended["kernel_state"] == "failed" and ended["kernel_reason"]
         await events.session(failing["id"], "ERROR")
         assert running_hosts(failing["id"]) == {}
-        await ok(jp_fetch, "sessions", failing["id"], method="DELETE")
+        await ok_http(jp_fetch, "sessions", failing["id"], method="DELETE")
 
     # Terminated while it is still being launched, at any point: nothing is left behind.
     for delay in (0, 0.05, 0.15, 0.3, 0.6):
-        hasty = await ok(jp_fetch, "sessions", method="POST", body={"size": 2})
+        hasty = await ok_http(jp_fetch, "sessions", method="POST", body={"size": 2})
         await asyncio.sleep(delay)
-        await ok(jp_fetch, "sessions", hasty["id"], method="DELETE")
-        final = await ok(jp_fetch, "sessions", hasty["id"])
+        await ok_http(jp_fetch, "sessions", hasty["id"], method="DELETE")
+        final = await ok_http(jp_fetch, "sessions", hasty["id"])
         assert final["status"] in ("CANCELLED", "TERMINATED"), final
-        assert docker_objects(f"{LABEL_SESSION}={hasty['id']}") == ([], []), delay
+        assert session_objects(hasty["id"]) == ([], []), delay

@@ -10,7 +10,9 @@ from typing import Any
 import aiohttp
 import pytest
 
-from .support import eventually, jp_async, ok, stream_url, wait_status
+from tests.support.waiting import eventually
+
+from .support import jp_async, ok_http, stream_url, wait_status
 
 pytestmark = pytest.mark.docker
 FIFO = "/opt/jupyter-cluster/run/log.fifo"  # what work writes there lands in the log
@@ -35,7 +37,7 @@ async def read_until(response: aiohttp.ClientResponse, text: str, timeout: float
 async def test_log_follow(
     jp_fetch: Any, jp_http_port: int, jp_base_url: str, jp_auth_header: Any, cluster: Any
 ) -> None:
-    session = await ok(jp_fetch, "sessions", method="POST", body={"size": 2})
+    session = await ok_http(jp_fetch, "sessions", method="POST", body={"size": 2})
     sid = session["id"]
     await wait_status(jp_fetch, sid, "RUNNING")
     service, manager = cluster.service, cluster.manager
@@ -64,7 +66,7 @@ async def test_log_follow(
             await read_until(staying, f"marker-{n}\n")
 
         # The container ends: the stream ends too.
-        await ok(jp_fetch, "sessions", sid, method="DELETE")
+        await ok_http(jp_fetch, "sessions", sid, method="DELETE")
         rest = await asyncio.wait_for(staying.content.read(), 20)
         assert staying.content.at_eof(), rest
     await eventually(lambda: asyncio.sleep(0, service.active_streams == 0), 10, "no streams")

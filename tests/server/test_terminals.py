@@ -8,14 +8,13 @@ removed when the session ends). The terminal's websocket is the stock
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from typing import Any
 
 import pytest
 
-from .support import call, jp_async, ok, terminal_line, wait_status
+from .support import call, jp_async, ok_http, terminal_line, wait_status
 
 pytestmark = pytest.mark.docker
 
@@ -24,7 +23,7 @@ pytestmark = pytest.mark.docker
 async def test_terminal_round_trip_into_main1_and_sub1(
     jp_fetch: Any, jp_ws_fetch: Any, jp_base_url: str, cluster: Any
 ) -> None:
-    session = await ok(jp_fetch, "sessions", method="POST", body={"size": 2})
+    session = await ok_http(jp_fetch, "sessions", method="POST", body={"size": 2})
     sid = session["id"]
     await wait_status(jp_fetch, sid, "RUNNING")
     names = {}
@@ -43,7 +42,7 @@ async def test_terminal_round_trip_into_main1_and_sub1(
             await terminal_line(ws, "echo $BACKENDAI_CLUSTER_HOST", host)
         finally:
             ws.close()
-    listed = {t["name"] for t in await ok_api(jp_fetch, "api", "terminals")}
+    listed = {t["name"] for t in await ok_http(jp_fetch, "api", "terminals", base=())}
     assert set(names.values()) <= listed
 
     key_dir = cluster.service.terminals.key_dir(sid)
@@ -56,16 +55,11 @@ async def test_terminal_round_trip_into_main1_and_sub1(
     )
     assert code == 404 and "main1, sub1" in data["message"]
 
-    await ok(jp_fetch, "sessions", sid, method="DELETE")
-    listed = {t["name"] for t in await ok_api(jp_fetch, "api", "terminals")}
+    await ok_http(jp_fetch, "sessions", sid, method="DELETE")
+    listed = {t["name"] for t in await ok_http(jp_fetch, "api", "terminals", base=())}
     assert not set(names.values()) & listed
     assert not os.path.exists(key_dir)
     code, data, _ = await call(
         jp_fetch, "sessions", sid, "containers", "main1", "terminals", method="POST"
     )
     assert code == 409, data
-
-
-async def ok_api(fetch: Any, *path: str) -> Any:
-    """GET a server route outside cluster/api (e.g. api/terminals)."""
-    return json.loads((await fetch(*path)).body)

@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
-from .support import call, docker_objects, jp_async
+from tests.support.docker import manager_objects
+
+from .support import call, jp_async
 
 pytestmark = pytest.mark.docker
 
@@ -93,8 +95,7 @@ async def test_bad_launch_requests_get_400_naming_the_field(jp_fetch: Any, clust
         assert data["field"] == field, (body, data)
         assert data["message"], body
     assert cluster.manager.store.list(include_ended=True) == []
-    label = f"jupyter-cluster.manager-id={cluster.manager.store.manager_id}"
-    assert docker_objects(label) == ([], [])
+    assert manager_objects(cluster.manager.store.manager_id) == ([], [])
 
 
 @jp_async

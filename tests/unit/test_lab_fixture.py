@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 from jupyter_cluster.core.launch_options import describe
 from jupyter_cluster.core.policy import LaunchPolicy
 from jupyter_cluster.core.units import parse_size
+from tests.support.constants import IMAGE, REPO
 
-FIXTURE = Path(__file__).resolve().parents[2] / "labextension/src/__tests__/launch-options.json"
+FIXTURE = REPO / "labextension/src/__tests__/launch-options.json"
 #: The server's default limits, with two images, two groups and two folders.
 POLICY = LaunchPolicy(
-    images=("jupyter-cluster/kernel:latest", "other:1"),
+    images=(IMAGE, "other:1"),
     max_size=16,
     max_cpu=8.0,
     max_mem=parse_size("16g"),

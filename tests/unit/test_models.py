@@ -11,9 +11,7 @@ from jupyter_cluster.core.naming import plan_containers
 from jupyter_cluster.core.resources import Mount, Resources, validate_folder_name
 from jupyter_cluster.core.state import ContainerStatus, SessionStatus
 from jupyter_cluster.errors import InvalidRequest
-
-MIB, GIB = 1024**2, 1024**3
-IMAGE = "jupyter-cluster/kernel"
+from tests.support.constants import GIB, IMAGE, MIB
 
 
 def test_create_defaults() -> None:

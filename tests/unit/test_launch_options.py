@@ -12,14 +12,14 @@ from hypothesis import strategies as st
 from jupyter_cluster.core.launch_options import FIELDS, LaunchPolicy, describe, validate
 from jupyter_cluster.core.models import LaunchSpec
 from jupyter_cluster.errors import InvalidRequest
-from jupyter_cluster.server.events import diff
+from tests.support.constants import GIB, IMAGE, MIB
 
 POLICY = LaunchPolicy(
-    images=("jupyter-cluster/kernel:latest",),
+    images=(IMAGE,),
     max_size=4,
     max_cpu=2.0,
-    max_mem=2 * 1024**3,
-    max_shm=256 * 1024**2,
+    max_mem=2 * GIB,
+    max_shm=256 * MIB,
     max_gpu=1,
     resource_groups=("default",),
     folders=("data",),
@@ -53,42 +53,14 @@ def test_defaults_are_clamped_to_the_limits_and_described() -> None:
         images=("img",),
         max_size=2,
         max_cpu=0.5,
-        max_mem=512 * 1024**2,
-        max_shm=32 * 1024**2,
+        max_mem=512 * MIB,
+        max_shm=32 * MIB,
         max_gpu=0,
         resource_groups=("g",),
     )
     arguments, start_kernel = validate({}, small)
-    assert arguments["cpu"] == 0.5 and arguments["mem"] == 512 * 1024**2
-    assert arguments["shm"] == 32 * 1024**2 and arguments["resource_group"] == "g"
+    assert arguments["cpu"] == 0.5 and arguments["mem"] == 512 * MIB
+    assert arguments["shm"] == 32 * MIB and arguments["resource_group"] == "g"
     assert start_kernel is False
     form = describe(small)
     assert form["defaults"]["image"] == "img" and form["defaults"]["mem"] == "512m"
-
-
-def test_events_are_the_differences_between_two_models() -> None:
-    def model(status: str, *containers: str) -> dict[str, Any]:
-        return {
-            "id": "s1",
-            "name": "s1",
-            "status": status,
-            "status_reason": "",
-            "containers": [
-                {"host": f"h{i}", "status": c, "status_reason": "", "container_id": None,
-                 "agent": "a"}
-                for i, c in enumerate(containers)
-            ],
-        }  # fmt: skip
-
-    first = diff(None, model("PENDING", "PENDING"))
-    assert [(e["type"], e["previous_status"]) for e in first] == [
-        ("session", None),
-        ("container", None),
-    ]
-    later = diff(
-        model("PREPARING", "PENDING", "CREATING"), model("PREPARING", "RUNNING", "CREATING")
-    )
-    assert [(e["type"], e["status"], e["previous_status"]) for e in later] == [
-        ("container", "RUNNING", "PENDING")
-    ]
-    assert diff(model("RUNNING", "RUNNING"), model("RUNNING", "RUNNING")) == []

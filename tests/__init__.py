@@ -1,0 +1,1 @@
+"""The test suite of jupyter_cluster (a package, so modules are named ``tests.<tier>.<module>``)."""

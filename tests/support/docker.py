@@ -1,0 +1,98 @@
+"""Docker as the ``docker`` command line sees it: the independent witness of the tests.
+
+What the code under test did is checked here without the code's own Docker client:
+containers and networks are found by the labels the engine puts on them, and
+whatever a test leaves labelled with its manager id is removed (and fails the test).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from typing import Any
+
+import pytest
+
+from .constants import IMAGE, LABEL_MANAGER, LABEL_SESSION
+from .processes import Result, run
+
+
+def docker(*args: str, check: bool = True, timeout: float = 120) -> Result:
+    """Run ``docker ARGS``; with ``check``, assert that it succeeded."""
+    result = run(("docker", *args), timeout=timeout)
+    if check:
+        assert result.returncode == 0, str(result)
+    return result
+
+
+def require_docker_engine() -> None:
+    """Fail (never skip) unless the Docker engine answers and :data:`IMAGE` exists."""
+    try:
+        info = run(("docker", "info", "--format", "{{.ServerVersion}}"), timeout=60)
+        image = run(("docker", "image", "inspect", IMAGE), timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        pytest.fail(f"the docker command failed: {exc}; these tests need a Docker engine")
+    if info.returncode != 0:
+        pytest.fail(f"the Docker engine is unreachable; start dockerd (make setup)\n{info}")
+    if image.returncode != 0:
+        pytest.fail(f"the image {IMAGE} is missing; build it with `jupyter cluster image build`")
+
+
+# -- objects by label -----------------------------------------------------------------
+
+
+def labelled(label: str) -> tuple[list[str], list[str]]:
+    """Ids of the containers and of the networks carrying ``label`` (``key=value``)."""
+    containers = docker("ps", "-a", "-q", "--no-trunc", "--filter", f"label={label}").stdout
+    networks = docker("network", "ls", "-q", "--no-trunc", "--filter", f"label={label}").stdout
+    return containers.split(), networks.split()
+
+
+def session_objects(session_id: str) -> tuple[list[str], list[str]]:
+    """Containers and networks Docker has for one session (by its label)."""
+    return labelled(f"{LABEL_SESSION}={session_id}")
+
+
+def manager_objects(manager_id: str) -> tuple[list[str], list[str]]:
+    """Containers and networks Docker has for one manager (by its label)."""
+    return labelled(f"{LABEL_MANAGER}={manager_id}")
+
+
+def inspect(*ids: str) -> list[dict[str, Any]]:
+    """``docker inspect`` of containers or networks."""
+    return json.loads(docker("inspect", *ids).stdout)
+
+
+def container_exists(container_id: str) -> bool:
+    """Whether Docker still knows the container."""
+    return docker("inspect", container_id, check=False).returncode == 0
+
+
+def running_hosts(session_id: str) -> dict[str, bool]:
+    """Host name → running, of the session's containers as Docker reports them."""
+    containers, _ = session_objects(session_id)
+    if not containers:
+        return {}
+    return {c["Config"]["Hostname"]: bool(c["State"]["Running"]) for c in inspect(*containers)}
+
+
+# -- leftovers ----------------------------------------------------------------------------
+
+
+def remove_leftovers(manager_id: str) -> tuple[list[str], list[str]]:
+    """Remove every container and network labelled with ``manager_id``; returns what there was."""
+    containers, networks = manager_objects(manager_id)
+    for cid in containers:
+        docker("rm", "-f", "-v", cid, check=False)
+    for nid in networks:
+        docker("network", "rm", nid, check=False)
+    return containers, networks
+
+
+def assert_nothing_left(manager_id: str, containers: list[str], networks: list[str]) -> None:
+    """Fail if a test left containers or networks of its manager (already removed)."""
+    assert not containers and not networks, (
+        f"the test left {len(containers)} container(s) and {len(networks)} network(s) "
+        f"labelled {LABEL_MANAGER}={manager_id} (removed now): "
+        f"containers {containers}, networks {networks}"
+    )

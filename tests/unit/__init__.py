@@ -1,0 +1,1 @@
+"""Unit tests: pure code and in-process fakes, never Docker."""
