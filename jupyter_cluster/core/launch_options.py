@@ -18,7 +18,7 @@ from ..errors import InvalidRequest
 from .models import SESSION_NAME_RE, ClusterMode, check_session_name
 from .policy import FIELDS, MAX_BOOTSTRAP, LaunchPolicy, same_image
 from .resources import MIN_MEM, Mount
-from .units import format_size, parse_cpu, parse_size
+from .units import MIN_CPUS, format_size, parse_cpu, parse_size
 
 _HELP = {
     "image": "Container image of every container (one of the allowed images).",
@@ -50,7 +50,7 @@ def describe(policy: LaunchPolicy) -> dict[str, Any]:
         {
             "name": "cpu",
             "type": "number",
-            "minimum": 0.001,
+            "minimum": MIN_CPUS,
             "maximum": policy.max_cpu,
             "step": 0.001,
         },

@@ -27,7 +27,7 @@ def check_session_name(name: object) -> None:
     The one rule and message for names, used by :meth:`LaunchSpec.create` and the
     launch form's :func:`~jupyter_cluster.core.launch_options.validate`.
     """
-    if not isinstance(name, str) or not SESSION_NAME_RE.match(name):
+    if not isinstance(name, str) or not SESSION_NAME_RE.fullmatch(name):
         raise InvalidRequest(
             f"name: {name!r} is not a valid session name; use letters, digits, '.', '_' "
             "and '-' (at most 64, starting with a letter or digit)",

@@ -101,7 +101,7 @@ class Mount:
 
 def validate_folder_name(name: str, field: str = "name") -> str:
     """Return ``name`` if it is a valid data-folder name, else raise InvalidRequest."""
-    if not isinstance(name, str) or not FOLDER_NAME_RE.match(name) or ".." in name:
+    if not isinstance(name, str) or not FOLDER_NAME_RE.fullmatch(name) or ".." in name:
         raise InvalidRequest(
             f"{field}: {name!r} is not a valid folder name; use letters, digits, '.', '_' "
             "and '-' (at most 64, starting with a letter or digit), not a path",

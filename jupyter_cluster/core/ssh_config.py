@@ -77,7 +77,12 @@ def proxy_config(key_dir: str, address: str, port: int, subs: list[str], ssh: st
         f"    UserKnownHostsFile {_quote(os.path.join(key_dir, 'known_hosts'))}\n"
         "    GlobalKnownHostsFile /dev/null\n"
         "    BatchMode yes\n"
-        "    ServerAliveInterval 30\n" + _STRICT
+        "    ServerAliveInterval 30\n"
+        # A terminal must not open forwards from the server's side (~C -R …).
+        "    EscapeChar none\n"
+        "    ClearAllForwardings yes\n"
+        "    ForwardAgent no\n"
+        "    PermitLocalCommand no\n" + _STRICT
     )
 
 

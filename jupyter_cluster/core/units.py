@@ -13,6 +13,8 @@ from ..errors import InvalidRequest
 
 MAX_BYTES = 2**62  # sizes above this are typos, and would overflow Docker's int64
 MAX_CPUS = 1_000_000
+#: Docker refuses CPU limits below this (and 0 would mean no limit at all).
+MIN_CPUS = 0.01
 _UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([bkmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
 
@@ -71,6 +73,10 @@ def parse_cpu(value: str | int | float, field: str = "cpu") -> float:
     if not math.isfinite(cpus) or cpus <= 0:
         raise InvalidRequest(
             f"{field}: the CPU count must be a finite number above 0, got {value!r}", field
+        )
+    if cpus < MIN_CPUS - 1e-12:
+        raise InvalidRequest(
+            f"{field}: Docker's smallest CPU limit is {MIN_CPUS:g} CPU (10m), got {value!r}", field
         )
     if cpus > MAX_CPUS:
         raise InvalidRequest(f"{field}: {value!r} CPUs is far more than any machine has", field)

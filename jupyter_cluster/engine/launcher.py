@@ -14,7 +14,7 @@ import collections
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..core import naming
 from ..core.models import Container, Session
@@ -22,6 +22,7 @@ from ..core.state import ContainerStatus
 from ..errors import AgentError, ClusterError, LaunchFailed
 from ..runtime.files import container_files
 from .agents.base import Agent, BindMount, ContainerSpec
+from .hardening import Limits
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +41,7 @@ class LaunchContext:
     mounts: dict[str, tuple[BindMount, ...]]  # per agent id: resolved data folders
     timeout: float
     encrypted_overlay: bool = False
+    limits: Limits = field(default_factory=Limits)
 
 
 def published_ports(container: Container, agent: Agent) -> tuple[int, ...]:
@@ -67,6 +69,7 @@ def _spec_for(session: Session, container: Container, ctx: LaunchContext) -> Con
         gpu_ids=container.gpu_ids,
         mounts=ctx.mounts.get(container.agent, ()),
         publish=published_ports(container, ctx.agents[container.agent]),
+        limits=ctx.limits,
     )
 
 

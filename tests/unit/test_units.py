@@ -97,7 +97,9 @@ def test_format_size_of_odd_sizes_is_close() -> None:
         ("1500m", 1.5),
         ("250M", 0.25),
         (" 3 ", 3.0),
-        ("0.001", 0.001),
+        ("0.01", 0.01),
+        ("10m", 0.01),
+        ("0.125", 0.125),
     ],
 )
 def test_parse_cpu(value: str | float, expected: float) -> None:
@@ -116,7 +118,11 @@ def test_parse_cpu(value: str | float, expected: float) -> None:
         ("-1", "above 0"),
         ("nan", "above 0"),
         ("1e400", "finite"),
-        ("0.0005", "steps of 0.001"),
+        ("0.0125", "steps of 0.001"),
+        ("0.001", "smallest CPU limit is 0.01"),
+        ("4e-10", "smallest CPU limit is 0.01"),
+        (4e-10, "smallest CPU limit is 0.01"),
+        ("9m", "smallest CPU limit"),
         (True, "CPU count"),
     ],
 )

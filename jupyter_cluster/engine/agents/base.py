@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ...core.resources import Resources
+from ..hardening import Limits
 
 #: Called with (stream, data) as an exec'd command writes: stream 1 is stdout, 2 stderr.
 OutputCallback = Callable[[int, bytes], Awaitable[None] | None]
@@ -92,6 +93,7 @@ class ContainerSpec:
     publish: tuple[int, ...] = ()  # container TCP ports published on the agent's address
     workdir: str = "/home/work"
     user: str = "root"  # the start-up script drops to ``work`` itself
+    limits: Limits = field(default_factory=Limits)  # PIDs, capabilities, logs…
 
 
 @dataclass(frozen=True)

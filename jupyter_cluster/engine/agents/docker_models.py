@@ -32,16 +32,20 @@ def container_config(spec: ContainerSpec, address: str) -> dict[str, Any]:
             f"{port}/tcp": [{"HostIp": address, "HostPort": ""}] for port in spec.publish
         },
     }
+    host_config.update(confinement(spec))
+    env = dict(spec.env)
     if spec.gpu_ids:
         host_config["DeviceRequests"] = [
             {"Driver": "nvidia", "DeviceIDs": list(spec.gpu_ids), "Capabilities": [["gpu"]]}
         ]
+    else:  # hosts whose default runtime is nvidia would otherwise expose every GPU
+        env["NVIDIA_VISIBLE_DEVICES"] = "void"
     return {
         "Image": spec.image,
         "Hostname": spec.hostname,
         "User": spec.user,
         "WorkingDir": spec.workdir,
-        "Env": [f"{k}={v}" for k, v in spec.env.items()],
+        "Env": [f"{k}={v}" for k, v in env.items()],
         "Labels": dict(spec.labels),
         "Entrypoint": list(spec.command),
         "Cmd": [],
@@ -49,6 +53,27 @@ def container_config(spec: ContainerSpec, address: str) -> dict[str, Any]:
         "HostConfig": host_config,
         "NetworkingConfig": {"EndpointsConfig": {spec.network: {"Aliases": list(spec.aliases)}}},
     }
+
+
+def confinement(spec: ContainerSpec) -> dict[str, Any]:
+    """HostConfig keys of ``spec.limits``: PIDs, capabilities, privileges, log rotation."""
+    limits = spec.limits
+    config: dict[str, Any] = {
+        "CapDrop": ["ALL"],
+        "CapAdd": list(limits.capabilities),
+        "Privileged": False,
+        "LogConfig": {
+            "Type": "json-file",
+            "Config": {"max-size": limits.log_max_size, "max-file": str(limits.log_max_files)},
+        },
+    }
+    if limits.pids_limit:
+        config["PidsLimit"] = limits.pids_limit
+    if limits.no_new_privileges:
+        config["SecurityOpt"] = ["no-new-privileges"]
+    if limits.writable_layer_size:
+        config["StorageOpt"] = {"size": limits.writable_layer_size}
+    return config
 
 
 def container_state(data: Mapping[str, Any]) -> ContainerState:

@@ -1,0 +1,100 @@
+"""How every container of a session is confined: ``c.ContainerHardening.*``.
+
+The manager makes one :class:`ContainerHardening` (its child, so the usual config
+files apply) and hands its :meth:`~ContainerHardening.limits` to the launcher;
+:func:`~jupyter_cluster.engine.agents.docker_models.container_config` turns them
+into Docker's HostConfig. The same limits hold for every container of a session,
+on every agent.
+
+Kept capabilities, and why (everything else of Docker's default set is dropped):
+
+- ``CHOWN``, ``DAC_OVERRIDE``, ``FOWNER``: the start-up script (root) creates user
+  ``work`` if the image lacks it and hands ``/home/work`` and its runtime files to it;
+- ``SETUID``, ``SETGID``: it drops to ``work`` for the bootstrap command, and sshd
+  switches to ``work`` for each login;
+- ``SYS_CHROOT``: sshd's privilege separation;
+- ``KILL``: sshd and the start-up script end processes of ``work``;
+- ``AUDIT_WRITE``: sshd records logins.
+
+``no-new-privileges`` stops setuid binaries (e.g. sudo in an image) from giving
+``work`` root again. Nothing is privileged, no Docker socket is mounted and no
+host path but configured data folders.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from traitlets import Bool, Int, List, Unicode
+from traitlets.config import LoggingConfigurable
+
+from ..core.units import parse_size
+
+#: What the start-up script, sshd and ``work`` need (see the module docstring).
+KEPT_CAPABILITIES = (
+    "CHOWN",
+    "DAC_OVERRIDE",
+    "FOWNER",
+    "SETUID",
+    "SETGID",
+    "SYS_CHROOT",
+    "KILL",
+    "AUDIT_WRITE",
+)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The confinement of one container, as the agent applies it."""
+
+    pids_limit: int = 4096
+    capabilities: tuple[str, ...] = KEPT_CAPABILITIES
+    no_new_privileges: bool = True
+    log_max_size: str = "20m"
+    log_max_files: int = 3
+    writable_layer_size: str = ""  # "" = no cap (needs overlay2 on xfs with pquota)
+
+
+class ContainerHardening(LoggingConfigurable):
+    """Limits every container of every session gets (configurable per site)."""
+
+    pids_limit = Int(
+        4096,
+        config=True,
+        help="Most processes and threads per container (a fork bomb stops there); 0: no limit.",
+    )
+    capabilities = List(
+        Unicode(),
+        default_value=list(KEPT_CAPABILITIES),
+        config=True,
+        help="Linux capabilities containers keep; all others are dropped. The default is "
+        "what the start-up script and sshd need (see the README's security notes).",
+    )
+    no_new_privileges = Bool(
+        True, config=True, help="Forbid gaining privileges through setuid binaries (sudo…)."
+    )
+    log_max_size = Unicode(
+        "20m", config=True, help="Size at which Docker rotates a container's log, e.g. 20m."
+    )
+    log_max_files = Int(3, config=True, help="Rotated log files Docker keeps per container.")
+    writable_layer_size = Unicode(
+        "",
+        config=True,
+        help="Cap on a container's writable layer, e.g. 10g (Docker's storage-opt size: "
+        "works with overlay2 on xfs with project quotas, devicemapper, btrfs, zfs); empty: "
+        "no cap.",
+    )
+
+    def limits(self) -> Limits:
+        """The configured limits, checked (sizes parse, counts are sane)."""
+        parse_size(self.log_max_size, "ContainerHardening.log_max_size")
+        if self.writable_layer_size:
+            parse_size(self.writable_layer_size, "ContainerHardening.writable_layer_size")
+        return Limits(
+            pids_limit=max(self.pids_limit, 0),
+            capabilities=tuple(c.upper().removeprefix("CAP_") for c in self.capabilities),
+            no_new_privileges=self.no_new_privileges,
+            log_max_size=self.log_max_size,
+            log_max_files=max(self.log_max_files, 1),
+            writable_layer_size=self.writable_layer_size,
+        )

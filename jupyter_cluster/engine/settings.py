@@ -1,0 +1,100 @@
+"""The settings of the engine: ``c.ClusterManager.*`` (agents, limits, timeouts, queue).
+
+:class:`ManagerSettings` holds the traits; :class:`~jupyter_cluster.engine.manager.
+ClusterManager` inherits them, so they are configured as ``c.ClusterManager.<name>``
+in the usual Jupyter config files. Container confinement has its own section,
+``c.ContainerHardening`` (:mod:`.hardening`).
+"""
+
+from __future__ import annotations
+
+from traitlets import Any as AnyTrait
+from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode, default
+from traitlets.config import LoggingConfigurable
+
+from ..core import naming
+from ..paths import default_data_root, default_db_path
+
+
+class ManagerSettings(LoggingConfigurable):
+    """The configurable traits of :class:`ClusterManager` (see the module docstring)."""
+
+    agents = List(
+        Dict(),
+        config=True,
+        help="""The Docker hosts sessions run on, one dict each: id, url (empty for
+        the local engine, unix:///path, or tcp://HOST:2376 with tls), tls ({'ca': PATH,
+        'cert': PATH, 'key': PATH}: Docker's client certificate; required for tcp://
+        unless insecure: True), resource_group (default 'default'), address (where
+        main1's ports are published, default 127.0.0.1), kernel_transport ('ssh':
+        kernel traffic forwarded through main1's SSH port, the default for a
+        non-loopback address; 'direct': its published ports), cpu and mem (capacity;
+        default: what the engine reports), gpus (a list of device ids), data_root (the
+        shared data-folder root as that host sees it), timeout and connect_timeout
+        (seconds; default docker_timeout and docker_connect_timeout). Empty means one
+        agent: the local Docker engine in group 'default'.""",
+    )
+    docker_timeout = Float(
+        30.0,
+        config=True,
+        help="Seconds a Docker call may wait for the engine's answer before the agent "
+        "is marked unavailable (streams such as followed logs are not limited).",
+    )
+    docker_connect_timeout = Float(
+        5.0, config=True, help="Seconds to connect to an agent's Docker engine."
+    )
+    overlay_encryption = Bool(
+        False,
+        config=True,
+        help="Encrypt the overlay network of sessions that span agents (Docker's IPsec "
+        "'encrypted' option; costs CPU on every packet and needs the ESP protocol "
+        "allowed between the agents).",
+    )
+    pending_timeout = Float(
+        0.0,
+        config=True,
+        help="Seconds a session may wait PENDING for room before it is cancelled with "
+        "that reason; 0 waits until cancelled.",
+    )
+    pending_backfill = Bool(
+        False,
+        config=True,
+        help="Let a waiting session start before earlier waiting sessions of its "
+        "resource group when it fits and they do not (default: first in, first out).",
+    )
+    max_size = Int(16, config=True, help="Largest cluster size a user may ask for.")
+    db_path = Unicode(config=True, help="SQLite file of sessions, history and keys.")
+    data_root = Unicode(config=True, help="Directory holding the named data folders.")
+    default_image = Unicode(
+        naming.DEFAULT_IMAGE, config=True, help="Image used when none is given."
+    )
+    prepare_timeout = Float(
+        300.0,
+        config=True,
+        help="Seconds a placed session may take to get every container ready "
+        "(start-up and bootstrap) before the launch fails.",
+    )
+    pending_poll_interval = Float(
+        1.0, config=True, help="Seconds between placement attempts of a PENDING session."
+    )
+    orphan_policy = Enum(
+        ["remove", "adopt"],
+        "remove",
+        config=True,
+        help="What start-up reconciliation does with containers and networks of this "
+        "manager that have no live record: remove them (logged) or adopt them as "
+        "running sessions.",
+    )
+    agent_factory = AnyTrait(
+        default_value=None,
+        allow_none=True,
+        help="Callable AgentConfig -> Agent (tests inject fakes); None means Docker.",
+    )
+
+    @default("db_path")
+    def _default_db_path(self) -> str:
+        return default_db_path()
+
+    @default("data_root")
+    def _default_data_root(self) -> str:
+        return default_data_root()
