@@ -25,6 +25,8 @@ from .agents.base import Agent, BindMount, ContainerSpec
 from .hardening import Limits
 
 log = logging.getLogger(__name__)
+#: Attempts (0.5 s apart) to remove a session network that agents still list.
+NETWORK_RETRIES = 6
 
 #: Called as containers progress: (host, status, container id or None).
 ProgressCallback = Callable[[str, ContainerStatus, str | None], Awaitable[None]]
@@ -201,13 +203,39 @@ async def tear_down(session: Session, agents: Mapping[str, Agent], manager_id: s
         f"agent {a!r} is not in this manager's configuration; its containers were not removed"
         for a in sorted(involved - set(agents))
     )
-    for agent_id in involved:
-        if agent_id not in agents:
-            continue
-        try:
-            await agents[agent_id].remove_network(naming.network_name(session))
-        except AgentError as exc:
-            problems.append(str(exc))
+    problems.extend(await _remove_network(session, [agents[a] for a in involved if a in agents]))
     for problem in problems:
         log.warning("clean-up of session %s: %s", session.id, problem)
     return problems
+
+
+async def _remove_network(session: Session, involved: list[Agent]) -> list[str]:
+    """Remove the session's network from every involved agent; problems left.
+
+    A Swarm overlay is one network seen from every node, and a node may still
+    list it for a moment after another removed it (or refuse while containers
+    detach): remove it through main1's agent first and retry until no involved
+    agent lists it any more.
+    """
+    name = naming.network_name(session)
+    main_agent = session.containers[0].agent if session.containers else None
+    ordered = sorted(involved, key=lambda a: a.id != main_agent)
+    labels = {naming.LABEL_SESSION: session.id}
+    problems: list[str] = []
+    for attempt in range(NETWORK_RETRIES):
+        problems = []
+        for agent in ordered:
+            try:
+                await agent.remove_network(name)
+            except AgentError as exc:
+                problems.append(str(exc))
+        listed: list[str] = []
+        for agent in ordered:
+            with contextlib.suppress(AgentError):
+                if await agent.list_networks(labels):
+                    listed.append(agent.id)
+        if not listed:
+            return []
+        if attempt + 1 < NETWORK_RETRIES:
+            await asyncio.sleep(0.5)
+    return problems or [f"the network {name} is still listed on {', '.join(listed)}"]

@@ -46,25 +46,34 @@ class KernelTunnel:
         self._closed = False
 
     async def _connect(self) -> asyncssh.SSHClientConnection:
-        try:
-            return await asyncio.wait_for(
-                asyncssh.connect(
-                    self.address,
-                    self.port,
-                    username=WORK_USER,
-                    client_keys=[self._user_key],
-                    known_hosts=([self._host_key], [], []),  # main1's own key, nothing else
-                    agent_path=None,
-                    config=[],
-                    keepalive_interval=15,
-                ),
-                self.connect_timeout,
-            )
-        except (OSError, asyncssh.Error, asyncio.TimeoutError) as exc:
-            raise AgentError(
-                f"cannot open the SSH tunnel to main1 at {self.address}:{self.port} "
-                f"({exc or type(exc).__name__}); is the agent reachable from this machine?"
-            ) from exc
+        """Connect to main1's sshd, retrying while it is still starting (refused)."""
+        deadline = asyncio.get_running_loop().time() + self.connect_timeout
+        while True:
+            try:
+                return await asyncio.wait_for(
+                    asyncssh.connect(
+                        self.address,
+                        self.port,
+                        username=WORK_USER,
+                        client_keys=[self._user_key],
+                        known_hosts=([self._host_key], [], []),  # main1's own key only
+                        agent_path=None,
+                        config=[],
+                        keepalive_interval=15,
+                    ),
+                    max(deadline - asyncio.get_running_loop().time(), 0.1),
+                )
+            except (OSError, asyncssh.Error, asyncio.TimeoutError) as exc:
+                refused = isinstance(exc, ConnectionRefusedError) or (
+                    isinstance(exc, asyncssh.Error) and "closed" in str(exc).lower()
+                )
+                if refused and asyncio.get_running_loop().time() < deadline:
+                    await asyncio.sleep(0.1)  # sshd in main1 is not listening yet
+                    continue
+                raise AgentError(
+                    f"cannot open the SSH tunnel to main1 at {self.address}:{self.port} "
+                    f"({exc or type(exc).__name__}); is the agent reachable from this machine?"
+                ) from exc
 
     async def _forward(self, conn: asyncssh.SSHClientConnection, remote: Sequence[int]) -> None:
         for inner in remote:

@@ -202,7 +202,7 @@ class ClusterProvisioner(KernelProvisionerBase):
         state = await agent.inspect_container(main.container_id or "")
         if state is None or not state.running:
             raise ClusterError(f"main1 of cluster session {session.name} is not running")
-        await self._connect(agent, state, session.id)
+        await self._connect(agent, state, session.id, reuse=True)  # a restart keeps its ports
         self._process = KernelProcess(agent, main.container_id or "", self.kernel_id)
         return self._process
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from jupyter_cluster.core import naming
 from jupyter_cluster.core.state import ContainerStatus, SessionStatus
 from jupyter_cluster.engine.agents.fake import DEFAULT_IMAGE, FakeAgent
 from jupyter_cluster.engine.manager import ClusterManager
@@ -30,6 +31,8 @@ async def test_terminating_a_preparing_session_sweeps_until_the_network_is_free(
     manager = make_manager(tmp_path, agent)
     session = await manager.submit(manager.make_spec(image=DEFAULT_IMAGE, size=2))
     assert session.status is SessionStatus.PREPARING
+    labels = naming.network_labels(session, manager.store.manager_id)
+    await agent.create_network(naming.network_name(session), labels, overlay=False)
     agent.fail_on["remove_network"] = AgentError("network has active endpoints")
 
     async def launch_finishes_creating() -> None:
@@ -52,6 +55,8 @@ async def test_terminating_a_running_session_reports_what_it_could_not_remove(
     manager = make_manager(tmp_path, agent)
     session = await manager.submit(manager.make_spec(image=DEFAULT_IMAGE, size=1))
     manager.store.set_status(session.id, SessionStatus.RUNNING)
+    labels = naming.network_labels(session, manager.store.manager_id)
+    await agent.create_network(naming.network_name(session), labels, overlay=False)
     agent.fail_on["remove_network"] = AgentError("engine went away")
     with pytest.raises(ClusterError) as info:
         await manager.terminate(session.id)
