@@ -27,6 +27,8 @@ from .hardening import Limits
 log = logging.getLogger(__name__)
 #: Attempts (0.5 s apart) to remove a session network that agents still list.
 NETWORK_RETRIES = 6
+#: Characters kept of each log line quoted in a failed launch's reason.
+TAIL_LINE = 400
 
 #: Called as containers progress: (host, status, container id or None).
 ProgressCallback = Callable[[str, ContainerStatus, str | None], Awaitable[None]]
@@ -85,7 +87,7 @@ async def wait_ready(agent: Agent, container_id: str, host: str, timeout: float)
 
     async def follow() -> bool:
         async for line in agent.logs(container_id, follow=True):
-            tail.append(line.rstrip("\n"))
+            tail.append(line.rstrip("\n")[:TAIL_LINE])  # reasons stay small
             if line.startswith(naming.READY_MARKER):
                 return True
             if line.startswith(naming.FAILED_MARKERS):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import contextlib
 import os
 import socket
 import time
@@ -106,6 +107,7 @@ class ClusterManager(ManagerSettings):
             self.agent_map,
             orphan_policy=self.orphan_policy,
             finish_termination=self.terminate,
+            log=self.log,
         )
         await reconciler.run()
 
@@ -182,12 +184,7 @@ class ClusterManager(ManagerSettings):
             raise
 
     async def _prepare(self, session: Session, notify: SessionCallback) -> Session:
-        keys = generate_session_keys(session.id, session.hosts)
-        self.store.save_keys(session.id, keys)
-        mounts = {}
-        for agent_id in {c.agent for c in session.containers if c.agent}:
-            root = self.pool.agents[agent_id].config.data_root or self.data_root
-            mounts[agent_id] = self.folders.bind_mounts(session.spec.mounts, root)
+        """Bring a placed session up; any failure leaves it ERROR with nothing behind."""
 
         async def progress(host: str, status: ContainerStatus, container_id: str | None) -> None:
             changes: dict[str, object] = {"status": status}
@@ -195,24 +192,28 @@ class ClusterManager(ManagerSettings):
                 changes["container_id"] = container_id
             notify(self.store.update_container(session.id, host, **changes))
 
-        ctx = LaunchContext(
-            agents=self.pool.agents,
-            manager_id=self.store.manager_id,
-            keys=keys,
-            mounts=mounts,
-            timeout=self.prepare_timeout,
-            encrypted_overlay=self.overlay_encryption,
-            limits=self.hardening.limits(),
-        )
         try:
+            keys = generate_session_keys(session.id, session.hosts)
+            self.store.save_keys(session.id, keys)
+            mounts = {}
+            for agent_id in {c.agent for c in session.containers if c.agent}:
+                root = self.pool.get(agent_id).config.data_root or self.data_root
+                mounts[agent_id] = self.folders.bind_mounts(session.spec.mounts, root)
+            ctx = LaunchContext(
+                agents=self.pool.agents,
+                manager_id=self.store.manager_id,
+                keys=keys,
+                mounts=mounts,
+                timeout=self.prepare_timeout,
+                encrypted_overlay=self.overlay_encryption,
+                limits=self.hardening.limits(),
+            )
             await bring_up(session, ctx, progress)
         except LaunchFailed as exc:
-            self.store.delete_keys(session.id)
-            current = self._get(session.id)
-            if current.status is SessionStatus.PREPARING:
-                current = self.store.set_status(session.id, SessionStatus.ERROR, str(exc))
-                self._mark_containers(current, ContainerStatus.TERMINATED)
-            notify(self._get(session.id))
+            await self._fail_launch(session, str(exc), notify, clean_up=False)
+            raise LaunchFailed(f"session {session.name} failed to launch: {exc}") from exc
+        except Exception as exc:  # a bug or a lost store must not leave it PREPARING
+            await self._fail_launch(session, f"{type(exc).__name__}: {exc}", notify)
             raise LaunchFailed(f"session {session.name} failed to launch: {exc}") from exc
         current = self._get(session.id)
         if current.status is not SessionStatus.PREPARING:  # terminated meanwhile
@@ -222,6 +223,23 @@ class ClusterManager(ManagerSettings):
         self.store.set_driver(session.id, None, None)
         notify(session)
         return session
+
+    async def _fail_launch(
+        self, session: Session, reason: str, notify: SessionCallback, *, clean_up: bool = True
+    ) -> None:
+        """End a failed launch: nothing left on the agents, no keys, ERROR with why.
+
+        ``bring_up`` already removed what it made when it raised LaunchFailed.
+        """
+        if clean_up:
+            with contextlib.suppress(Exception):
+                await tear_down(self._get(session.id), self.pool.agents, self.store.manager_id)
+        self.store.delete_keys(session.id)
+        current = self._get(session.id)
+        if current.status is SessionStatus.PREPARING:
+            current = self.store.set_status(session.id, SessionStatus.ERROR, reason[:2000])
+            self._mark_containers(current, ContainerStatus.TERMINATED)
+        notify(self._get(session.id))
 
     def _mark_containers(self, session: Session, status: ContainerStatus) -> None:
         for container in session.containers:

@@ -15,14 +15,16 @@ import logging
 import os
 import socket
 import time
+import uuid
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 from ..core import naming
 from ..core.models import ClusterMode, Container, LaunchSpec, Session
 from ..core.resources import Mount, Resources
 from ..core.state import LIVE, ContainerStatus, SessionStatus
-from ..errors import AgentError, ClusterError
+from ..errors import AgentError, ClusterError, Conflict
 from .agents.base import Agent, ContainerState
 from .launcher import tear_down
 from .store import Store
@@ -43,6 +45,15 @@ def driver_alive(pid: int | None, host: str | None) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def is_session_id(text: str) -> bool:
+    """Whether a label holds a session id as the manager makes them (a UUID): label
+    text from Docker is never used as a path or name unless it is one."""
+    try:
+        return str(uuid.UUID(text)) == text
+    except ValueError:
+        return False
 
 
 def adopt_session(session_id: str, found: list[tuple[str, ContainerState]]) -> Session:
@@ -112,7 +123,9 @@ class Reconciler:
         *,
         orphan_policy: str,
         finish_termination: Callable[[str], Awaitable[object]],
+        log: logging.Logger | logging.LoggerAdapter[Any] | None = None,
     ) -> None:
+        self.log = log or logging.getLogger(__name__)
         self.store = store
         self.agents = agents
         self.orphan_policy = orphan_policy
@@ -125,7 +138,7 @@ class Reconciler:
             containers = await agent.list_containers(labels)
             networks = await agent.list_networks(labels)
         except AgentError as exc:
-            log.warning("reconciliation skipped agent %s: %s", agent.id, exc)
+            self.log.warning("reconciliation skipped agent %s: %s", agent.id, exc)
             return exc.message
         return containers, [n.labels.get(naming.LABEL_SESSION, "") for n in networks]
 
@@ -149,8 +162,10 @@ class Reconciler:
         for session_id in set(by_session) | network_sessions:
             try:
                 await self._docker_side(session_id, by_session.get(session_id, []))
+            except Conflict as exc:  # it changed meanwhile, e.g. ended elsewhere
+                self.log.debug("reconciliation of session %s: %s", session_id, exc)
             except ClusterError as exc:
-                log.warning("reconciliation of session %s: %s", session_id, exc)
+                self.log.warning("reconciliation of session %s: %s", session_id, exc)
         for session in self.store.list():
             if session.id in by_session or session.updated_at >= self.started:
                 continue
@@ -159,8 +174,10 @@ class Reconciler:
                     self._degrade_for_down_agents(session)
                 else:
                     await self._store_side(session)
+            except Conflict as exc:  # it changed meanwhile, e.g. ended elsewhere
+                self.log.debug("reconciliation of session %s: %s", session.id, exc)
             except ClusterError as exc:
-                log.warning("reconciliation of session %s: %s", session.id, exc)
+                self.log.warning("reconciliation of session %s: %s", session.id, exc)
 
     def _on_down_agents(self, session: Session) -> list[str]:
         """The unavailable agents ``session`` has containers on."""
@@ -172,18 +189,18 @@ class Reconciler:
         if session.status is SessionStatus.RUNNING:
             why = "; ".join(self.down[a] for a in self._on_down_agents(session))
             self.store.set_status(session.id, SessionStatus.RUNNING_DEGRADED, why)
-            log.warning("session %s degraded: %s", session.id, why)
+            self.log.warning("session %s degraded: %s", session.id, why)
 
     async def _docker_side(self, session_id: str, found: list[tuple[str, ContainerState]]) -> None:
         session = self.store.get(session_id)
         live = session is not None and session.status in LIVE
         if not live:
-            if found and self.orphan_policy == "adopt":
+            if found and self.orphan_policy == "adopt" and is_session_id(session_id):
                 if session is not None:
                     self.store.delete_session(session_id)
                 adopted = adopt_session(session_id, found)
                 self.store.insert_session(adopted)
-                log.info("adopted session %s (%d containers)", session_id, len(found))
+                self.log.info("adopted session %s (%d containers)", session_id, len(found))
                 return
             ghost = session or Session(id=session_id, spec=LaunchSpec(image="?"))
             ghost = ghost.with_(
@@ -200,7 +217,7 @@ class Reconciler:
                     for a, s in found
                 )
             )
-            log.warning(
+            self.log.warning(
                 "removing %d container(s) and the network of session %s: no live record of it",
                 len(found),
                 session_id,
@@ -247,7 +264,7 @@ class Reconciler:
             self.store.set_status(session.id, SessionStatus.RUNNING_DEGRADED, "; ".join(dead))
         elif not dead and session.status is SessionStatus.RUNNING_DEGRADED:
             self.store.set_status(session.id, SessionStatus.RUNNING, "")
-            log.info("session %s runs again: every container answers", session.id)
+            self.log.info("session %s runs again: every container answers", session.id)
 
     async def _store_side(self, session: Session) -> None:
         pid, host = self.store.driver(session.id)
@@ -282,4 +299,4 @@ class Reconciler:
             self.store.update_container(
                 session.id, container.host, status=ContainerStatus.TERMINATED
             )
-        log.warning("session %s ended in ERROR: %s", session.id, reason)
+        self.log.warning("session %s ended in ERROR: %s", session.id, reason)

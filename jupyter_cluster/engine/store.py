@@ -84,6 +84,9 @@ class Store:
                     raise
                 time.sleep(0.02)
         self._db.execute("PRAGMA synchronous = NORMAL")
+        # Deleted rows (private keys of ended sessions) are overwritten, not left
+        # readable in free pages of the file.
+        self._db.execute("PRAGMA secure_delete = ON")
         with self._tx() as db:
             for statement in _SCHEMA:
                 db.execute(statement)

@@ -21,6 +21,7 @@ import aiohttp
 from aiodocker.exceptions import DockerError
 from aiodocker.multiplexed import multiplexed_result_stream
 
+from ...core.lines import LineSplitter
 from ...core.resources import Resources
 from ...errors import AgentError
 from .base import (
@@ -194,13 +195,13 @@ class DockerAgent:
         conn = self.connection
         action = f"reading logs of {container_id[:12]}"
         params: dict[str, Any] = {"tail": "all" if tail is None else str(max(tail, 0))}
-        pending = ""
+        splitter = LineSplitter()  # bounded: a 100 MB line arrives in 64 KiB pieces
         if not follow:
             container = conn.client.containers.container(container_id)
             listed = await conn.call(action, container.log(stdout=True, stderr=True, **params))
-            *lines, pending = "".join(listed).split("\n")
-            for line in lines:
-                yield line + "\n"
+            for chunk in listed:
+                for line in splitter.feed(chunk):
+                    yield line
         else:
             shown = await conn.call(action, conn.client.containers.container(container_id).show())
             tty = bool((shown.get("Config") or {}).get("Tty"))
@@ -215,14 +216,13 @@ class DockerAgent:
                 async with query as response, response:
                     conn.answered()
                     async for chunk in multiplexed_result_stream(response, is_tty=tty):
-                        pending += chunk
-                        *lines, pending = pending.split("\n")
-                        for line in lines:
-                            yield line + "\n"
+                        for line in splitter.feed(chunk):
+                            yield line
             except (DockerError, aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
                 raise conn.failure(action, exc) from exc
-        if pending:
-            yield pending
+        rest = splitter.flush()
+        if rest:
+            yield rest
 
     async def exec(
         self,
