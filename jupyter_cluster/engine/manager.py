@@ -94,6 +94,11 @@ class ClusterManager(ManagerSettings):
         """Reconcile the store with Docker once; front ends call this first."""
         if not self._reconciled:
             self._reconciled = True
+            pruned = self.store.prune_history(
+                self.history_max_age_days * 86400, self.history_max_count
+            )
+            if pruned:
+                self.log.info("forgot %d ended session(s) past the history limits", pruned)
             await self.refresh()
 
     async def refresh(self) -> None:

@@ -56,6 +56,14 @@ class ManagerSettings(LoggingConfigurable):
         help="Seconds a session may wait PENDING for room before it is cancelled with "
         "that reason; 0 waits until cancelled.",
     )
+    history_max_age_days = Float(
+        90.0,
+        config=True,
+        help="Days an ended session stays in the history (ls --all); 0 keeps them all.",
+    )
+    history_max_count = Int(
+        10000, config=True, help="Most ended sessions kept in the history; 0: no limit."
+    )
     pending_backfill = Bool(
         False,
         config=True,

@@ -283,6 +283,25 @@ class Store:
             raise NotFound(f"no session has id {session_id!r}")
         return row[0], row[1]
 
+    def prune_history(self, max_age: float, max_count: int, now: float | None = None) -> int:
+        """Forget ended (TERMINATED, CANCELLED) sessions older than ``max_age`` seconds
+        or beyond the newest ``max_count`` of them (0: no limit); how many went."""
+        now = time.time() if now is None else now
+        final = _status_in(state.FINAL)
+        with self._tx() as db:
+            order = "ORDER BY ended_at DESC, rowid DESC"
+            rows = db.execute(f"SELECT id, ended_at FROM sessions WHERE {final} {order}").fetchall()
+            doomed = [
+                sid
+                for i, (sid, ended) in enumerate(rows)
+                if (max_age and (ended or 0) < now - max_age) or (max_count and i >= max_count)
+            ]
+            for sid in doomed:
+                for table, column in (("keys", "session_id"), ("containers", "session_id")):
+                    db.execute(f"DELETE FROM {table} WHERE {column} = ?", (sid,))
+                db.execute("DELETE FROM sessions WHERE id = ?", (sid,))
+        return len(doomed)
+
     def delete_session(self, session_id: str) -> None:
         """Remove a session, its containers and its keys (no error if absent)."""
         with self._tx() as db:

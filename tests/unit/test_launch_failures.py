@@ -96,3 +96,23 @@ async def test_deleted_keys_are_not_left_in_the_store_file(tmp_path: Path) -> No
     db.execute("DELETE FROM keys")
     db.close()
     assert secret.encode() in control.read_bytes()
+
+
+async def test_history_is_pruned_by_age_and_count(tmp_path: Path) -> None:
+    agent = FakeAgent("local")
+    manager = manager_for(tmp_path, agent, history_max_age_days=1, history_max_count=2)
+    ended = []
+    for _ in range(4):
+        session = await manager.submit(manager.make_spec(image=DEFAULT_IMAGE, cpu=0.5))
+        ended.append(await manager.terminate(session.id))
+    waiting = await manager.submit(manager.make_spec(image=DEFAULT_IMAGE, cpu=0.5))
+    store = manager.store
+    # by count: the two newest ended sessions stay; active ones are never pruned
+    assert store.prune_history(0, 2) == 2
+    kept = {s.id for s in store.list(include_ended=True)}
+    assert kept == {ended[2].id, ended[3].id, waiting.id}
+    # by age: ended more than a day ago
+    assert store.prune_history(86400, 0, now=ended[3].ended_at + 2 * 86400) == 2  # type: ignore[operator]
+    assert [s.id for s in store.list(include_ended=True)] == [waiting.id]
+    await manager.start()  # applies the configured limits; nothing more to prune
+    assert [s.id for s in await manager.list(include_ended=True)] == [waiting.id]
