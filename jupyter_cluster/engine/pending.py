@@ -24,7 +24,7 @@ from ..core.scheduler import AgentSlot
 from ..core.state import SessionStatus
 from ..errors import Conflict
 from .reconcile import driver_alive
-from .store import Store
+from .store import WAITING_BEHIND, Store
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +91,9 @@ async def wait_for_room(
         await asyncio.sleep(policy.poll_interval)
         session = _get(store, session_id)
         if session.status is SessionStatus.PENDING:
-            if not policy.backfill:
+            # Only a session held up by earlier ones looks at them (one query less
+            # per poll for every other waiting session).
+            if not policy.backfill and session.status_reason.startswith(WAITING_BEHIND):
                 _cancel_abandoned(store, session)
             place_once(store, session_id, await slots(session.spec.image), policy)
             session = _get(store, session_id)

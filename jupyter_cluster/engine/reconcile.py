@@ -130,6 +130,8 @@ class Reconciler:
         self.agents = agents
         self.orphan_policy = orphan_policy
         self.finish_termination = finish_termination
+        self.started = 0.0  # when the current pass began scanning (set by run)
+        self.down: dict[str, str] = {}  # unavailable agent id -> why (set by run)
 
     async def _scan(self, agent: Agent) -> tuple[list[ContainerState], list[str]] | str:
         """What ``agent`` runs of this manager, or why it could not be asked."""

@@ -33,6 +33,8 @@ from ..core.state import ENDED, ContainerStatus, SessionStatus
 from ..errors import ClusterError, Conflict, InvalidRequest, NotFound
 
 SCHEMA_VERSION = 1
+#: How the reason of a session queued behind earlier ones begins.
+WAITING_BEHIND = "waiting behind"
 MIN_PREFIX = 4
 _ZERO = Resources(0, 0, 0, 0)
 
@@ -367,7 +369,7 @@ class Store:
             result: Placement | Pending
             if ahead:
                 result = Pending(
-                    f"waiting behind {len(ahead)} earlier session(s) of resource group "
+                    f"{WAITING_BEHIND} {len(ahead)} earlier session(s) of resource group "
                     f"{session.spec.resource_group} (first in, first out; next: {ahead[0].name})"
                 )
             else:
