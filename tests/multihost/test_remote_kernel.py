@@ -122,7 +122,9 @@ async def test_interrupt_restart_and_shutdown_of_a_remote_kernel(
     session_id = provisioner.session_id
     before = [c.container_id for c in (await provisioner.manager.get(session_id)).containers]
 
-    msg_id = kc.execute("import time; time.sleep(120)")
+    # stop_on_error=False: otherwise ipykernel aborts requests that arrive just after
+    # the KeyboardInterrupt reply, and the next cell could come back "aborted".
+    msg_id = kc.execute("import time; time.sleep(120)", stop_on_error=False)
     await asyncio.sleep(1.5)
     began = time.monotonic()
     await km.interrupt_kernel()
