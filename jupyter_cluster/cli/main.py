@@ -20,6 +20,7 @@ from typing import Any, NoReturn
 from ..config import make_manager
 from ..core.models import Session
 from ..core.naming import DEFAULT_IMAGE
+from ..engine.drivers import this_process
 from ..engine.manager import ClusterManager
 from ..errors import ClusterError, Conflict, InvalidRequest, NotFound
 from ..paths import cluster_dir
@@ -213,7 +214,7 @@ async def _command(manager: ClusterManager, args: argparse.Namespace) -> int:
         if args.no_wait:
             if session.status.value in ("PENDING", "PREPARING"):
                 pid = _spawn_driver(session.id)
-                manager.store.set_driver(session.id, pid, os.uname().nodename)
+                manager.store.set_driver(session.id, this_process(pid))
         else:
             session = await manager.drive(session.id, on_change=_progress)
         _emit(args, session.to_dict(), cli_format.session_details(session))

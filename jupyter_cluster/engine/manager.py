@@ -12,8 +12,6 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
-import os
-import socket
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -26,6 +24,7 @@ from ..errors import ClusterError, InvalidRequest, LaunchFailed, NotFound
 from .agents.base import Agent, OutputCallback
 from .agents.pool import AgentPool
 from .agents.registry import agent_configs, make_agent
+from .drivers import this_process
 from .folders import DataFolders
 from .hardening import ContainerHardening
 from .launcher import LaunchContext, bring_up, tear_down
@@ -148,7 +147,7 @@ class ClusterManager(ManagerSettings):
             owner=owner,
         )
         self.store.insert_session(session)
-        self.store.set_driver(session_id, os.getpid(), socket.gethostname())
+        self.store.set_driver(session_id, this_process())
         place_once(self.store, session_id, slots, self._queue_policy())
         return self._get(session_id)
 
@@ -174,7 +173,7 @@ class ClusterManager(ManagerSettings):
         fails. If the caller is cancelled (Ctrl-C), the session is cancelled or
         torn down; nothing is left behind.
         """
-        self.store.set_driver(session_id, os.getpid(), socket.gethostname())
+        self.store.set_driver(session_id, this_process())
         notify = on_change or (lambda s: None)
         try:
             session = await wait_for_room(
@@ -225,7 +224,7 @@ class ClusterManager(ManagerSettings):
             await tear_down(current, self.pool.agents, self.store.manager_id)
             return current
         session = self.store.set_status(session.id, SessionStatus.RUNNING, "")
-        self.store.set_driver(session.id, None, None)
+        self.store.set_driver(session.id, None)
         notify(session)
         return session
 

@@ -23,7 +23,7 @@ from ..core.models import Session
 from ..core.scheduler import AgentSlot
 from ..core.state import SessionStatus
 from ..errors import Conflict
-from .reconcile import driver_alive
+from .drivers import driver_alive
 from .store import WAITING_BEHIND, Store
 
 log = logging.getLogger(__name__)
@@ -49,13 +49,13 @@ def place_once(
 def _cancel_abandoned(store: Store, session: Session) -> None:
     """Cancel earlier waiting sessions of the group whose driver process is gone."""
     for earlier in store.waiting_ahead(session):
-        pid, host = store.driver(earlier.id)
-        if not driver_alive(pid, host):
+        driver = store.driver(earlier.id)
+        if not driver_alive(driver):
             with contextlib.suppress(Conflict):
                 store.set_status(
                     earlier.id,
                     SessionStatus.CANCELLED,
-                    f"the process waiting for room (pid {pid}) exited",
+                    f"the process waiting for room (pid {driver.pid if driver else '?'}) exited",
                 )
                 log.warning("cancelled session %s: its waiting process is gone", earlier.id)
 

@@ -12,8 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-import socket
 import time
 import uuid
 from collections import defaultdict
@@ -26,25 +24,15 @@ from ..core.resources import Mount, Resources
 from ..core.state import LIVE, ContainerStatus, SessionStatus
 from ..errors import AgentError, ClusterError, Conflict
 from .agents.base import Agent, ContainerState
+from .drivers import Driver, driver_alive
 from .launcher import tear_down
 from .store import Store
 
 log = logging.getLogger(__name__)
 
 
-def driver_alive(pid: int | None, host: str | None) -> bool:
-    """Whether the process driving a launch still runs (unknown hosts count as alive)."""
-    if pid is None:
-        return False
-    if host != socket.gethostname():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def _pid(driver: Driver | None) -> str:
+    return f"pid {driver.pid}" if driver else "unrecorded"
 
 
 def is_session_id(text: str) -> bool:
@@ -227,10 +215,10 @@ class Reconciler:
             await tear_down(ghost, self.agents, self.store.manager_id)
             return
         assert session is not None
-        pid, host = self.store.driver(session_id)
+        driver = self.store.driver(session_id)
         if session.status in (SessionStatus.PENDING, SessionStatus.PREPARING):
-            if not driver_alive(pid, host):
-                await self._fail(session, f"the process launching it (pid {pid}) exited")
+            if not driver_alive(driver):
+                await self._fail(session, f"the process launching it ({_pid(driver)}) exited")
             return
         if session.status is SessionStatus.TERMINATING:
             await self.finish_termination(session_id)
@@ -269,24 +257,24 @@ class Reconciler:
             self.log.info("session %s runs again: every container answers", session.id)
 
     async def _store_side(self, session: Session) -> None:
-        pid, host = self.store.driver(session.id)
+        driver = self.store.driver(session.id)
         if session.status is SessionStatus.ERROR:
             return
         if session.status is SessionStatus.PENDING:
-            if not driver_alive(pid, host):
+            if not driver_alive(driver):
                 self.store.set_status(
                     session.id,
                     SessionStatus.CANCELLED,
-                    f"the process waiting for room (pid {pid}) exited",
+                    f"the process waiting for room ({_pid(driver)}) exited",
                 )
             return
-        if session.status is SessionStatus.PREPARING and driver_alive(pid, host):
+        if session.status is SessionStatus.PREPARING and driver_alive(driver):
             return
         if session.status is SessionStatus.TERMINATING:
             await self.finish_termination(session.id)
             return
         reason = (
-            f"the process launching it (pid {pid}) exited"
+            f"the process launching it ({_pid(driver)}) exited"
             if session.status is SessionStatus.PREPARING
             else "its containers are gone (removed outside jupyter-cluster?)"
         )

@@ -31,6 +31,7 @@ from ..core.resources import Resources
 from ..core.scheduler import AgentSlot, Pending, Placement
 from ..core.state import ENDED, ContainerStatus, SessionStatus
 from ..errors import ClusterError, Conflict, InvalidRequest, NotFound
+from .drivers import Driver
 
 SCHEMA_VERSION = 1
 #: How the reason of a session queued behind earlier ones begins.
@@ -42,7 +43,8 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, name TEXT, status TEXT NOT NULL,"
     " status_reason TEXT NOT NULL DEFAULT '', record TEXT NOT NULL, created_at REAL NOT NULL,"
-    " updated_at REAL NOT NULL, ended_at REAL, driver_pid INTEGER, driver_host TEXT)",
+    " updated_at REAL NOT NULL, ended_at REAL, driver_pid INTEGER, driver_host TEXT,"
+    " driver_started TEXT)",
     "CREATE INDEX IF NOT EXISTS sessions_name ON sessions (name)",
     "CREATE INDEX IF NOT EXISTS sessions_status ON sessions (status)",
     "CREATE TABLE IF NOT EXISTS containers (session_id TEXT NOT NULL, host TEXT NOT NULL,"
@@ -92,6 +94,9 @@ class Store:
         with self._tx() as db:
             for statement in _SCHEMA:
                 db.execute(statement)
+            columns = {row[1] for row in db.execute("PRAGMA table_info(sessions)")}
+            if "driver_started" not in columns:  # a store written before it was recorded
+                db.execute("ALTER TABLE sessions ADD COLUMN driver_started TEXT")
             fresh = {"schema_version": str(SCHEMA_VERSION), "manager_id": str(uuid.uuid4())}
             db.executemany("INSERT OR IGNORE INTO meta VALUES (?, ?)", fresh.items())
             meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
@@ -269,21 +274,26 @@ class Store:
             self._write(db, new)
         return new
 
-    def set_driver(self, session_id: str, pid: int | None, host: str | None) -> None:
-        """Record which process (pid on host) drives the session's launch, or clear it."""
+    def set_driver(self, session_id: str, driver: Driver | None) -> None:
+        """Record which process drives the session's launch, or clear it."""
+        pid, host, started = driver or (None, None, None)
         with self._tx() as db:
-            sql = "UPDATE sessions SET driver_pid = ?, driver_host = ? WHERE id = ?"
-            if db.execute(sql, (pid, host, session_id)).rowcount == 0:
+            sql = (
+                "UPDATE sessions SET driver_pid = ?, driver_host = ?, driver_started = ?"
+                " WHERE id = ?"
+            )
+            if db.execute(sql, (pid, host, started, session_id)).rowcount == 0:
                 raise NotFound(f"no session has id {session_id!r}")
 
-    def driver(self, session_id: str) -> tuple[int | None, str | None]:
-        """The (pid, host) recorded by :meth:`set_driver`; raises NotFound."""
-        sql = "SELECT driver_pid, driver_host FROM sessions WHERE id = ?"
+    def driver(self, session_id: str) -> Driver | None:
+        """The driver recorded by :meth:`set_driver` (None if none); raises NotFound."""
+        sql = "SELECT driver_pid, driver_host, driver_started FROM sessions WHERE id = ?"
         with self._lock:
             row = self._db.execute(sql, (session_id,)).fetchone()
         if row is None:
             raise NotFound(f"no session has id {session_id!r}")
-        return row[0], row[1]
+        pid, host, started = row
+        return None if pid is None else Driver(pid, host or "", started or "")
 
     def prune_history(self, max_age: float, max_count: int, now: float | None = None) -> int:
         """Forget ended (TERMINATED, CANCELLED) sessions older than ``max_age`` seconds

@@ -158,7 +158,8 @@ class Workspace:
         try:
             pids = []
             for session in store.list():
-                pid, _host = store.driver(session.id)
+                driver = store.driver(session.id)
+                pid = driver.pid if driver else None
                 if session.status is SessionStatus.PENDING:
                     store.set_status(session.id, SessionStatus.CANCELLED, "test clean-up")
                 if pid and _is_our_driver(pid):

@@ -46,7 +46,8 @@ def driver_pid(ws: Workspace, session_id: str) -> int | None:
     """The pid of the session's detached launch driver, per the store."""
     store = ws.store()
     try:
-        return store.driver(session_id)[0]
+        driver = store.driver(session_id)
+        return driver.pid if driver else None
     finally:
         store.close()
 

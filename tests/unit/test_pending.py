@@ -18,6 +18,7 @@ from typing import Any
 from jupyter_cluster.core.naming import DEFAULT_IMAGE
 from jupyter_cluster.core.state import SessionStatus
 from jupyter_cluster.engine.agents.fake import FakeAgent
+from jupyter_cluster.engine.drivers import Driver
 from jupyter_cluster.engine.manager import ClusterManager
 
 
@@ -118,7 +119,7 @@ async def test_a_queue_head_whose_process_died_is_cancelled(tmp_path: Path) -> N
         text=True,
         check=True,
     )  # a process that has exited: its pid is free
-    manager.store.set_driver(head, int(gone.stdout), socket.gethostname())
+    manager.store.set_driver(head, Driver(int(gone.stdout), socket.gethostname(), ""))
     await manager.terminate(running)
     placed = await asyncio.wait_for(manager.drive(behind), 5)
     assert placed.status is SessionStatus.RUNNING

@@ -19,6 +19,7 @@ from jupyter_cluster.core.models import LaunchSpec, Resources, Session
 from jupyter_cluster.core.naming import plan_containers
 from jupyter_cluster.core.scheduler import AgentSlot, Pending, Placement
 from jupyter_cluster.core.state import ContainerStatus, SessionStatus
+from jupyter_cluster.engine.drivers import Driver
 from jupyter_cluster.engine.store import Store
 from jupyter_cluster.errors import ClusterError, Conflict, InvalidRequest, NotFound
 
@@ -196,13 +197,13 @@ def test_update_container_and_driver(store: Store) -> None:
     assert store.get(s.id) == got
     with pytest.raises(NotFound):
         store.update_container(s.id, "sub7", status=ContainerStatus.ERROR)
-    assert store.driver(s.id) == (None, None)
-    store.set_driver(s.id, 4242, "laptop")
-    assert store.driver(s.id) == (4242, "laptop")
+    assert store.driver(s.id) is None
+    store.set_driver(s.id, Driver(4242, "laptop", "boot:17"))
+    assert store.driver(s.id) == Driver(4242, "laptop", "boot:17")
     store.set_status(s.id, S.PREPARING)  # rewriting the session keeps the driver
-    assert store.driver(s.id) == (4242, "laptop")
-    store.set_driver(s.id, None, None)
-    assert store.driver(s.id) == (None, None)
+    assert store.driver(s.id) == Driver(4242, "laptop", "boot:17")
+    store.set_driver(s.id, None)
+    assert store.driver(s.id) is None
     with pytest.raises(NotFound):
         store.driver("missing")
 
