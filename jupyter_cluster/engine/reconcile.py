@@ -185,9 +185,11 @@ class Reconciler:
         session = self.store.get(session_id)
         live = session is not None and session.status in LIVE
         if not live:
-            if found and self.orphan_policy == "adopt" and is_session_id(session_id):
-                if session is not None:
-                    self.store.delete_session(session_id)
+            # Only containers with no record at all are orphans to adopt: a session
+            # that ended (perhaps while Docker was being scanned) keeps its history
+            # and its leftovers are removed.
+            adoptable = session is None and is_session_id(session_id)
+            if found and self.orphan_policy == "adopt" and adoptable:
                 adopted = adopt_session(session_id, found)
                 self.store.insert_session(adopted)
                 self.log.info("adopted session %s (%d containers)", session_id, len(found))

@@ -5,6 +5,8 @@
   runs, the session is RUNNING again.
 - A session that reached RUNNING while reconciliation was scanning Docker is not
   torn down as "its containers are gone" (the scan predates it).
+- With ``orphan_policy="adopt"``, a session terminated while Docker was being
+  scanned keeps its history: its containers in the stale scan are not orphans.
 """
 
 from __future__ import annotations
@@ -93,3 +95,32 @@ async def test_a_session_that_started_during_the_scan_is_left_alone(tmp_path: Pa
     await manager.refresh()
     assert (await manager.get(session.id)).status is SessionStatus.RUNNING
     await asyncio.wait_for(manager.terminate(session.id), 5)
+
+
+async def test_a_session_terminated_during_the_scan_is_not_adopted(tmp_path: Path) -> None:
+    agent = FakeAgent("local", ready_on_start=True)
+    manager = ClusterManager(
+        db_path=str(tmp_path / "cluster.db"),
+        data_root=str(tmp_path / "folders"),
+        agent_factory=lambda config: agent,
+        orphan_policy="adopt",
+    )
+    session = await manager.launch(manager.make_spec(image=DEFAULT_IMAGE, size=2), owner="ada")
+    real_list = agent.list_containers
+    terminated: list[bool] = []
+
+    async def stale_scan(labels: Any) -> Any:
+        snapshot = await real_list(labels)  # still shows the running containers
+        if not terminated:  # terminate lists containers too: only once
+            terminated.append(True)
+            await manager.terminate(session.id)
+        return snapshot
+
+    agent.list_containers = stale_scan  # type: ignore[method-assign]
+    await manager.refresh()
+    agent.list_containers = real_list  # type: ignore[method-assign]
+    ended = await manager.get(session.id)
+    assert ended.status is SessionStatus.TERMINATED
+    assert ended.owner == "ada" and ended.created_at == session.created_at  # history kept
+    assert [s.id for s in await manager.list()] == []
+    assert not [c for c in agent.containers.values() if c.status == "running"]
