@@ -201,7 +201,11 @@ class ClusterProvisioner(KernelProvisionerBase):
         agent = self.manager.agent(main.agent or "")
         state = await agent.inspect_container(main.container_id or "")
         if state is None or not state.running:
-            raise ClusterError(f"main1 of cluster session {session.name} is not running")
+            why = "is gone" if state is None else f"exited with code {state.exit_code}"
+            raise ClusterError(
+                f"main1 of cluster session {session.name} {why}, so its kernel cannot be "
+                "restarted; shut the kernel down (that ends the session) and start a new one"
+            )
         await self._connect(agent, state, session.id, reuse=True)  # a restart keeps its ports
         self._process = KernelProcess(agent, main.container_id or "", self.kernel_id)
         return self._process
