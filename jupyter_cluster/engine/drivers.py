@@ -29,8 +29,9 @@ class Driver(NamedTuple):
 
 
 def start_token(pid: int) -> str | None:
-    """``boot-id:start-ticks`` of process ``pid``; None when it does not exist, ""
-    when this system has no ``/proc`` to tell (then only existence is checked)."""
+    """``boot-id:start-ticks`` of process ``pid``; None when it does not exist or has
+    died (a zombie its parent has not reaped yet), "" when this system has no
+    ``/proc`` to tell (then only existence is checked)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             stat = f.read()
@@ -43,8 +44,10 @@ def start_token(pid: int) -> str | None:
     except OSError:
         return ""
     # The command name (field 2) may hold spaces and parentheses: split after its
-    # last ")"; the start time is field 22, the 20th after it.
+    # last ")"; the state is field 3, the start time field 22, the 20th after it.
     fields = stat[stat.rindex(b")") + 2 :].split()
+    if fields[0] in (b"Z", b"X"):  # dead, not yet reaped (an orphan waits for init)
+        return None
     return f"{boot}:{int(fields[19])}"
 
 

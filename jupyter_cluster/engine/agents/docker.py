@@ -196,30 +196,25 @@ class DockerAgent:
         action = f"reading logs of {container_id[:12]}"
         params: dict[str, Any] = {"tail": "all" if tail is None else str(max(tail, 0))}
         splitter = LineSplitter()  # bounded: a 100 MB line arrives in 64 KiB pieces
-        if not follow:
-            container = conn.client.containers.container(container_id)
-            listed = await conn.call(action, container.log(stdout=True, stderr=True, **params))
-            for chunk in listed:
-                for line in splitter.feed(chunk):
-                    yield line
-        else:
-            shown = await conn.call(action, conn.client.containers.container(container_id).show())
-            tty = bool((shown.get("Config") or {}).get("Tty"))
-            # Not container.log(follow=True): aiodocker never releases that response,
-            # so a reader that stops early would keep its connection. This one is
-            # closed on every exit, and it is the stream client's (no read timeout).
-            query = conn.stream_client._query(
-                f"containers/{container_id}/logs",
-                params={"stdout": True, "stderr": True, "follow": True, **params},
-            )
-            try:
-                async with query as response, response:
-                    conn.answered()
-                    async for chunk in multiplexed_result_stream(response, is_tty=tty):
-                        for line in splitter.feed(chunk):
-                            yield line
-            except (DockerError, aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
-                raise conn.failure(action, exc) from exc
+        shown = await conn.call(action, conn.client.containers.container(container_id).show())
+        tty = bool((shown.get("Config") or {}).get("Tty"))
+        # Streamed whether or not it follows, so a long log is never held whole.
+        # Not container.log(): it reads the whole log into a list, and with
+        # follow=True aiodocker never releases the response, so a reader that
+        # stops early would keep its connection. This one is closed on every
+        # exit, and it is the stream client's (no read timeout).
+        query = conn.stream_client._query(
+            f"containers/{container_id}/logs",
+            params={"stdout": True, "stderr": True, "follow": follow, **params},
+        )
+        try:
+            async with query as response, response:
+                conn.answered()
+                async for chunk in multiplexed_result_stream(response, is_tty=tty):
+                    for line in splitter.feed(chunk):
+                        yield line
+        except (DockerError, aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
+            raise conn.failure(action, exc) from exc
         rest = splitter.flush()
         if rest:
             yield rest

@@ -21,6 +21,10 @@ from tornado.iostream import StreamClosedError
 from .base import API, ClusterHandler
 
 TEXT = "text/plain; charset=utf-8"
+#: Characters of log text written before the handler waits for the client.
+WRITE_CHUNK = 64 * 1024
+#: Seconds a followed line may wait to be sent with the ones after it.
+FLUSH_AFTER = 0.05
 
 
 class SessionsHandler(ClusterHandler):
@@ -77,9 +81,13 @@ class LogsHandler(ClusterHandler):
         lines: AsyncGenerator[str, None] = manager.logs(  # type: ignore[assignment]
             session.id, host, tail=tail, follow=follow
         )
-        if not follow:
-            text = "".join([line async for line in lines])
-            self.finish(text, set_content_type=TEXT)
+        if not follow:  # streamed in pieces: a long log is never held whole
+            try:
+                with contextlib.suppress(StreamClosedError):
+                    await self._pump(lines, flush_after=None)
+                    self.finish(set_content_type=TEXT)
+            finally:
+                await lines.aclose()
             return
         self.set_header("Content-Type", TEXT)
         self.set_header("Cache-Control", "no-cache")
@@ -99,9 +107,38 @@ class LogsHandler(ClusterHandler):
             with contextlib.suppress(StreamClosedError):
                 self.finish(set_content_type=TEXT)
 
-    async def _pump(self, lines: AsyncIterator[str]) -> None:
-        async for line in lines:
-            self.write(line)
+    async def _pump(
+        self, lines: AsyncIterator[str], flush_after: float | None = FLUSH_AFTER
+    ) -> None:
+        """Write ``lines`` to the client, flushing every ``WRITE_CHUNK`` characters
+        (waiting for the client: that bounds what the server buffers) and, when
+        following, ``flush_after`` seconds after a line that is not yet sent."""
+        buffered = 0
+        timer: asyncio.TimerHandle | None = None
+        loop = asyncio.get_running_loop()
+
+        def timed_flush() -> None:
+            nonlocal timer, buffered
+            timer, buffered = None, 0
+            with contextlib.suppress(StreamClosedError):
+                self.flush().add_done_callback(lambda f: f.exception())
+
+        try:
+            async for line in lines:
+                self.write(line)
+                buffered += len(line)
+                if buffered >= WRITE_CHUNK:
+                    if timer is not None:
+                        timer.cancel()
+                        timer = None
+                    buffered = 0
+                    await self.flush()
+                elif flush_after is not None and timer is None:
+                    timer = loop.call_later(flush_after, timed_flush)
+        finally:
+            if timer is not None:
+                timer.cancel()
+        if buffered and flush_after is not None:
             await self.flush()
 
     def on_connection_close(self) -> None:
