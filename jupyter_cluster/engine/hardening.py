@@ -19,6 +19,10 @@ Kept capabilities, and why (everything else of Docker's default set is dropped):
 ``no-new-privileges`` stops setuid binaries (e.g. sudo in an image) from giving
 ``work`` root again. Nothing is privileged, no Docker socket is mounted and no
 host path but configured data folders.
+
+``restrict_egress`` (off by default) denies the ranges of ``egress_deny`` to every
+container (see :mod:`.egress`): by default the agent itself and the link-local
+range, where cloud metadata services answer.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from dataclasses import dataclass
 from traitlets import Bool, Int, List, Unicode
 from traitlets.config import LoggingConfigurable
 
+from ..core.egress import AGENT, check_denied
+from ..core.naming import DEFAULT_IMAGE
 from ..core.units import parse_size
 
 #: What the start-up script, sshd and ``work`` need (see the module docstring).
@@ -53,6 +59,8 @@ class Limits:
     log_max_size: str = "20m"
     log_max_files: int = 3
     writable_layer_size: str = ""  # "" = no cap (needs overlay2 on xfs with pquota)
+    egress_deny: tuple[str, ...] = ()  # address ranges (or "agent") containers cannot reach
+    egress_image: str = DEFAULT_IMAGE  # has iproute2; applies egress_deny
 
 
 class ContainerHardening(LoggingConfigurable):
@@ -85,6 +93,27 @@ class ContainerHardening(LoggingConfigurable):
         "no cap.",
     )
 
+    restrict_egress = Bool(
+        False,
+        config=True,
+        help="Deny the address ranges of egress_deny to every container of every session "
+        "(prohibit routes set from outside the container, which cannot undo them).",
+    )
+    egress_deny = List(
+        Unicode(),
+        default_value=[AGENT, "169.254.0.0/16"],
+        config=True,
+        help="With restrict_egress: address ranges (CIDR) containers cannot reach; 'agent' "
+        "means the agent host (its address on the session network and its configured "
+        "address). The default also denies link-local addresses (cloud metadata).",
+    )
+    egress_image = Unicode(
+        DEFAULT_IMAGE,
+        config=True,
+        help="Image (on every agent, with iproute2) of the short-lived container that sets "
+        "the egress rules in a session container's network namespace.",
+    )
+
     def limits(self) -> Limits:
         """The configured limits, checked (sizes parse, counts are sane)."""
         parse_size(self.log_max_size, "ContainerHardening.log_max_size")
@@ -97,4 +126,6 @@ class ContainerHardening(LoggingConfigurable):
             log_max_size=self.log_max_size,
             log_max_files=max(self.log_max_files, 1),
             writable_layer_size=self.writable_layer_size,
+            egress_deny=check_denied(self.egress_deny) if self.restrict_egress else (),
+            egress_image=self.egress_image,
         )

@@ -17,11 +17,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 from ..core import naming
+from ..core.egress import GATE_FILE
 from ..core.models import Container, Session
 from ..core.state import ContainerStatus
 from ..errors import AgentError, ClusterError, LaunchFailed
 from ..runtime.files import container_files
-from .agents.base import Agent, BindMount, ContainerSpec
+from . import egress
+from .agents.base import Agent, BindMount, ContainerSpec, FileEntry
 from .hardening import Limits
 
 log = logging.getLogger(__name__)
@@ -116,7 +118,11 @@ async def _bring_up(
     await progress(container.host, ContainerStatus.CREATING, None)
     container_id = await agent.create_container(_spec_for(session, container, ctx))
     await progress(container.host, ContainerStatus.STARTING, container_id)
-    await agent.put_files(container_id, container_files(session, container, ctx.keys))
+    files = container_files(session, container, ctx.keys)
+    denied = ctx.limits.egress_deny
+    if denied:  # the start-up script waits until the rules are in place
+        files.append(FileEntry(GATE_FILE, b"", 0o644))
+    await agent.put_files(container_id, files)
     if container.role == "main":
         try:
             await agent.start_container(container_id)
@@ -127,6 +133,12 @@ async def _bring_up(
         # before the session is RUNNING; on a small host this wins ~0.1 s.
         await main_started.wait()
         await agent.start_container(container_id)
+    if denied:
+        labels = naming.container_labels(session, container, ctx.manager_id)
+        labels.pop(naming.LABEL_HOST)  # not one of the session's hosts
+        await egress.apply_egress_rules(
+            agent, container_id, container.host, denied, ctx.limits.egress_image, labels
+        )
     await wait_ready(agent, container_id, container.host, ctx.timeout)
     await progress(container.host, ContainerStatus.RUNNING, container_id)
 

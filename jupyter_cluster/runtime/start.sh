@@ -57,6 +57,21 @@ main() {
     SSHD_PID=$!
     trap 'kill "$SSHD_PID" 2>/dev/null' TERM INT
 
+    # With restricted egress, the engine sets the rules from outside once we run,
+    # then drops this marker: nothing of the user's runs before that.
+    if [ -f "$RT/egress-gate" ]; then
+        tries=0
+        until [ -f "$RT/egress-ready" ]; do
+            tries=$((tries + 1))
+            if [ "$tries" -gt 1200 ]; then
+                say "error: the egress rules were not applied within 60 s"
+                kill "$SSHD_PID" 2>/dev/null
+                return 1
+            fi
+            sleep 0.05
+        done
+    fi
+
     if [ -f "$RT/bootstrap.sh" ]; then
         say "running the bootstrap command"
         (cd /home/work && as_work /bin/sh "$RT/bootstrap.sh") 2>&1

@@ -196,6 +196,19 @@ class Agent(Protocol):
         """Run ``cmd`` in the container, stream its output, return its exit code."""
         ...
 
+    async def run_beside(
+        self,
+        container_id: str,
+        image: str,
+        script: str,
+        capabilities: Sequence[str],
+        labels: Mapping[str, str],
+    ) -> tuple[int, str]:
+        """Run ``script`` (sh, as root) in a throwaway container of ``image`` that shares
+        the network namespace of ``container_id`` and holds only ``capabilities``;
+        its exit code and output. The egress rules use it."""
+        ...
+
     async def list_containers(self, labels: Mapping[str, str]) -> list[ContainerState]:
         """Containers (running or not) carrying all of ``labels``."""
         ...

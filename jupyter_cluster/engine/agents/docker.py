@@ -33,6 +33,7 @@ from .base import (
     NetworkState,
     OutputCallback,
 )
+from .beside import run_beside
 from .connection import DockerConnection
 from .docker_models import container_config, container_state, label_filter, network_state
 
@@ -269,6 +270,18 @@ class DockerAgent:
         )
         states = await asyncio.gather(*(self.inspect_container(c.id) for c in found))
         return [state for state in states if state is not None]
+
+    async def run_beside(
+        self,
+        container_id: str,
+        image: str,
+        script: str,
+        capabilities: Sequence[str],
+        labels: Mapping[str, str],
+    ) -> tuple[int, str]:
+        """Run ``script`` as root in a throwaway container in ``container_id``'s
+        network namespace (see :mod:`.beside`); (exit code, output)."""
+        return await run_beside(self.connection, container_id, image, script, capabilities, labels)
 
     async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkState]:
         """Networks carrying all of ``labels``."""

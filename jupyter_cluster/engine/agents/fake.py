@@ -42,6 +42,7 @@ class FakeContainer:
     ports: dict[int, tuple[str, int]] = field(default_factory=dict)
     lines: list[str] = field(default_factory=list)
     files: dict[str, FileEntry] = field(default_factory=dict)
+    beside: list[str] = field(default_factory=list)  # scripts run by run_beside
     waiters: list[asyncio.Future[None]] = field(default_factory=list)
 
     def wake(self) -> None:
@@ -200,6 +201,22 @@ class FakeAgent:
         box.ports = {p: (self.config.address, next(self._ports)) for p in box.spec.publish}
         if self.ready_on_start:
             self.emit(container_id, READY_MARKER)
+
+    async def run_beside(
+        self,
+        container_id: str,
+        image: str,
+        script: str,
+        capabilities: Sequence[str],
+        labels: Mapping[str, str],
+    ) -> tuple[int, str]:
+        """Record the script in the container's ``beside`` list; exit code 0."""
+        box = self._get(container_id)
+        self._enter("run_beside", container_id, box.spec.hostname)
+        if not self._has_image(image):
+            return 125, f"Unable to find image '{image}'"
+        box.beside.append(script)
+        return 0, ""
 
     async def inspect_container(self, container_id: str) -> ContainerState | None:
         """The container's state, or None once removed."""

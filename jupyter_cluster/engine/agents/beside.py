@@ -1,0 +1,52 @@
+"""A throwaway container in the network namespace of a session container.
+
+:meth:`DockerAgent.run_beside` delegates here. The egress rules need root with
+``NET_ADMIN`` in a session container's network namespace; the session container
+itself never gets that capability, so a short-lived container of another image
+joins its namespace (``NetworkMode: container:ID``), runs one script and is
+removed, whatever happens.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ...errors import AgentError
+from .connection import DockerConnection
+
+
+async def run_beside(
+    conn: DockerConnection,
+    container_id: str,
+    image: str,
+    script: str,
+    capabilities: Sequence[str],
+    labels: Mapping[str, str],
+) -> tuple[int, str]:
+    """Run ``script`` as root beside ``container_id``; (exit code, output)."""
+    body: dict[str, Any] = {
+        "Image": image,
+        "User": "0",
+        "Entrypoint": ["/bin/sh", "-c"],
+        "Cmd": [script],
+        "Labels": dict(labels),
+        "HostConfig": {
+            "NetworkMode": f"container:{container_id}",
+            "CapDrop": ["ALL"],
+            "CapAdd": list(capabilities),
+            "SecurityOpt": ["no-new-privileges"],
+            "PidsLimit": 64,
+        },
+    }
+    action = f"running a helper beside container {container_id[:12]}"
+    helper = await conn.call(action, conn.client.containers.create(body))
+    try:
+        await conn.call(action, helper.start())
+        result = await conn.call(action, helper.wait())
+        output = await conn.call(action, helper.log(stdout=True, stderr=True))
+        return int(result.get("StatusCode", -1)), "".join(output)
+    finally:
+        with contextlib.suppress(AgentError):
+            await conn.call(action, helper.delete(force=True), missing=None, gone=(404, 409))
