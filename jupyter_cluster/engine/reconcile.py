@@ -252,8 +252,12 @@ class Reconciler:
                 self.store.update_container(
                     session.id, container.host, status=ContainerStatus.EXITED, status_reason=why
                 )
-        if dead and session.status is SessionStatus.RUNNING:
-            self.store.set_status(session.id, SessionStatus.RUNNING_DEGRADED, "; ".join(dead))
+        reason = "; ".join(dead)
+        if dead and (session.status, session.status_reason) != (
+            SessionStatus.RUNNING_DEGRADED,
+            reason,
+        ):  # also replaces an older reason, e.g. an outage of the agent that has ended
+            self.store.set_status(session.id, SessionStatus.RUNNING_DEGRADED, reason)
         elif not dead and session.status is SessionStatus.RUNNING_DEGRADED:
             self.store.set_status(session.id, SessionStatus.RUNNING, "")
             self.log.info("session %s runs again: every container answers", session.id)

@@ -13,6 +13,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from jupyter_cluster.core.naming import DEFAULT_IMAGE
@@ -114,3 +115,19 @@ def test_a_store_from_before_start_tokens_gains_the_column(tmp_path: Path) -> No
     finally:
         store.close()
     Store(path).close()  # opening it again (the column exists now) works too
+
+
+def test_a_killed_process_not_yet_reaped_is_not_alive() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    driver = this_process(child.pid)
+    child.kill()
+    try:
+        deadline = time.monotonic() + 10
+        while start_token(child.pid) is not None:  # a zombie until we wait for it
+            assert time.monotonic() < deadline, "the killed child still looks alive"
+            time.sleep(0.02)
+        assert not driver_alive(driver)
+        with open(f"/proc/{child.pid}/stat") as f:
+            assert f.read().split(") ")[1].startswith("Z")  # really a zombie
+    finally:
+        child.wait()
