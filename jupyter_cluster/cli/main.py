@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from typing import Any, NoReturn
 from ..config import make_manager
 from ..core.models import Session
 from ..core.naming import DEFAULT_IMAGE
+from ..core.state import FINAL
 from ..engine.drivers import this_process
 from ..engine.manager import ClusterManager
 from ..errors import ClusterError, Conflict, InvalidRequest, NotFound
@@ -27,9 +29,39 @@ from ..paths import cluster_dir
 from . import format as cli_format
 
 
+def _one_line(text: str) -> str:
+    """``text`` with what a terminal would not print as is (newlines, escape
+    sequences, bidi controls) escaped: user input quoted in a message stays on one line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"jupyter cluster: error: {message} (see --help)\n")
+        self.exit(2, f"jupyter cluster: error: {_one_line(message)} (see --help)\n")
+
+
+def _seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"give seconds above 0, e.g. 300, not {text!r}")
+    return value
+
+
+def _unreadable(argv: Sequence[str]) -> str | None:
+    """The first argument that is not text a command can use: a NUL, or bytes that
+    are not UTF-8 (Python keeps those as lone surrogates)."""
+    for arg in argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            return arg
+        if "\0" in arg:
+            return arg
+    return None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -76,7 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     kinstall.add_argument("kernel_name", metavar="NAME")
     kinstall.add_argument("--display-name", default=None)
     add_launch_arguments(kinstall)
-    kinstall.add_argument("--launch-timeout", type=float, default=300.0)
+    kinstall.add_argument("--launch-timeout", type=_seconds, default=300.0)
     where = kinstall.add_mutually_exclusive_group()
     where.add_argument("--user", action="store_true", help="install for this user only")
     where.add_argument("--sys-prefix", action="store_true", help="install into sys.prefix")
@@ -164,6 +196,8 @@ async def run(args: argparse.Namespace) -> int:
     try:
         if args.command == "folder":
             return _folder(manager, args)
+        if args.command == "launch":  # bad flags are refused before any agent is asked
+            manager.make_spec(**launch_fields(args))
         await manager.start()
         return await _command(manager, args)
     finally:
@@ -217,6 +251,10 @@ async def _command(manager: ClusterManager, args: argparse.Namespace) -> int:
                 manager.store.set_driver(session.id, this_process(pid))
         else:
             session = await manager.drive(session.id, on_change=_progress)
+            if session.status in FINAL:  # cancelled (pending_timeout, rm) before it ran
+                raise ClusterError(
+                    f"session {session.name}: {session.status.value} ({session.status_reason})"
+                )
         _emit(args, session.to_dict(), cli_format.session_details(session))
         return 0
     if cmd == "ls":
@@ -257,7 +295,11 @@ async def _exec(manager: ClusterManager, args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:
     """Entry point of ``jupyter-cluster`` / ``jupyter cluster``."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    bad = _unreadable(sys.argv[1:] if argv is None else argv)
+    if bad is not None:
+        parser.error(f"argument {bad!r} is not text (a NUL, or bytes that are not UTF-8)")
+    args = parser.parse_args(argv)
     try:
         code = asyncio.run(run(args))
     except (InvalidRequest, NotFound, Conflict) as exc:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import tempfile
 from typing import Any
@@ -68,8 +69,12 @@ def install(
     prefix: str | None = None,
 ) -> str:
     """Install the kernelspec; returns the directory it was written to."""
-    if not name or any(c in name for c in "/\\ ") or name.startswith("."):
-        raise InvalidRequest(f"name: {name!r} is not a valid kernelspec name", "name")
+    if not re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}", name):
+        raise InvalidRequest(
+            f"name: {name!r} is not a valid kernelspec name; use ASCII letters, digits, "
+            "'.', '_' and '-' (at most 64, not starting with '.')",
+            "name",
+        )
     if sys_prefix:
         prefix = sys.prefix
     with tempfile.TemporaryDirectory() as tmp:

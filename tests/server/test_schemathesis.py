@@ -10,6 +10,7 @@ launch are tiny and few (two at most); the ``cluster`` fixture removes them.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import sys
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,7 @@ async def test_schemathesis_finds_no_server_error(
     jp_auth_header: Any,
     tmp_path: Path,
     cluster: Any,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     cluster.manager.folders.create("data")
     token = jp_auth_header["Authorization"]
@@ -84,6 +86,18 @@ async def test_schemathesis_finds_no_server_error(
     )
     out, _ = await asyncio.wait_for(proc.communicate(), 600)
     report = out.decode(errors="replace")
+    with capsys.disabled():
+        print(f"\ntest_schemathesis_finds_no_server_error: {cases_tried(report)}")
     assert proc.returncode == 0, report
     assert "Server error" not in report
     assert "Tested: 10" in report or "10 passed" in report, report
+
+
+def cases_tried(report: str) -> str:
+    """The counts of schemathesis's summary: the line after "Test cases:" (how many
+    were generated, passed, failed), or a note that the report has none."""
+    lines = [line.strip() for line in report.splitlines()]
+    for heading, counts in itertools.pairwise(lines):
+        if heading == "Test cases:":
+            return f"schemathesis tried {counts}"
+    return "schemathesis printed no count of test cases"
