@@ -132,3 +132,12 @@ def container_name(session: Session, host: str) -> str:
 def network_name(session: Session) -> str:
     """Docker name of a session's private network."""
     return f"jc-{session.id[:12]}"
+
+
+def is_uuid(text: object) -> bool:
+    """Whether ``text`` is a UUID in its canonical form (session and kernel ids):
+    ids from labels or request bodies become paths and names only if they are."""
+    try:
+        return isinstance(text, str) and str(uuid.UUID(text)) == text
+    except ValueError:
+        return False

@@ -42,6 +42,12 @@ class DataFolders:
         """The directory of folder ``name``; raises NotFound if it does not exist."""
         validate_folder_name(name, "mounts")
         path = self.root / name
+        if path.is_symlink():  # Docker would follow it to any host path
+            raise InvalidRequest(
+                f"data folder {name!r} is a link, not a folder: links in the data-folder root "
+                "are never mounted; replace it with a folder",
+                "mounts",
+            )
         if not path.is_dir():
             raise NotFound(
                 f"no data folder named {name!r}; create it with `jupyter cluster folder create "
@@ -80,7 +86,7 @@ class DataFolders:
         return [
             FolderInfo(p.name, str(p))
             for p in sorted(self.root.iterdir())
-            if p.is_dir() and not p.name.startswith(".")
+            if p.is_dir() and not p.is_symlink() and not p.name.startswith(".")
         ]
 
     def remove(self, name: str, in_use_by: builtins.list[str] | None = None) -> None:

@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import logging
 import time
-import uuid
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -38,10 +37,7 @@ def _pid(driver: Driver | None) -> str:
 def is_session_id(text: str) -> bool:
     """Whether a label holds a session id as the manager makes them (a UUID): label
     text from Docker is never used as a path or name unless it is one."""
-    try:
-        return str(uuid.UUID(text)) == text
-    except ValueError:
-        return False
+    return naming.is_uuid(text)
 
 
 def adopt_session(session_id: str, found: list[tuple[str, ContainerState]]) -> Session:

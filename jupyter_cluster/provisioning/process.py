@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 
 from ..core import naming
 from ..engine.agents.base import Agent
-from ..errors import AgentError
+from ..errors import AgentError, ClusterError
 
 RUN_DIR = f"{naming.RUNTIME_DIR}/run"
 LOG_FIFO = f"{RUN_DIR}/log.fifo"
@@ -53,7 +53,10 @@ class KernelProcess:
 
     @staticmethod
     def connection_path(kernel_id: str) -> str:
-        """Where the kernel's connection file is inside the container."""
+        """Where the kernel's connection file is inside the container; raises
+        ClusterError unless ``kernel_id`` is a UUID (it goes into shell scripts)."""
+        if not naming.is_uuid(kernel_id):
+            raise ClusterError(f"a cluster kernel's id must be a UUID, not {kernel_id!r}")
         return f"{RUN_DIR}/kernel-{kernel_id}.json"
 
     @property

@@ -247,6 +247,7 @@ class ClusterService:
         await self._shutdown_kernel(session.kernel_id)
         session = await self.manager.terminate(session.id)
         self._kernel_phase.pop(session.id, None)
+        self._kernel_reason.pop(session.id, None)
         await self.terminals.close_session(self.terminal_manager, session.id)
         self.hub.poke()
         return session
