@@ -72,7 +72,12 @@ class Store:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
         os.makedirs(os.path.dirname(os.path.abspath(self.path)), mode=0o700, exist_ok=True)
-        os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
+        try:  # 0600 from birth; an existing store is never opened (and closed) here:
+            # closing any descriptor of the file drops every SQLite lock this process
+            # holds on it, and another process would then delete the shared WAL.
+            os.close(os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))
+        except FileExistsError:
+            pass
         if os.stat(self.path).st_mode & 0o077:
             os.chmod(self.path, 0o600)
         self._lock = threading.RLock()

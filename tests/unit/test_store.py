@@ -10,6 +10,8 @@ import multiprocessing
 import os
 import sqlite3
 import stat
+import subprocess
+import sys
 import uuid
 from typing import Any
 
@@ -391,3 +393,37 @@ def test_cancelling_a_pending_session_ends_its_never_created_containers(store: S
     assert cancelled is not None
     assert cancelled.status is S.CANCELLED
     assert [c.status for c in cancelled.containers] == [ContainerStatus.TERMINATED] * 3
+
+
+def _in_another_process(path: str, code: str) -> str:
+    """Run ``code`` with ``store`` open on ``path`` in a fresh interpreter; its stdout."""
+    script = (
+        "from jupyter_cluster.engine.store import Store\n"
+        "from tests.unit.test_store import make\n"
+        f"store = Store({path!r})\n"
+        f"{code}\n"
+        "store.close()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    )
+    return done.stdout
+
+
+def test_a_second_store_in_one_process_keeps_processes_in_step(tmp_path: Any) -> None:
+    """Opening a second Store on the same file must not drop the first one's SQLite
+    locks: then the next process to close its store deleted the shared WAL, and this
+    process and the others stopped seeing each other's writes."""
+    path = str(tmp_path / "shared.sqlite")
+    first = Store(path)
+    try:
+        first.insert_session(make(sid="00000000-0000-4000-8000-000000000001"))
+        Store(path).close()  # e.g. a kernel provisioner's manager in the same server
+        second = "00000000-0000-4000-8000-000000000002"
+        _in_another_process(path, f"store.insert_session(make(sid={second!r}))")
+        assert first.get("00000000-0000-4000-8000-000000000002") is not None
+        first.insert_session(make(sid="00000000-0000-4000-8000-000000000003"))
+        seen = _in_another_process(path, "print(sorted(s.id[-1] for s in store.list()))")
+        assert seen.strip() == "['1', '2', '3']"
+    finally:
+        first.close()
