@@ -65,6 +65,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def store_manager_id() -> str:
+    """The manager id of the store in the current Jupyter data dir (made if new): the
+    label value that marks this run's Docker objects."""
+    from jupyter_cluster.engine.store import Store
+    from jupyter_cluster.paths import default_db_path
+
+    store = Store(default_db_path())
+    try:
+        return store.manager_id
+    finally:
+        store.close()
+
+
 @contextmanager
 def jupyter_dirs() -> Iterator[str]:
     """A private JUPYTER_DATA_DIR/CONFIG_DIR/RUNTIME_DIR/PATH for the run; removed after."""
@@ -280,12 +293,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point: set up private Jupyter dirs, measure, print the table."""
     args = parse_args(argv)
     with jupyter_dirs() as root:
-        from jupyter_cluster.engine.store import Store
-        from jupyter_cluster.paths import default_db_path
-
-        store = Store(default_db_path())
-        manager_id = store.manager_id
-        store.close()
+        manager_id = store_manager_id()
         install_kernelspecs(root, args.sizes, args)
         results = asyncio.run(bench(args, manager_id))
     print(f"kernel start-up, median of {args.repeat} (cpu {args.cpu}, mem {args.mem} each)")

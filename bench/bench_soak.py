@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import aiohttp
-from bench_kernel_start import force_clean, jupyter_dirs
+from bench_kernel_start import force_clean, jupyter_dirs, store_manager_id
 
 MANAGER_LABEL = "jupyter-cluster.manager-id"
 READY = "jupyter-cluster: ready"
@@ -398,12 +398,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point: private Jupyter dirs, the soak, the table, the verdict, the JSON."""
     args = parse_args(argv)
     with jupyter_dirs() as root:
-        from jupyter_cluster.engine.store import Store
-        from jupyter_cluster.paths import default_db_path
-
-        store = Store(default_db_path())
-        manager_id = store.manager_id
-        store.close()
+        manager_id = store_manager_id()
         print(HEADER, file=sys.stderr)
         result = asyncio.run(soak(args, Path(root), manager_id))
     left = docker_ids("ps", "-aq", "--filter", f"label={MANAGER_LABEL}={manager_id}")

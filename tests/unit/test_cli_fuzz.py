@@ -373,13 +373,7 @@ def test_kernelspec_install_flags(
     kernels = ws.data_dir / "kernels" if user else prefix / "share" / "jupyter" / "kernels"
     before = Before.of(ws)
     out = run_cli([*argv, "--user"] if user else [*argv, "--prefix", str(prefix)])
-    if out.is_help:
-        assert_unchanged(out, ws, before)
-        tally["help"] += 1
-        return
-    if out.code == 2:
-        assert_rejected(out, ws, before)
-        tally["rejected"] += 1
+    if refused_or_help(out, ws, before, tally):
         return
     assert out.code == 0 and out.messages == [], str(out)
     name = argv[2]
@@ -389,6 +383,20 @@ def test_kernelspec_install_flags(
     config = strict_json((path / "kernel.json").read_text())["metadata"]["kernel_provisioner"]
     relaunch(config["config"])
     tally["installed"] += 1
+
+
+def refused_or_help(out: Outcome, ws: Workspace, before: Before, tally: Counter[str]) -> bool:
+    """Whether ``out`` was help or a rejection (checked, and counted); False for a
+    command that ran, which the caller checks."""
+    if out.is_help:
+        assert_unchanged(out, ws, before)
+        tally["help"] += 1
+        return True
+    if out.code == 2:
+        assert_rejected(out, ws, before)
+        tally["rejected"] += 1
+        return True
+    return False
 
 
 def strict_json(text: str) -> dict:
@@ -419,13 +427,7 @@ def relaunch(config: dict) -> None:
 def test_folder_names(ws: Workspace, tally: Counter[str], argv: list[str]) -> None:
     before = Before.of(ws)
     out = run_cli(argv)
-    if out.is_help:
-        assert_unchanged(out, ws, before)
-        tally["help"] += 1
-        return
-    if out.code == 2:
-        assert_rejected(out, ws, before)
-        tally["rejected"] += 1
+    if refused_or_help(out, ws, before, tally):
         return
     assert out.code == 0 and out.messages == [], str(out)
     folder = ws.folders_root / argv[2]

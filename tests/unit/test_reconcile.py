@@ -68,13 +68,19 @@ async def test_an_unavailable_agent_gets_no_new_containers(tmp_path: Path) -> No
     await manager.terminate(session.id)
 
 
-async def test_a_session_that_started_during_the_scan_is_left_alone(tmp_path: Path) -> None:
+def one_agent(tmp_path: Path, **traits: Any) -> tuple[ClusterManager, FakeAgent]:
     agent = FakeAgent("local", ready_on_start=True)
     manager = ClusterManager(
         db_path=str(tmp_path / "cluster.db"),
         data_root=str(tmp_path / "folders"),
         agent_factory=lambda config: agent,
+        **traits,
     )
+    return manager, agent
+
+
+async def test_a_session_that_started_during_the_scan_is_left_alone(tmp_path: Path) -> None:
+    manager, agent = one_agent(tmp_path)
     session = await manager.submit(manager.make_spec(image=DEFAULT_IMAGE, size=2))
     real_list = agent.list_containers
     launched: list[Any] = []
@@ -98,13 +104,7 @@ async def test_a_session_that_started_during_the_scan_is_left_alone(tmp_path: Pa
 
 
 async def test_a_session_terminated_during_the_scan_is_not_adopted(tmp_path: Path) -> None:
-    agent = FakeAgent("local", ready_on_start=True)
-    manager = ClusterManager(
-        db_path=str(tmp_path / "cluster.db"),
-        data_root=str(tmp_path / "folders"),
-        agent_factory=lambda config: agent,
-        orphan_policy="adopt",
-    )
+    manager, agent = one_agent(tmp_path, orphan_policy="adopt")
     session = await manager.launch(manager.make_spec(image=DEFAULT_IMAGE, size=2), owner="ada")
     real_list = agent.list_containers
     terminated: list[bool] = []
