@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+import getpass
+import os
 from typing import Any
 
 from jupyter_core.application import JupyterApp
@@ -34,6 +36,13 @@ class ClusterConfigApp(JupyterApp):
     @property
     def config_file_name(self) -> str:  # type: ignore[override]
         return "jupyter_cluster_config"
+
+
+def local_owner() -> str:
+    """Who sessions launched by this process belong to: the JupyterHub user this
+    server runs for, else the operating-system user. Every front end in one
+    process records the same owner, so per-owner limits count them together."""
+    return os.environ.get("JUPYTERHUB_USER") or os.environ.get("USER") or getpass.getuser()
 
 
 def file_config() -> Config:

@@ -20,7 +20,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from .config import launch_settings, make_manager
+from .config import launch_settings, local_owner, make_manager
 from .core.launch_options import describe
 from .core.models import LaunchSpec, Session
 from .core.state import SessionStatus
@@ -117,7 +117,7 @@ class ClusterSession:
 
         async def go() -> Session:
             spec = eng.manager.make_spec(**fields)
-            session = await eng.manager.submit(spec, owner="notebook")
+            session = await eng.manager.submit(spec, owner=local_owner())
             if not wait:
                 eng.loop.create_task(eng.manager.drive(session.id))
                 return session
@@ -133,7 +133,7 @@ class ClusterSession:
         eng = _Engine.get()
 
         async def go() -> Session:
-            session = await eng.manager.submit(spec, owner="notebook")
+            session = await eng.manager.submit(spec, owner=local_owner())
             return await eng.manager.drive(session.id, on_change=on_change)
 
         return cls(eng.call(go()))

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from ..config import make_manager
+from ..config import local_owner, make_manager
 from ..core.models import Session
 from ..core.naming import DEFAULT_IMAGE
 from ..core.state import FINAL
@@ -244,7 +244,7 @@ async def _command(manager: ClusterManager, args: argparse.Namespace) -> int:
     cmd = args.command
     if cmd == "launch":
         spec = manager.make_spec(**launch_fields(args))
-        session = await manager.submit(spec, owner=os.environ.get("USER", ""))
+        session = await manager.submit(spec, owner=local_owner())
         if args.no_wait:
             if session.status.value in ("PENDING", "PREPARING"):
                 pid = _spawn_driver(session.id)

@@ -18,8 +18,10 @@ from collections.abc import AsyncIterator, Callable, Sequence
 
 from ..core import naming
 from ..core.models import LaunchSpec, Session
+from ..core.quota import Quota
 from ..core.scheduler import Placement, place
 from ..core.state import ACTIVE, ALLOCATING, ENDED, FINAL, USABLE, ContainerStatus, SessionStatus
+from ..core.units import parse_size
 from ..errors import ClusterError, InvalidRequest, LaunchFailed, NotFound
 from .agents.base import Agent, OutputCallback
 from .agents.pool import AgentPool
@@ -122,12 +124,28 @@ class ClusterManager(ManagerSettings):
         fields.setdefault("image", self.default_image)
         return LaunchSpec.create(max_size=self.max_size, **fields)  # type: ignore[arg-type]
 
-    async def submit(self, spec: LaunchSpec, *, owner: str = "") -> Session:
+    def quota(self, sessions: int = 0) -> Quota:
+        """The per-owner limits (``max_*_per_owner``); ``sessions`` tightens the
+        session count (e.g. ``ClusterApp.max_sessions_per_user`` for REST)."""
+        counts = [n for n in (self.max_sessions_per_owner, sessions) if n > 0]
+        return Quota(
+            sessions=min(counts, default=0),
+            cpu=max(self.max_cpu_per_owner, 0.0),
+            mem=parse_size(self.max_mem_per_owner, "ClusterManager.max_mem_per_owner")
+            if self.max_mem_per_owner
+            else 0,
+            gpu=max(self.max_gpu_per_owner, 0),
+        )
+
+    async def submit(
+        self, spec: LaunchSpec, *, owner: str = "", quota: Quota | None = None
+    ) -> Session:
         """Check a spec against agents and folders, record it PENDING, try to place it.
 
         Raises :class:`InvalidRequest`/:class:`NotFound` (nothing stored) for
         input that can never work: unknown folder, group or image, a size that
-        no agent could ever hold.
+        no agent could ever hold; Conflict when it would take ``owner`` over
+        ``quota`` (default: :meth:`quota`).
         """
         if spec.size > self.max_size:
             raise InvalidRequest(f"size: the cluster size must be 1 to {self.max_size}", "size")
@@ -146,7 +164,7 @@ class ClusterManager(ManagerSettings):
             updated_at=now,
             owner=owner,
         )
-        self.store.insert_session(session)
+        self.store.insert_session(session, self.quota() if quota is None else quota)
         self.store.set_driver(session_id, this_process())
         place_once(self.store, session_id, slots, self._queue_policy())
         return self._get(session_id)

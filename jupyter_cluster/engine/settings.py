@@ -71,6 +71,25 @@ class ManagerSettings(LoggingConfigurable):
         "resource group when it fits and they do not (default: first in, first out).",
     )
     max_size = Int(16, config=True, help="Largest cluster size a user may ask for.")
+    max_sessions_per_owner = Int(
+        0,
+        config=True,
+        help="Most sessions one owner may have waiting or running at once, from every "
+        "front end together (0: no limit).",
+    )
+    max_cpu_per_owner = Float(
+        0.0,
+        config=True,
+        help="Most CPUs one owner's active sessions may hold in all (0: no limit).",
+    )
+    max_mem_per_owner = Unicode(
+        "",
+        config=True,
+        help="Most memory one owner's active sessions may hold in all, e.g. 64g (empty: no limit).",
+    )
+    max_gpu_per_owner = Int(
+        0, config=True, help="Most GPUs one owner's active sessions may hold in all (0: no limit)."
+    )
     db_path = Unicode(config=True, help="SQLite file of sessions, history and keys.")
     data_root = Unicode(config=True, help="Directory holding the named data folders.")
     default_image = Unicode(

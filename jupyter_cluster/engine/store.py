@@ -14,6 +14,7 @@ session is its ``to_record()`` JSON, and each container is a row of its own.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import json
 import os
 import sqlite3
@@ -27,6 +28,7 @@ from typing import Any
 
 from ..core import scheduler, state
 from ..core.models import Session
+from ..core.quota import Quota
 from ..core.resources import Resources
 from ..core.scheduler import AgentSlot, Pending, Placement
 from ..core.state import ENDED, ContainerStatus, SessionStatus
@@ -72,12 +74,11 @@ class Store:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
         os.makedirs(os.path.dirname(os.path.abspath(self.path)), mode=0o700, exist_ok=True)
-        try:  # 0600 from birth; an existing store is never opened (and closed) here:
-            # closing any descriptor of the file drops every SQLite lock this process
-            # holds on it, and another process would then delete the shared WAL.
+        # 0600 from birth; an existing store is never opened (and closed) here:
+        # closing any descriptor of the file drops every SQLite lock this process
+        # holds on it, and another process would then delete the shared WAL.
+        with contextlib.suppress(FileExistsError):
             os.close(os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))
-        except FileExistsError:
-            pass
         if os.stat(self.path).st_mode & 0o077:
             os.chmod(self.path, 0o600)
         self._lock = threading.RLock()
@@ -169,11 +170,12 @@ class Store:
             ],
         )
 
-    def insert_session(self, session: Session) -> None:
+    def insert_session(self, session: Session, quota: Quota | None = None) -> None:
         """Store a new session and its containers.
 
         ``created_at`` defaults to now when zero; ``updated_at`` is now. Raises
-        Conflict when the id exists or another session not ended has the same name.
+        Conflict when the id exists, another session not ended has the same name,
+        or it would take its owner over ``quota`` (checked in the same transaction).
         """
         now = time.time()
         session = session.with_(created_at=session.created_at or now, updated_at=now)
@@ -186,6 +188,12 @@ class Store:
                 raise Conflict(
                     f"a session named {name} is already active; pick another name or remove it"
                 )
+            if quota is not None and not quota.unlimited:
+                live = self._select(db, f"WHERE {_status_in(state.LIVE)}")
+                held = [s for s in live if s.owner == session.owner]
+                refusal = quota.refusal(held, session)
+                if refusal:
+                    raise Conflict(refusal)
             self._write(db, session)
 
     def get(self, session_id: str) -> Session | None:

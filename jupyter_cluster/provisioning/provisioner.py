@@ -29,7 +29,7 @@ from traitlets import Float, List, Unicode
 from traitlets import Int as IntTrait
 from traitlets.config import Config
 
-from ..config import file_config
+from ..config import LaunchSettings, file_config, local_owner
 from ..core.models import Session
 from ..core.state import USABLE, ContainerStatus, SessionStatus
 from ..engine.agents.base import Agent, ContainerState
@@ -144,7 +144,11 @@ class ClusterProvisioner(KernelProvisionerBase):
             manager = self.manager
             await manager.start()
             spec = manager.make_spec(**self._launch_fields())
-            session = await manager.submit(spec, owner="kernel")
+            # Kernels from /api/kernels count against the REST limit as well.
+            default = LaunchSettings.max_sessions_per_user.default_value
+            rest_limit = int(manager.config.ClusterApp.get("max_sessions_per_user", default))
+            quota = manager.quota(sessions=rest_limit)
+            session = await manager.submit(spec, owner=local_owner(), quota=quota)
             self.session_id = session.id
             seen = session
             try:

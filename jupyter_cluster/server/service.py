@@ -20,9 +20,9 @@ from typing import Any, Protocol
 from ..core.launch_options import validate
 from ..core.models import Session
 from ..core.policy import LaunchPolicy
-from ..core.state import LIVE, USABLE, SessionStatus
+from ..core.state import USABLE, SessionStatus
 from ..engine.manager import ClusterManager
-from ..errors import ClusterError, Conflict, InvalidRequest, NotFound
+from ..errors import ClusterError, InvalidRequest, NotFound
 from ..paths import cluster_dir
 from .events import Event, EventHub, is_ended
 from .terminals import ClusterTerminals
@@ -68,7 +68,6 @@ class ClusterService:
         self._kernel_reason: dict[str, str] = {}
         self._housekeeping: set[asyncio.Task[None]] = set()
         self._kernel_shutdowns: dict[str, asyncio.Future[Any]] = {}
-        self._lock: asyncio.Lock | None = None
         self._started: asyncio.Future[None] | None = None
         self._refresh: asyncio.Task[None] | None = None
 
@@ -161,30 +160,16 @@ class ClusterService:
 
     # -- launching -------------------------------------------------------------------------
 
-    def _check_quota(self, owner: str, policy: LaunchPolicy) -> None:
-        limit = policy.max_sessions_per_user
-        if limit <= 0:
-            return
-        mine = [s for s in self.manager.store.list() if s.owner == owner and s.status in LIVE]
-        if len(mine) >= limit:
-            raise Conflict(
-                f"you have {len(mine)} active cluster sessions and the limit is {limit}; "
-                "terminate one first"
-            )
-
     async def launch(self, body: Any, owner: str) -> Session:
         """Check and submit a launch; drive it (and start its kernel) in the background."""
         policy = self.host.policy()
         fields, start_kernel = validate(body, policy)
-        if self._lock is None:
-            self._lock = asyncio.Lock()
-        async with self._lock:  # the quota check and the insert go together
-            self._check_quota(owner, policy)
-            spec = self.manager.make_spec(**fields)
-            try:
-                session = await self.manager.submit(spec, owner=owner)
-            except NotFound as exc:  # a data folder removed meanwhile
-                raise InvalidRequest(str(exc), "mounts") from exc
+        spec = self.manager.make_spec(**fields)
+        quota = self.manager.quota(sessions=policy.max_sessions_per_user)
+        try:  # the store checks the quota in the transaction that inserts the session
+            session = await self.manager.submit(spec, owner=owner, quota=quota)
+        except NotFound as exc:  # a data folder removed meanwhile
+            raise InvalidRequest(str(exc), "mounts") from exc
         if start_kernel:
             self._kernel_phase[session.id] = "waiting"
             session = self.manager.store.set_kernel_id(session.id, session.id)

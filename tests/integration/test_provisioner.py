@@ -28,6 +28,7 @@ from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.manager import AsyncKernelManager
 from jupyter_client.provisioning import KernelProvisionerFactory
 
+from jupyter_cluster.config import local_owner
 from jupyter_cluster.errors import LaunchFailed
 from tests.support.constants import (
     HOSTS,
@@ -133,7 +134,7 @@ async def test_kernel_runs_in_main1_of_the_cluster(
     (ws.folders_root / "shared" / "from-host.txt").write_text("written on the host\n")
     km, kc = await start(kernelspecs("itest-c3", *SIZE3_FLAGS, "--mount", "shared"))
     session = ws.show(km.provisioner.session_id)
-    assert session["status"] == "RUNNING" and session["owner"] == "kernel"
+    assert session["status"] == "RUNNING" and session["owner"] == local_owner()
     assert [c["host"] for c in session["containers"]] == HOSTS
     assert len(container_ids(session["id"])) == 3
 

@@ -14,9 +14,7 @@ images, launch options, events, the OpenAPI document).
 
 from __future__ import annotations
 
-import getpass
 import json
-import os
 from http.client import responses
 from typing import Any
 
@@ -28,6 +26,7 @@ from jupyter_server.auth.identity import (
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 
+from ...config import local_owner
 from ...errors import AgentError, ClusterError, Conflict, InvalidRequest, NotFound
 from ..service import SERVICE_SETTING, ClusterService
 
@@ -74,7 +73,7 @@ class ClusterHandler(APIHandler):
         name real users.
         """
         if type(self.identity_provider) in _SINGLE_USER:
-            return os.environ.get("USER") or getpass.getuser()
+            return local_owner()
         return str(getattr(self.current_user, "username", "") or "")
 
     def api_url(self, *parts: str) -> str:
