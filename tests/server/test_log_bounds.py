@@ -19,13 +19,16 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tornado.httpclient import HTTPRequest
 
+from jupyter_cluster.engine.store import Store
 from tests.support.constants import SMALL_BODY
+from tests.support.docker import assert_nothing_left, remove_leftovers
 from tests.support.waiting import eventually
 
 from .support import jp_async
@@ -80,12 +83,13 @@ class LatencyProbe:
 
 async def stream_log(running: Server, sid: str) -> tuple[int, int, str]:
     """Read main1's whole log over REST without keeping it: (bytes, newlines, end)."""
-    seen = {"bytes": 0, "lines": 0, "end": ""}
+    size, lines, end = 0, 0, ""
 
     def on_chunk(chunk: bytes) -> None:
-        seen["bytes"] += len(chunk)  # type: ignore[operator]
-        seen["lines"] += chunk.count(b"\n")  # type: ignore[operator]
-        seen["end"] = (str(seen["end"]) + chunk.decode(errors="replace"))[-200:]
+        nonlocal size, lines, end
+        size += len(chunk)
+        lines += chunk.count(b"\n")
+        end = (end + chunk.decode(errors="replace"))[-200:]
 
     request = HTTPRequest(
         f"{running.url}cluster/api/sessions/{sid}/containers/main1/logs",
@@ -95,7 +99,7 @@ async def stream_log(running: Server, sid: str) -> tuple[int, int, str]:
     )
     response = await running.http.fetch(request, raise_error=False)
     assert response.code == 200, response.code
-    return int(seen["bytes"]), int(seen["lines"]), str(seen["end"])
+    return size, lines, end
 
 
 async def launch(running: Server, bootstrap: str) -> dict[str, Any]:
@@ -114,11 +118,18 @@ async def launch(running: Server, bootstrap: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def workspace(tmp_path: Path, jp_environ: Any, jp_config_dir: Path) -> Path:
+def workspace(
+    tmp_path: Path, jp_environ: Any, jp_data_dir: Path, jp_config_dir: Path
+) -> Iterator[Path]:
+    """This test's Jupyter dirs; whatever a failure left of its manager is removed."""
     (jp_config_dir / "jupyter_cluster_config.json").write_text(
         json.dumps({"ClusterManager": {"prepare_timeout": 240}})
     )
-    return tmp_path
+    store = Store(jp_data_dir / "cluster" / "cluster.db")
+    manager_id = store.manager_id
+    store.close()
+    yield tmp_path
+    assert_nothing_left(manager_id, *remove_leftovers(manager_id))
 
 
 @jp_async
