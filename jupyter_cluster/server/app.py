@@ -18,7 +18,7 @@ import os
 from typing import Any
 
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Float, Unicode
+from traitlets import Float, List, Unicode
 
 from .. import __version__
 from ..config import LaunchSettings
@@ -39,6 +39,13 @@ class ClusterApp(ExtensionApp, LaunchSettings):
     description = "Cluster compute sessions for Jupyter (REST API under cluster/api/)"
     load_other_extensions = True
 
+    admin_users = List(
+        Unicode(),
+        config=True,
+        help="Users who see and act on every session of this server. Others see only "
+        "their own when the server has several users (JupyterHub admins always see all); "
+        "a single-user server's clients are all its owner.",
+    )
     kernel_name = Unicode(
         "jupyter-cluster-session",
         config=True,

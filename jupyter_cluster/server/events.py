@@ -55,6 +55,7 @@ def diff(old: dict[str, Any] | None, new: dict[str, Any]) -> list[Event]:
             {
                 "type": "session",
                 "session_id": new["id"],
+                "owner": new["owner"],
                 "status": new["status"],
                 "previous_status": old["status"] if old else None,
                 "session": new,
@@ -68,6 +69,7 @@ def diff(old: dict[str, Any] | None, new: dict[str, Any]) -> list[Event]:
                 {
                     "type": "container",
                     "session_id": new["id"],
+                    "owner": new["owner"],
                     "session_name": new["name"],
                     "host": container["host"],
                     "status": container["status"],

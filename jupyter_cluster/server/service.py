@@ -39,6 +39,7 @@ class ServiceHost(Protocol):
     kernel_name: str
     events_poll_interval: float
     reconcile_interval: float
+    admin_users: list[str]
 
     @property
     def kernel_manager(self) -> Any: ...

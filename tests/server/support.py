@@ -51,6 +51,7 @@ async def call(
     body: Any = None,
     params: dict[str, str] | None = None,
     base: tuple[str, ...] = API,
+    headers: dict[str, str] | None = None,
 ) -> tuple[int, Any, HTTPResponse]:
     """One request to ``BASE/PATH`` (``cluster/api`` by default): (status, JSON or text or
     None, response)."""
@@ -64,6 +65,7 @@ async def call(
         method=method,
         body=body,
         params=params,
+        headers=dict(headers or {}),
         raise_error=False,
         allow_nonstandard_methods=True,
     )
@@ -85,13 +87,19 @@ async def ok_http(fetch: Fetch, *path: str, **request: Any) -> Any:
     return data
 
 
-async def wait_status(fetch: Fetch, ref: str, *statuses: str, timeout: float = 60) -> Any:
+async def wait_status(
+    fetch: Fetch,
+    ref: str,
+    *statuses: str,
+    timeout: float = 60,
+    headers: dict[str, str] | None = None,
+) -> Any:
     """GET a session until its status is one of ``statuses``; returns it."""
     last: dict[str, Any] = {}
 
     async def probe() -> Any:
         nonlocal last
-        last = await ok_http(fetch, "sessions", ref)
+        last = await ok_http(fetch, "sessions", ref, headers=headers)
         return last if last["status"] in statuses else None
 
     what = f"session {ref} to be {'/'.join(statuses)}"

@@ -15,6 +15,7 @@ def test_events_are_the_differences_between_two_models() -> None:
         return {
             "id": "s1",
             "name": "s1",
+            "owner": "ada",
             "status": status,
             "status_reason": "",
             "containers": [
@@ -29,6 +30,7 @@ def test_events_are_the_differences_between_two_models() -> None:
         ("session", None),
         ("container", None),
     ]
+    assert {e["owner"] for e in first} == {"ada"}  # the events stream filters by it
     later = diff(
         model("PREPARING", "PENDING", "CREATING"), model("PREPARING", "RUNNING", "CREATING")
     )

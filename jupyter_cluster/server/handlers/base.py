@@ -27,6 +27,7 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 
 from ...config import local_owner
+from ...core.models import Session
 from ...errors import AgentError, ClusterError, Conflict, InvalidRequest, NotFound
 from ..service import SERVICE_SETTING, ClusterService
 
@@ -75,6 +76,29 @@ class ClusterHandler(APIHandler):
         if type(self.identity_provider) in _SINGLE_USER:
             return local_owner()
         return str(getattr(self.current_user, "username", "") or "")
+
+    @property
+    def sees_all(self) -> bool:
+        """Whether this client sees and acts on every session: always on a single-user
+        server (its clients are all its owner), else admins (``ClusterApp.admin_users``
+        and JupyterHub admins)."""
+        if type(self.identity_provider) in _SINGLE_USER:
+            return True
+        user = self.current_user
+        hub_user = getattr(user, "hub_user", None) or {}
+        return bool(hub_user.get("admin")) or self.owner in self.service.host.admin_users
+
+    def may_see(self, session: Session) -> bool:
+        """Whether ``session`` is this client's (or the client sees all)."""
+        return self.sees_all or session.owner == self.owner
+
+    async def session(self, ref: str) -> Session:
+        """The session ``ref`` names, if this client may see it; NotFound otherwise
+        (another user's session is not even said to exist)."""
+        session = await self.service.manager.get(ref)
+        if not self.may_see(session):
+            raise NotFound(f"no cluster session matches {ref!r}")
+        return session
 
     def api_url(self, *parts: str) -> str:
         return url_path_join(self.base_url, API, *parts)

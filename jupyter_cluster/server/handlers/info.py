@@ -90,7 +90,8 @@ class EventsHandler(ClusterHandler):
         sessions = await self.service.manager.list()
         self._sub = sub = hub.subscribe()
         try:
-            snapshot = {"type": "snapshot", "sessions": [self.service.model(s) for s in sessions]}
+            mine = [self.service.model(s) for s in sessions if self.may_see(s)]
+            snapshot = {"type": "snapshot", "sessions": mine}
             self.write(sse("snapshot", snapshot))
             await self.flush()
             while True:
@@ -102,6 +103,8 @@ class EventsHandler(ClusterHandler):
                     continue
                 if event is None:
                     break
+                if not (self.sees_all or event.get("owner") == self.owner):
+                    continue  # never another user's session
                 self.write(sse(event["type"], event, event["id"]))
                 await self.flush()
         except StreamClosedError:

@@ -34,7 +34,7 @@ class SessionsHandler(ClusterHandler):
     @authorized
     async def get(self) -> None:
         sessions = await self.service.manager.list(include_ended=self.flag("all"))
-        self.reply([self.service.model(s) for s in sessions])
+        self.reply([self.service.model(s) for s in sessions if self.may_see(s)])
 
     @web.authenticated
     @authorized
@@ -50,13 +50,13 @@ class SessionHandler(ClusterHandler):
     @web.authenticated
     @authorized
     async def get(self, ref: str) -> None:
-        session = await self.service.manager.get(ref)
+        session = await self.session(ref)
         self.reply(self.service.model(session))
 
     @web.authenticated
     @authorized
     async def delete(self, ref: str) -> None:
-        await self.service.terminate(ref)
+        await self.service.terminate((await self.session(ref)).id)
         self.set_status(204)
         self.finish()
 
@@ -76,7 +76,7 @@ class LogsHandler(ClusterHandler):
     async def get(self, ref: str, host: str) -> None:
         tail, follow = self.whole("tail"), self.flag("follow")
         manager = self.service.manager
-        session = await manager.get(ref)
+        session = await self.session(ref)
         manager.locate(session, host)  # errors before the stream starts
         lines: AsyncGenerator[str, None] = manager.logs(  # type: ignore[assignment]
             session.id, host, tail=tail, follow=follow
@@ -157,7 +157,7 @@ class TerminalsHandler(ClusterHandler):
         term_manager = self.service.terminal_manager
         if term_manager is None:
             raise web.HTTPError(503, "terminals are disabled on this server")
-        session = await self.service.manager.get(ref)
+        session = await self.session(ref)
         model = await self.service.terminals.create(term_manager, session, host)
         self.set_header("Location", url_path_join(self.base_url, "api/terminals", model["name"]))
         self.reply({**model, "session_id": session.id, "host": host}, status=201)
