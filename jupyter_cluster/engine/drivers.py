@@ -80,3 +80,8 @@ def driver_alive(driver: Driver | None) -> bool:
     if now is None:
         return False
     return not (driver.started and now and now != driver.started)
+
+
+def describe(driver: Driver | None) -> str:
+    """``pid N`` for reasons that name a launch's process ("unrecorded" if none)."""
+    return f"pid {driver.pid}" if driver else "unrecorded"

@@ -23,7 +23,7 @@ from ..core.models import Session
 from ..core.scheduler import AgentSlot
 from ..core.state import SessionStatus
 from ..errors import Conflict
-from .drivers import driver_alive
+from .drivers import describe, driver_alive
 from .store import WAITING_BEHIND, Store
 
 log = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ def _cancel_abandoned(store: Store, session: Session) -> None:
                 store.set_status(
                     earlier.id,
                     SessionStatus.CANCELLED,
-                    f"the process waiting for room (pid {driver.pid if driver else '?'}) exited",
+                    f"the process waiting for room ({describe(driver)}) exited",
                 )
                 log.warning("cancelled session %s: its waiting process is gone", earlier.id)
 

@@ -23,21 +23,11 @@ from ..core.resources import Mount, Resources
 from ..core.state import LIVE, ContainerStatus, SessionStatus
 from ..errors import AgentError, ClusterError, Conflict
 from .agents.base import Agent, ContainerState
-from .drivers import Driver, driver_alive
+from .drivers import describe, driver_alive
 from .launcher import tear_down
 from .store import Store
 
 log = logging.getLogger(__name__)
-
-
-def _pid(driver: Driver | None) -> str:
-    return f"pid {driver.pid}" if driver else "unrecorded"
-
-
-def is_session_id(text: str) -> bool:
-    """Whether a label holds a session id as the manager makes them (a UUID): label
-    text from Docker is never used as a path or name unless it is one."""
-    return naming.is_uuid(text)
 
 
 def adopt_session(session_id: str, found: list[tuple[str, ContainerState]]) -> Session:
@@ -184,7 +174,7 @@ class Reconciler:
             # Only containers with no record at all are orphans to adopt: a session
             # that ended (perhaps while Docker was being scanned) keeps its history
             # and its leftovers are removed.
-            adoptable = session is None and is_session_id(session_id)
+            adoptable = session is None and naming.is_uuid(session_id)
             if found and self.orphan_policy == "adopt" and adoptable:
                 adopted = adopt_session(session_id, found)
                 self.store.insert_session(adopted)
@@ -216,7 +206,7 @@ class Reconciler:
         driver = self.store.driver(session_id)
         if session.status in (SessionStatus.PENDING, SessionStatus.PREPARING):
             if not driver_alive(driver):
-                await self._fail(session, f"the process launching it ({_pid(driver)}) exited")
+                await self._fail(session, f"the process launching it ({describe(driver)}) exited")
             return
         if session.status is SessionStatus.TERMINATING:
             await self.finish_termination(session_id)
@@ -267,7 +257,7 @@ class Reconciler:
                 self.store.set_status(
                     session.id,
                     SessionStatus.CANCELLED,
-                    f"the process waiting for room ({_pid(driver)}) exited",
+                    f"the process waiting for room ({describe(driver)}) exited",
                 )
             return
         if session.status is SessionStatus.PREPARING and driver_alive(driver):
@@ -276,7 +266,7 @@ class Reconciler:
             await self.finish_termination(session.id)
             return
         reason = (
-            f"the process launching it ({_pid(driver)}) exited"
+            f"the process launching it ({describe(driver)}) exited"
             if session.status is SessionStatus.PREPARING
             else "its containers are gone (removed outside jupyter-cluster?)"
         )

@@ -10,11 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_cluster.core.naming import DEFAULT_IMAGE, LABEL_MANAGER, LABEL_SESSION
+from jupyter_cluster.core.naming import DEFAULT_IMAGE, LABEL_MANAGER, LABEL_SESSION, is_uuid
 from jupyter_cluster.core.state import SessionStatus
 from jupyter_cluster.engine.agents.fake import FakeAgent
 from jupyter_cluster.engine.manager import ClusterManager
-from jupyter_cluster.engine.reconcile import is_session_id
 from jupyter_cluster.errors import LaunchFailed
 
 
@@ -57,9 +56,9 @@ async def test_an_unexpected_error_ends_the_launch_in_error(tmp_path: Path) -> N
 
 
 async def test_adoption_never_takes_label_text_for_a_session_id(tmp_path: Path) -> None:
-    assert is_session_id("4f1c2c1e-0000-4000-8000-000000000001")
-    assert not is_session_id("/etc")
-    assert not is_session_id("../../home")
+    assert is_uuid("4f1c2c1e-0000-4000-8000-000000000001")
+    assert not is_uuid("/etc")
+    assert not is_uuid("../../home")
     agent = FakeAgent("local", ready_on_start=True)
     manager = manager_for(tmp_path, agent, orphan_policy="adopt")
     spec = manager.make_spec(image=DEFAULT_IMAGE)
