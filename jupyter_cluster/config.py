@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import getpass
 import os
-from typing import Any
+from typing import Any, cast
 
 from jupyter_core.application import JupyterApp
 from traitlets import Dict, Float, Int, List, TraitError, Unicode, validate
 from traitlets.config import Config, LoggingConfigurable
 
+from .client.remote import RemoteEngine
 from .core.launch_options import launchable_defaults
 from .core.policy import LaunchPolicy, ordered_images
 from .core.units import parse_size
@@ -52,11 +53,38 @@ def file_config() -> Config:
     return app.config
 
 
+def service_client(config: Config) -> RemoteEngine | None:
+    """The shared service's client when ``config`` (or the environment, read now)
+    names one (``ClusterManager.service_url``); None in single-user mode."""
+    section = config.get("ClusterManager", {})
+    url = section.get("service_url") or os.environ.get("JUPYTER_CLUSTER_SERVICE_URL", "")
+    if not url:
+        return None
+    token = section.get("service_token") or os.environ.get("JUPYTERHUB_API_TOKEN", "")
+    timeout = float(section.get("service_timeout", 30.0))
+    return RemoteEngine(url, token, timeout=timeout)
+
+
+def make_engine(parent: Any = None, config: Config | None = None) -> ClusterManager:
+    """The engine a front end uses: the shared service's client when one is
+    configured (see :func:`service_client`), else a local :class:`ClusterManager`.
+
+    Both have the surface front ends call (``tests/unit/test_remote_surface.py``);
+    a front end that needs what only a local engine has checks ``engine.remote``.
+    """
+    merged = Config(parent.config if parent is not None else {})
+    merged.merge(config or Config())
+    remote = service_client(merged)
+    if remote is not None:
+        return cast(ClusterManager, remote)  # duck-typed, see the docstring
+    return ClusterManager(parent=parent, config=config) if config else ClusterManager(parent=parent)
+
+
 def make_manager() -> ClusterManager:
-    """A manager configured from the user's Jupyter config files."""
+    """The engine configured from the user's Jupyter config files (see :func:`make_engine`)."""
     app = ClusterConfigApp()
     app.initialize([])
-    return ClusterManager(parent=app)
+    return make_engine(app)
 
 
 class LaunchSettings(LoggingConfigurable):
@@ -114,8 +142,11 @@ class LaunchSettings(LoggingConfigurable):
             self.log.error("ClusterApp.default_launch_options: %s", problem)
         self._defaults = kept
 
-    def policy(self, defaults: dict[str, Any] | None = None) -> LaunchPolicy:
-        """What users may launch now, with the current data folders and groups."""
+    def policy(
+        self, defaults: dict[str, Any] | None = None, owner: str | None = None
+    ) -> LaunchPolicy:
+        """What ``owner`` (default: this process's user) may launch now, with their
+        data folders and the current groups."""
         manager = self.manager
         groups = sorted({a.config.resource_group for a in manager.agent_map.values()})
         return LaunchPolicy(
@@ -126,7 +157,7 @@ class LaunchSettings(LoggingConfigurable):
             max_shm=parse_size(self.max_shm),
             max_gpu=self.max_gpu,
             resource_groups=tuple(self.resource_groups or groups),
-            folders=tuple(f.name for f in manager.folders.list()),
+            folders=tuple(manager.folders_for(owner or local_owner()).names()),
             max_sessions_per_user=self.max_sessions_per_user,
             defaults=self._defaults if defaults is None else defaults,
         )

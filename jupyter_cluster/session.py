@@ -18,7 +18,7 @@ import threading
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from .config import launch_settings, local_owner, make_manager
 from .core.launch_options import describe
@@ -82,7 +82,11 @@ def engine() -> ClusterManager:
 def launch_schema() -> dict[str, Any]:
     """The launch-options schema (as ``GET cluster/api/launch-options`` serves it),
     built from this process's configuration."""
-    return describe(launch_settings(engine()).policy())
+    eng = _Engine.get()
+    if eng.manager.remote:  # the shared service's form, with its limits
+        schema: dict[str, Any] = eng.call(cast(Any, eng.manager).launch_options())
+        return schema
+    return describe(launch_settings(eng.manager).policy())
 
 
 def agents() -> builtins.list[dict[str, Any]]:

@@ -3,7 +3,7 @@
 # step is skipped when already done. Used by `make setup` / `make test` and CI.
 #
 #   1. a Docker engine that answers (installs docker.io and starts dockerd if needed)
-#   2. debootstrap and the ssh client
+#   2. debootstrap, the ssh client and configurable-http-proxy (JupyterHub's proxy, npm)
 #   3. the virtualenv .venv with the package installed editable, with test extras
 #   4. the default kernel image jupyter-cluster/kernel:latest
 #   5. chromium (browser test) and an up-to-date build of the JupyterLab extension
@@ -82,6 +82,12 @@ command -v debootstrap >/dev/null || [ -x /usr/sbin/debootstrap ] || missing+=(d
 command -v ssh >/dev/null || missing+=(openssh-client)
 if [ ${#missing[@]} -gt 0 ]; then
     apt_install "${missing[@]}"
+fi
+# JupyterHub's proxy, for tests/hub and examples/team (the jupyterhub package is a test extra).
+if ! command -v configurable-http-proxy >/dev/null; then
+    command -v npm >/dev/null || apt_install nodejs npm
+    say "npm install -g configurable-http-proxy"
+    quietly as_root npm install -g configurable-http-proxy
 fi
 
 # 3. Virtualenv ------------------------------------------------------------------

@@ -28,6 +28,9 @@ from ..errors import ClusterError, Conflict, InvalidRequest, NotFound
 from ..paths import cluster_dir
 from . import format as cli_format
 
+#: The module ``serve`` runs (the CLI does not import the server extension itself).
+SERVE_MODULE = "jupyter_cluster.server.serve"
+
 
 def _one_line(text: str) -> str:
     """``text`` with what a terminal would not print as is (newlines, escape
@@ -119,6 +122,15 @@ def build_parser() -> argparse.ArgumentParser:
     build = isub.add_parser("build", help=f"build {DEFAULT_IMAGE}")
     build.add_argument("--tag", default=DEFAULT_IMAGE)
     build.add_argument("--base", default=None, help="base image (default: Debian bookworm)")
+    serve = sub.add_parser(
+        "serve",
+        help="run the shared service of a team (as a JupyterHub service; see the README)",
+    )
+    serve.add_argument(
+        "server_args",
+        nargs=argparse.REMAINDER,
+        help="Jupyter server options, e.g. --ClusterManager.db_path=/srv/cluster/db.sqlite",
+    )
     return parser
 
 
@@ -195,7 +207,7 @@ async def run(args: argparse.Namespace) -> int:
     manager = make_manager()
     try:
         if args.command == "folder":
-            return _folder(manager, args)
+            return await _folder(manager, args)
         if args.command == "launch":  # bad flags are refused before any agent is asked
             manager.make_spec(**launch_fields(args))
         await manager.start()
@@ -226,15 +238,16 @@ def _kernelspec(args: argparse.Namespace) -> int:
     return 0
 
 
-def _folder(manager: ClusterManager, args: argparse.Namespace) -> int:
+async def _folder(manager: ClusterManager, args: argparse.Namespace) -> int:
+    owner = local_owner()
     if args.folder_command == "create":
-        info = manager.folders.create(args.name)
+        info = await manager.create_folder(args.name, owner)
         print(f"created data folder {info.name} at {info.path}")
     elif args.folder_command == "rm":
-        manager.folders.remove(args.name, manager.active_sessions_mounting(args.name))
+        await manager.remove_folder(args.name, owner)
         print(f"removed data folder {args.name}")
     else:
-        folders = manager.folders.list()
+        folders = await manager.list_folders(owner)
         rows = [(f.name, f.path) for f in folders]
         _emit(args, [f.to_dict() for f in folders], cli_format.table(("NAME", "PATH"), rows))
     return 0
@@ -245,8 +258,8 @@ async def _command(manager: ClusterManager, args: argparse.Namespace) -> int:
     if cmd == "launch":
         spec = manager.make_spec(**launch_fields(args))
         session = await manager.submit(spec, owner=local_owner())
-        if args.no_wait:
-            if session.status.value in ("PENDING", "PREPARING"):
+        if args.no_wait:  # the shared service drives its launches itself
+            if session.status.value in ("PENDING", "PREPARING") and not manager.remote:
                 pid = _spawn_driver(session.id)
                 manager.store.set_driver(session.id, this_process(pid))
         else:
@@ -296,7 +309,11 @@ async def _exec(manager: ClusterManager, args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> NoReturn:
     """Entry point of ``jupyter-cluster`` / ``jupyter cluster``."""
     parser = build_parser()
-    bad = _unreadable(sys.argv[1:] if argv is None else argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["serve"] and given[1:2] not in (["-h"], ["--help"]):
+        # everything after `serve` is the Jupyter server's (--Class.trait=value …)
+        os.execv(sys.executable, [sys.executable, "-m", SERVE_MODULE, *given[1:]])
+    bad = _unreadable(given)
     if bad is not None:
         parser.error(f"argument {bad!r} is not text (a NUL, or bytes that are not UTF-8)")
     args = parser.parse_args(argv)

@@ -299,3 +299,11 @@ class Session:
             owner=data.get("owner") or "",
             kernel_id=data.get("kernel_id") or None,
         )
+
+    @classmethod
+    def from_public(cls, data: Mapping[str, Any]) -> Session:
+        """Rebuild a session from :meth:`to_dict` output (a REST reply of the shared
+        service); a name that is only the id's short form is no name."""
+        name = data.get("name")
+        spec = {**data, "name": None if name == str(data["id"])[:8] else name}
+        return cls.from_record({**data, "spec": spec})

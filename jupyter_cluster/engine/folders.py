@@ -14,6 +14,7 @@ import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..core.naming import WORK_HOME, WORK_UID
 from ..core.resources import Mount, validate_folder_name
@@ -27,9 +28,15 @@ class FolderInfo:
 
     name: str
     path: str
+    #: One of the shared folders every user may mount read-only.
+    shared: bool = False
 
-    def to_dict(self) -> dict[str, str]:
-        return {"name": self.name, "path": self.path}
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "path": self.path, "shared": self.shared}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FolderInfo:
+        return cls(str(data["name"]), str(data["path"]), bool(data.get("shared")))
 
 
 class DataFolders:

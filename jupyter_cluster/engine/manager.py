@@ -17,17 +17,19 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 
 from ..core import naming
+from ..core.access import Access, public_material
 from ..core.models import LaunchSpec, Session
 from ..core.quota import Quota
 from ..core.scheduler import Placement, place
 from ..core.state import ACTIVE, ALLOCATING, ENDED, FINAL, USABLE, ContainerStatus, SessionStatus
 from ..core.units import parse_size
-from ..errors import ClusterError, InvalidRequest, LaunchFailed, NotFound
+from ..errors import ClusterError, Conflict, InvalidRequest, LaunchFailed, NotFound
 from .agents.base import Agent, OutputCallback
 from .agents.pool import AgentPool
 from .agents.registry import agent_configs, make_agent
 from .drivers import this_process
-from .folders import DataFolders
+from .folder_space import FolderSpace
+from .folders import DataFolders, FolderInfo
 from .hardening import ContainerHardening
 from .launcher import LaunchContext, bring_up, tear_down
 from .pending import QueuePolicy, place_once, wait_for_room
@@ -47,6 +49,9 @@ class ClusterManager(ManagerSettings):
 
     Configured as ``c.ClusterManager.*`` (the traits are in :mod:`.settings`).
     """
+
+    #: Not the shared service's client (:class:`~jupyter_cluster.client.remote.RemoteEngine`).
+    remote = False
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)
@@ -138,19 +143,26 @@ class ClusterManager(ManagerSettings):
         )
 
     async def submit(
-        self, spec: LaunchSpec, *, owner: str = "", quota: Quota | None = None
+        self,
+        spec: LaunchSpec,
+        *,
+        owner: str = "",
+        quota: Quota | None = None,
+        kernel: bool = False,
     ) -> Session:
         """Check a spec against agents and folders, record it PENDING, try to place it.
 
         Raises :class:`InvalidRequest`/:class:`NotFound` (nothing stored) for
         input that can never work: unknown folder, group or image, a size that
         no agent could ever hold; Conflict when it would take ``owner`` over
-        ``quota`` (default: :meth:`quota`).
+        ``quota`` (default: :meth:`quota`). With ``kernel`` the session records the
+        id of the kernel a server will start in main1 (the session's own id).
         """
         if spec.size > self.max_size:
             raise InvalidRequest(f"size: the cluster size must be 1 to {self.max_size}", "size")
+        folders = self.folders_for(owner)
         for mount in spec.mounts:
-            self.folders.path(mount.name)
+            folders.path(mount.name)
         slots = await self.pool.slots(spec.image)
         place(spec, slots)  # raises for requests that can never fit; result unused here
         session_id = str(uuid.uuid4())
@@ -165,6 +177,8 @@ class ClusterManager(ManagerSettings):
             owner=owner,
         )
         self.store.insert_session(session, self.quota() if quota is None else quota)
+        if kernel:
+            self.store.set_kernel_id(session_id, session_id)
         self.store.set_driver(session_id, this_process())
         place_once(self.store, session_id, slots, self._queue_policy())
         return self._get(session_id)
@@ -220,7 +234,8 @@ class ClusterManager(ManagerSettings):
             mounts = {}
             for agent_id in {c.agent for c in session.containers if c.agent}:
                 root = self.pool.get(agent_id).config.data_root or self.data_root
-                mounts[agent_id] = self.folders.bind_mounts(session.spec.mounts, root)
+                folders = self.folders_for(session.owner)
+                mounts[agent_id] = folders.bind_mounts(session.spec.mounts, root)
             ctx = LaunchContext(
                 agents=self.pool.agents,
                 manager_id=self.store.manager_id,
@@ -282,13 +297,33 @@ class ClusterManager(ManagerSettings):
             raise NotFound(f"no session {session_id}")
         return session
 
-    async def get(self, ref: str) -> Session:
-        """A session by id, unique id prefix or name."""
-        return self.store.resolve(ref)
+    async def get(self, ref: str, owner: str | None = None) -> Session:
+        """A session by id, unique id prefix or name (among ``owner``'s, if given)."""
+        return self.store.resolve(ref, owner)
 
     async def list(self, include_ended: bool = False) -> builtins.list[Session]:
         """Active sessions, or all of them with history when ``include_ended``."""
         return self.store.list(include_ended=include_ended)
+
+    async def access(self, ref: str) -> Access:
+        """How the session's owner reaches it over SSH: main1's published SSH port on
+        its agent's address, and the session's keys (terminals, the shared service's
+        ``GET sessions/{id}/access``). Conflict unless main1 runs."""
+        session = self.store.resolve(ref)
+        main = session.containers[0]
+        keys = self.store.load_keys(session.id)
+        state = None
+        if main.container_id and session.status in USABLE:
+            state = await self.agent(main.agent or "").inspect_container(main.container_id)
+        if state is None or not state.running or not keys:
+            raise Conflict(
+                f"main1 of session {session.name} is not running; its containers are "
+                "reached through it"
+            )
+        if naming.SSH_PORT not in state.ports:
+            raise Conflict(f"main1 of session {session.name} publishes no SSH port")
+        address = self.agent(main.agent or "").config.connect_address
+        return Access(address, state.ports[naming.SSH_PORT][1], public_material(keys))
 
     def locate(self, session: Session, host: str) -> tuple[Agent, str]:
         """The agent and container id of ``host``; NotFound when the session has no
@@ -365,13 +400,36 @@ class ClusterManager(ManagerSettings):
             return self.store.set_status(session.id, SessionStatus.TERMINATED, reason)
         return self.store.set_status(session.id, SessionStatus.TERMINATED, "terminated")
 
-    def active_sessions_mounting(self, folder: str) -> builtins.list[str]:
-        """Names of active sessions that mount data folder ``folder``."""
+    def active_sessions_mounting(self, folder: str, owner: str = "") -> builtins.list[str]:
+        """Names of active sessions that mount data folder ``folder`` (of ``owner``,
+        when each owner has their own folders)."""
         return [
             s.name
             for s in self.store.list()
-            if s.status in ACTIVE and any(m.name == folder for m in s.spec.mounts)
+            if s.status in ACTIVE
+            and any(m.name == folder for m in s.spec.mounts)
+            and (not self.folders_per_owner or s.owner == owner)
         ]
+
+    # -- data folders ----------------------------------------------------------------
+
+    def folders_for(self, owner: str) -> FolderSpace:
+        """The data folders ``owner`` sees (see :mod:`.folder_space`)."""
+        return FolderSpace(
+            self.data_root, owner, per_owner=self.folders_per_owner, shared=self.shared_folders
+        )
+
+    async def list_folders(self, owner: str = "") -> builtins.list[FolderInfo]:
+        """``owner``'s folders and the shared ones (CLI ``folder ls``, ``GET folders``)."""
+        return self.folders_for(owner).list()
+
+    async def create_folder(self, name: str, owner: str = "") -> FolderInfo:
+        """Make one of ``owner``'s folders."""
+        return self.folders_for(owner).create(name)
+
+    async def remove_folder(self, name: str, owner: str = "") -> None:
+        """Delete one of ``owner``'s folders; refused while an active session mounts it."""
+        self.folders_for(owner).remove(name, self.active_sessions_mounting(name, owner))
 
     async def close(self) -> None:
         """Close the agents' connections and the store."""

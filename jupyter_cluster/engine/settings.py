@@ -112,6 +112,37 @@ class ManagerSettings(LoggingConfigurable):
         "manager that have no live record: remove them (logged) or adopt them as "
         "running sessions.",
     )
+    folders_per_owner = Bool(
+        False,
+        config=True,
+        help="Keep each owner's data folders apart (under data_root/.owners/<owner>/): "
+        "users list, mount, create and remove only their own. On in the shared service "
+        "(jupyter cluster serve); off in single-user mode.",
+    )
+    shared_folders = List(
+        Unicode(),
+        config=True,
+        help="Names of folders under data_root/.shared/ that every user may mount, always "
+        "read-only (e.g. datasets); an administrator creates them on the host.",
+    )
+    service_url = Unicode(
+        "",
+        config=True,
+        help="URL of a shared jupyter-cluster service (team mode, e.g. "
+        "http://127.0.0.1:10101/services/cluster/). When set, every front end of this "
+        "process uses that service instead of an engine of its own, and needs no Docker "
+        "access. Default: the JUPYTER_CLUSTER_SERVICE_URL environment variable (a "
+        "JupyterHub spawner sets it), else empty (single-user mode).",
+    )
+    service_token = Unicode(
+        "",
+        config=True,
+        help="Token sent to the shared service; it names the user. Default: "
+        "JUPYTERHUB_API_TOKEN (the single-user server's own token under JupyterHub).",
+    )
+    service_timeout = Float(
+        30.0, config=True, help="Seconds a request to the shared service may take."
+    )
     agent_factory = AnyTrait(
         default_value=None,
         allow_none=True,

@@ -61,6 +61,8 @@ _UPSERT = (
     " record = excluded.record, updated_at = excluded.updated_at, ended_at = excluded.ended_at"
 )
 _COLUMNS = "id, status, status_reason, record, created_at, updated_at, ended_at"
+#: A condition on a session's owner (kept in its JSON record).
+_OWNED = "json_extract(record, '$.owner') = ?"
 
 
 def _status_in(values: frozenset[SessionStatus]) -> str:
@@ -183,14 +185,16 @@ class Store:
         with self._tx() as db:
             if db.execute("SELECT 1 FROM sessions WHERE id = ?", (session.id,)).fetchone():
                 raise Conflict(f"a session with id {session.id} already exists")
-            sql = f"SELECT 1 FROM sessions WHERE name = ? AND NOT {_status_in(ENDED)}"
-            if name is not None and db.execute(sql, (name,)).fetchone():
+            # Names are per owner: on a shared service nobody learns or blocks another
+            # user's names.
+            sql = f"SELECT 1 FROM sessions WHERE name = ? AND {_OWNED} AND NOT {_status_in(ENDED)}"
+            if name is not None and db.execute(sql, (name, session.owner)).fetchone():
                 raise Conflict(
                     f"a session named {name} is already active; pick another name or remove it"
                 )
             if quota is not None and not quota.unlimited:
-                live = self._select(db, f"WHERE {_status_in(state.LIVE)}")
-                held = [s for s in live if s.owner == session.owner]
+                where = f"WHERE {_status_in(state.LIVE)} AND {_OWNED}"
+                held = self._select(db, where, (session.owner,))
                 refusal = quota.refusal(held, session)
                 if refusal:
                     raise Conflict(refusal)
@@ -202,20 +206,24 @@ class Store:
             found = self._select(db, "WHERE id = ?", (session_id,))
         return found[0] if found else None
 
-    def resolve(self, ref: str) -> Session:
+    def resolve(self, ref: str, owner: str | None = None) -> Session:
         """Find the session a user means by ``ref``: an id, a name or an id prefix.
 
         Exact id first; then exact name (the newest active one, else the newest);
-        then a unique id prefix of at least 4 characters. Raises NotFound, or
-        InvalidRequest listing the candidates when a prefix is ambiguous.
+        then a unique id prefix of at least 4 characters. With ``owner``, only
+        that owner's sessions count (another user's name never hides one's own).
+        Raises NotFound, or InvalidRequest listing the candidates when a prefix is
+        ambiguous.
         """
+        mine = "" if owner is None else f" AND {_OWNED}"
+        who: tuple[str, ...] = () if owner is None else (owner,)
         with self._tx(write=False) as db:
-            found = self._select(db, "WHERE id = ?", (ref,))
+            found = self._select(db, "WHERE id = ?" + mine, (ref, *who))
             if not found:
-                named = self._select(db, "WHERE name = ?", (ref,))
+                named = self._select(db, "WHERE name = ?" + mine, (ref, *who))
                 found = ([s for s in named if s.status in state.ACTIVE] or named)[-1:]
             if not found and len(ref) >= MIN_PREFIX:
-                found = self._select(db, "WHERE substr(id, 1, ?) = ?", (len(ref), ref))
+                found = self._select(db, "WHERE substr(id, 1, ?) = ?" + mine, (len(ref), ref, *who))
         if not found:
             raise NotFound(f"no session matches {ref!r}; see `jupyter cluster ls --all`")
         if len(found) > 1:

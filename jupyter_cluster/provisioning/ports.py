@@ -54,26 +54,40 @@ async def connect_kernel(
     if agent.config.kernel_transport == "ssh":
         if not keys or naming.SSH_PORT not in state.ports:
             raise ClusterError("main1 has no SSH key material or no SSH port to tunnel to")
-        reuse = {
-            inner: int(previous[name])
-            for name, inner in zip(PORT_NAMES, naming.KERNEL_PORTS, strict=True)
-            if previous.get(name)
-        }
-        tunnel = KernelTunnel(
-            agent.config.connect_address,
-            state.ports[naming.SSH_PORT][1],
-            keys,
-            connect_timeout=agent.config.connect_timeout + agent.config.timeout,
-        )
-        local = await tunnel.open(naming.KERNEL_PORTS, reuse)
-        km.ip, ports = "127.0.0.1", [local[p] for p in naming.KERNEL_PORTS]
-    else:
-        km.ip = agent.config.connect_address
-        ports = [state.ports[p][1] for p in naming.KERNEL_PORTS]
+        timeout = agent.config.connect_timeout + agent.config.timeout
+        address, port = agent.config.connect_address, state.ports[naming.SSH_PORT][1]
+        return await tunnel_kernel(km, address, port, keys, previous, timeout)
+    km.ip = agent.config.connect_address
+    _point(km, [state.ports[p][1] for p in naming.KERNEL_PORTS])
+    return tunnel
+
+
+def _point(km: Any, ports: list[int]) -> None:
     km.transport = "tcp"
     for name, port in zip(PORT_NAMES, ports, strict=True):
         setattr(km, name, port)
     km.write_connection_file()
+
+
+async def tunnel_kernel(
+    km: Any,
+    address: str,
+    port: int,
+    keys: Mapping[str, str],
+    previous: Mapping[str, Any],
+    timeout: float,
+) -> KernelTunnel:
+    """Point ``km`` at the kernel in main1 through an SSH tunnel to ``address:port``
+    (main1's published SSH port); taking ``previous``'s local ports again if given."""
+    reuse = {
+        inner: int(previous[name])
+        for name, inner in zip(PORT_NAMES, naming.KERNEL_PORTS, strict=True)
+        if previous.get(name)
+    }
+    tunnel = KernelTunnel(address, port, keys, connect_timeout=timeout)
+    local = await tunnel.open(naming.KERNEL_PORTS, reuse)
+    km.ip = "127.0.0.1"
+    _point(km, [local[p] for p in naming.KERNEL_PORTS])
     return tunnel
 
 

@@ -13,9 +13,10 @@ import asyncio
 import contextlib
 import signal
 from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 from ..core import naming
-from ..engine.agents.base import Agent
+from ..engine.agents.base import OutputCallback
 from ..errors import AgentError, ClusterError
 
 RUN_DIR = f"{naming.RUNTIME_DIR}/run"
@@ -41,10 +42,26 @@ KERNEL_USER = f"{naming.WORK_UID}:{naming.WORK_UID}"
 MAGIC_EXTENSION = "jupyter_cluster"
 
 
+class Executor(Protocol):
+    """What runs commands in main1: an agent (Docker exec), or in team mode an
+    :class:`~jupyter_cluster.client.shell.SshRunner` (SSH as work)."""
+
+    async def exec(
+        self,
+        container_id: str,
+        cmd: Sequence[str],
+        *,
+        user: str = ...,
+        workdir: str = ...,
+        env: Mapping[str, str] | None = None,
+        on_output: OutputCallback | None = None,
+    ) -> int: ...
+
+
 class KernelProcess:
     """One kernel process in a container, seen from the server."""
 
-    def __init__(self, agent: Agent, container_id: str, kernel_id: str) -> None:
+    def __init__(self, agent: Executor, container_id: str, kernel_id: str) -> None:
         self.agent = agent
         self.container_id = container_id
         self.connection_file = self.connection_path(kernel_id)

@@ -29,15 +29,19 @@ from traitlets import Float, List, Unicode
 from traitlets import Int as IntTrait
 from traitlets.config import Config
 
-from ..config import LaunchSettings, file_config, local_owner
+from ..client.shell import ContainerShell, SshRunner
+from ..config import LaunchSettings, file_config, local_owner, make_engine
 from ..core.models import Session
 from ..core.state import USABLE, ContainerStatus, SessionStatus
 from ..engine.agents.base import Agent, ContainerState
 from ..engine.manager import ClusterManager
 from ..engine.tunnel import KernelTunnel
 from ..errors import ClusterError, LaunchFailed
-from .ports import connect_kernel, kernel_side_connection, wait_running
+from .ports import connect_kernel, kernel_side_connection, tunnel_kernel, wait_running
 from .process import KernelProcess
+
+#: Seconds to reach main1's sshd from a user's server in team mode.
+REMOTE_CONNECT_TIMEOUT = 30.0
 
 
 class ClusterProvisioner(KernelProvisionerBase):
@@ -74,6 +78,7 @@ class ClusterProvisioner(KernelProvisionerBase):
     _manager: ClusterManager | None = None
     _process: KernelProcess | None = None
     _tunnel: KernelTunnel | None = None
+    _shell: ContainerShell | None = None
     _transport = "direct"
 
     # -- helpers -------------------------------------------------------------------
@@ -84,7 +89,7 @@ class ClusterProvisioner(KernelProvisionerBase):
         if self._manager is None:
             config = Config(file_config())
             config.merge(self.config)
-            self._manager = ClusterManager(parent=self, config=config)
+            self._manager = make_engine(self, config)
         return self._manager
 
     def _launch_fields(self) -> dict[str, Any]:
@@ -118,6 +123,10 @@ class ClusterProvisioner(KernelProvisionerBase):
         ready_when = ContainerStatus.RUNNING if self.bootstrap else ContainerStatus.STARTING
 
         async def start_kernel(s: Session) -> None:
+            if self.manager.remote:
+                self._process = await self._connect_remote(s.id)
+                await self._process.start(cmd, kernel_side_connection(self.parent, "ssh"), env=env)
+                return
             main = s.containers[0]
             agent = self.manager.agent(main.agent or "")
             state = await wait_running(agent, main.container_id or "")
@@ -135,6 +144,7 @@ class ClusterProvisioner(KernelProvisionerBase):
             main = s.containers[0]
             if (
                 early is None
+                and not self.manager.remote  # over SSH: once work and sshd are ready
                 and main.container_id
                 and main.status in (ready_when, ContainerStatus.RUNNING)
             ):
@@ -145,9 +155,11 @@ class ClusterProvisioner(KernelProvisionerBase):
             await manager.start()
             spec = manager.make_spec(**self._launch_fields())
             # Kernels from /api/kernels count against the REST limit as well.
-            default = LaunchSettings.max_sessions_per_user.default_value
-            rest_limit = int(manager.config.ClusterApp.get("max_sessions_per_user", default))
-            quota = manager.quota(sessions=rest_limit)
+            quota = None  # the shared service counts every launch of its users
+            if not manager.remote:
+                default = LaunchSettings.max_sessions_per_user.default_value
+                limit = int(manager.config.ClusterApp.get("max_sessions_per_user", default))
+                quota = manager.quota(sessions=limit)
             session = await manager.submit(spec, owner=local_owner(), quota=quota)
             self.session_id = session.id
             seen = session
@@ -194,13 +206,35 @@ class ClusterProvisioner(KernelProvisionerBase):
         self._tunnel = await connect_kernel(km, agent, state, keys, previous)
         self.connection_info = km.get_connection_info()
 
+    async def _connect_remote(self, session_id: str, reuse: bool = False) -> KernelProcess:
+        """Team mode: tunnel the kernel's ports over SSH to main1 with the session's
+        keys from the service; the kernel process is run and signalled over SSH too."""
+        km = self.parent
+        assert km is not None, "ClusterProvisioner runs under a KernelManager"
+        access = await self.manager.access(session_id)
+        await self._close_tunnel()
+        previous = self.connection_info if reuse else {}
+        self._transport = "ssh"
+        self._tunnel = await tunnel_kernel(
+            km, access.address, access.port, access.keys, previous, REMOTE_CONNECT_TIMEOUT
+        )
+        self.connection_info = km.get_connection_info()
+        self._shell = ContainerShell(access)
+        return KernelProcess(SshRunner(self._shell), "", self.kernel_id)
+
     async def _close_tunnel(self) -> None:
         if self._tunnel is not None:
             await self._tunnel.close()
             self._tunnel = None
+        if self._shell is not None:
+            await self._shell.close()
+            self._shell = None
 
     async def _attach(self, session: Session) -> KernelProcess:
         """Point the kernel manager at a running main1; a process handle for its kernel."""
+        if self.manager.remote:
+            self._process = await self._connect_remote(session.id, reuse=True)
+            return self._process
         main = session.containers[0]
         agent = self.manager.agent(main.agent or "")
         state = await agent.inspect_container(main.container_id or "")
@@ -319,7 +353,9 @@ class ClusterProvisioner(KernelProvisionerBase):
         """Re-attach to a kernel of a running session (see get_provisioner_info)."""
         await super().load_provisioner_info(provisioner_info)
         self.session_id = provisioner_info.get("session_id")
-        if self.session_id:
+        if self.session_id and self.manager.remote:
+            self._process = await self._connect_remote(self.session_id, reuse=True)
+        elif self.session_id:
             session = await self.manager.get(self.session_id)
             main = session.containers[0]
             agent = self.manager.agent(main.agent or "")

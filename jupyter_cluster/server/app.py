@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import Any, cast
 
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Float, List, Unicode
+from traitlets import Bool, Float, List, Unicode
 
 from .. import __version__
-from ..config import LaunchSettings
+from ..config import LaunchSettings, service_client
 from ..core.launch_options import validate as validate_launch
 from ..engine.manager import ClusterManager
 from ..errors import ClusterError
@@ -45,6 +45,19 @@ class ClusterApp(ExtensionApp, LaunchSettings):
         help="Users who see and act on every session of this server. Others see only "
         "their own when the server has several users (JupyterHub admins always see all); "
         "a single-user server's clients are all its owner.",
+    )
+    admin_groups = List(
+        Unicode(),
+        config=True,
+        help="JupyterHub groups whose members see and act on every session (shared "
+        "service, like admin_users).",
+    )
+    kernels_here = Bool(
+        True,
+        config=True,
+        help="Start the kernels that launches ask for (start_kernel) in this server. "
+        "False in the shared service (jupyter cluster serve): each user's own server "
+        "starts its kernels there.",
     )
     kernel_name = Unicode(
         "jupyter-cluster-session",
@@ -82,8 +95,11 @@ class ClusterApp(ExtensionApp, LaunchSettings):
         spec_dir = os.path.join(root, self.kernel_name)
         os.makedirs(spec_dir, exist_ok=True)
         try:
-            fields, _ = validate_launch({}, self.policy())
-            config = kernelspec.provisioner_config(self.manager.make_spec(**fields), True, 300.0)
+            config: dict[str, Any] = {}
+            if not self.manager.remote:  # the service's defaults apply to remote launches
+                fields, _ = validate_launch({}, self.policy())
+                spec = self.manager.make_spec(**fields)
+                config = kernelspec.provisioner_config(spec, True, 300.0)
         except ClusterError as exc:
             self.log.warning("session kernelspec without launch defaults: %s", exc)
             config = {}
@@ -108,7 +124,12 @@ class ClusterApp(ExtensionApp, LaunchSettings):
 
     def initialize_settings(self) -> None:
         """Make the manager and the service; handlers find the service in the settings."""
-        self.use_manager(ClusterManager(parent=self, log=self.log))
+        remote = service_client(self.config)
+        if remote is None:
+            self.use_manager(ClusterManager(parent=self, log=self.log))
+        else:  # a user's server in team mode: the shared service is the engine
+            self.manager, self._defaults = cast(ClusterManager, remote), {}
+            self.log.info("jupyter-cluster: using the shared service at %s", remote.url)
         self._install_kernelspec()
         self.service = ClusterService(self)
         self.settings[SERVICE_SETTING] = self.service

@@ -15,9 +15,10 @@ import asyncio
 import contextlib
 import logging
 import os
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
-from ..core.launch_options import validate
+from ..client.remote import RemoteLaunch
+from ..core.launch_options import describe, validate
 from ..core.models import Session
 from ..core.policy import LaunchPolicy
 from ..core.state import USABLE, SessionStatus
@@ -40,6 +41,8 @@ class ServiceHost(Protocol):
     events_poll_interval: float
     reconcile_interval: float
     admin_users: list[str]
+    admin_groups: list[str]
+    kernels_here: bool
 
     @property
     def kernel_manager(self) -> Any: ...
@@ -47,7 +50,9 @@ class ServiceHost(Protocol):
     @property
     def terminal_manager(self) -> Any: ...
 
-    def policy(self) -> LaunchPolicy: ...
+    def policy(
+        self, defaults: dict[str, Any] | None = None, owner: str | None = None
+    ) -> LaunchPolicy: ...
 
 
 class ClusterService:
@@ -84,9 +89,10 @@ class ClusterService:
         """The server's terminal manager (None when terminals are disabled)."""
         return self.host.terminal_manager
 
-    def policy(self) -> LaunchPolicy:
-        """What users may launch now (the host's configured limits and choices)."""
-        return self.host.policy()
+    def policy(self, owner: str | None = None) -> LaunchPolicy:
+        """What ``owner`` may launch now (the host's configured limits and choices,
+        the owner's data folders)."""
+        return self.host.policy(owner=owner)
 
     def _kernel_alive(self, kernel_id: str | None) -> bool:
         return bool(kernel_id) and kernel_id in self.kernel_manager
@@ -104,7 +110,11 @@ class ClusterService:
             await self.manager.start()
         except Exception:
             self.log.exception("jupyter-cluster: start-up reconciliation failed")
-        self.terminals.sweep({s.id for s in self.manager.store.list()})
+        try:
+            active = await asyncio.to_thread(self.manager.store.list)
+            self.terminals.sweep({s.id for s in active})
+        except ClusterError as exc:  # the shared service is not up yet
+            self.log.warning("jupyter-cluster: %s", exc)
         self.hub.start()
         if self.host.reconcile_interval > 0:
             self._refresh = asyncio.ensure_future(self._refresh_loop())
@@ -130,13 +140,18 @@ class ClusterService:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        for session in self.manager.store.list():
-            if self._kernel_alive(session.kernel_id):
-                provisioner = self.kernel_manager.get_kernel(session.kernel_id).provisioner
-                if provisioner is not None and hasattr(provisioner, "keep_session"):
-                    provisioner.keep_session = True
+        with contextlib.suppress(ClusterError):
+            for session in await asyncio.to_thread(self.manager.store.list):
+                self._keep_session(session)
         await self.terminals.close_all(self.terminal_manager)
         await self.manager.close()
+
+    def _keep_session(self, session: Session) -> None:
+        """The server stops: shut the session's kernel down but leave the session."""
+        if self._kernel_alive(session.kernel_id):
+            provisioner = self.kernel_manager.get_kernel(session.kernel_id).provisioner
+            if provisioner is not None and hasattr(provisioner, "keep_session"):
+                provisioner.keep_session = True
 
     # -- models --------------------------------------------------------------------------
 
@@ -145,6 +160,8 @@ class ClusterService:
         gone, or None when no kernel was asked for."""
         if not session.kernel_id:
             return None, ""
+        if not self.host.kernels_here:
+            return "remote", ""  # the owner's server runs it and reports its state
         phase = self._kernel_phase.get(session.id)
         if phase in ("waiting", "starting"):
             return phase, ""
@@ -163,18 +180,22 @@ class ClusterService:
 
     async def launch(self, body: Any, owner: str) -> Session:
         """Check and submit a launch; drive it (and start its kernel) in the background."""
-        policy = self.host.policy()
-        fields, start_kernel = validate(body, policy)
-        spec = self.manager.make_spec(**fields)
-        quota = self.manager.quota(sessions=policy.max_sessions_per_user)
+        spec: Any
+        if self.manager.remote:  # the service checks it against its own policy
+            spec, start_kernel, quota = remote_launch(body), _start_kernel(body), None
+        else:
+            policy = self.host.policy(owner=owner)
+            fields, start_kernel = validate(body, policy)
+            spec = self.manager.make_spec(**fields)
+            quota = self.manager.quota(sessions=policy.max_sessions_per_user)
         try:  # the store checks the quota in the transaction that inserts the session
-            session = await self.manager.submit(spec, owner=owner, quota=quota)
+            session = await self.manager.submit(spec, owner=owner, quota=quota, kernel=start_kernel)
         except NotFound as exc:  # a data folder removed meanwhile
             raise InvalidRequest(str(exc), "mounts") from exc
-        if start_kernel:
+        start_here = start_kernel and self.host.kernels_here
+        if start_here:
             self._kernel_phase[session.id] = "waiting"
-            session = self.manager.store.set_kernel_id(session.id, session.id)
-        task = asyncio.ensure_future(self._drive(session.id, start_kernel))
+        task = asyncio.ensure_future(self._drive(session.id, start_here))
         self._launches[session.id] = task
         task.add_done_callback(lambda _: self._launches.pop(session.id, None))
         self.hub.poke()
@@ -221,6 +242,12 @@ class ClusterService:
         finally:
             self.hub.poke()
 
+    async def launch_options(self, owner: str | None = None) -> Any:
+        """The launch form's description: this server's policy, or the service's."""
+        if self.manager.remote:
+            return await cast(Any, self.manager).launch_options()
+        return describe(self.policy(owner))
+
     # -- ending ------------------------------------------------------------------------------
 
     async def terminate(self, ref: str) -> Session:
@@ -248,7 +275,7 @@ class ClusterService:
         """
         if task.done():
             return
-        session = self.manager.store.get(session_id)
+        session = await asyncio.to_thread(self.manager.store.get, session_id)
         if session is None or session.status is SessionStatus.PENDING:
             task.cancel()
         else:
@@ -289,3 +316,19 @@ class ClusterService:
         except Exception as exc:
             self.log.warning("shutting down kernel %s: %s", kernel_id, exc)
         self.hub.poke()
+
+
+def _start_kernel(body: Any) -> bool:
+    """The ``start_kernel`` field of a launch body (checked here: the service only
+    records it, this server starts the kernel)."""
+    value = body.get("start_kernel", False)
+    if not isinstance(value, bool):
+        raise InvalidRequest("start_kernel: expected true or false", "start_kernel")
+    return value
+
+
+def remote_launch(body: Any) -> RemoteLaunch:
+    """A REST launch body passed on to the shared service, which validates it."""
+    if not isinstance(body, dict):
+        raise InvalidRequest("body: expected a JSON object", "body")
+    return RemoteLaunch({k: v for k, v in body.items() if k != "start_kernel"})

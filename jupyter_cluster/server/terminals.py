@@ -27,7 +27,7 @@ from typing import Any
 
 from ..core import naming
 from ..core.models import Session
-from ..core.ssh_config import proxy_config, proxy_known_hosts
+from ..core.ssh_config import MAIN_ALIAS, proxy_config, proxy_known_hosts
 from ..core.state import USABLE, ContainerStatus
 from ..engine.manager import ClusterManager
 from ..errors import AgentError, Conflict
@@ -52,19 +52,6 @@ class ClusterTerminals:
         with os.fdopen(fd, "w") as f:
             f.write(text)
 
-    async def _main_address(self, session: Session) -> tuple[str, int]:
-        main = session.containers[0]
-        agent = self.manager.agent(main.agent or "")
-        state = await agent.inspect_container(main.container_id or "")
-        if state is None or not state.running:
-            raise Conflict(
-                f"main1 of session {session.name} is not running; the other containers "
-                "are reached through it"
-            )
-        if naming.SSH_PORT not in state.ports:
-            raise Conflict(f"main1 of session {session.name} publishes no SSH port")
-        return agent.config.connect_address, state.ports[naming.SSH_PORT][1]
-
     async def ssh_command(self, session: Session, host: str) -> list[str]:
         """``ssh`` into ``host`` through main1, writing the key material first."""
         ssh = shutil.which("ssh")
@@ -73,10 +60,8 @@ class ClusterTerminals:
                 "the OpenSSH client (ssh) is not installed on the server; install "
                 "openssh-client to open terminals in sub containers"
             )
-        keys = self.manager.store.load_keys(session.id)
-        if not keys:
-            raise Conflict(f"session {session.name} has no key material (it is not running)")
-        address, port = await self._main_address(session)
+        access = await self.manager.access(session.id)
+        keys, address, port = access.keys, access.address, access.port
         subs = [c.host for c in session.containers if c.role != "main"]
         key_dir = self.key_dir(session.id)
         os.makedirs(self.root, mode=0o700, exist_ok=True)
@@ -122,10 +107,10 @@ class ClusterTerminals:
         if container.status is not ContainerStatus.RUNNING or not container.container_id:
             raise Conflict(f"{host} of session {session.name} is {container.status.value}")
         term = str(getattr(term_manager, "term_settings", {}).get("type") or "xterm-256color")
-        if container.role == "main":
+        if container.role == "main" and not self.manager.remote:
             argv = self.docker_command(session, host, term)
-        else:
-            argv = await self.ssh_command(session, host)
+        else:  # a sub, or any container from a user's server in team mode (no Docker)
+            argv = await self.ssh_command(session, MAIN_ALIAS if host == "main1" else host)
         model: dict[str, Any] = term_manager.create(shell_command=argv)
         self._names.setdefault(session.id, set()).add(model["name"])
         self.log.info("terminal %s: %s of session %s", model["name"], host, session.name)

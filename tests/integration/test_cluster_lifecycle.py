@@ -133,8 +133,8 @@ def test_folder_commands(ws: Workspace) -> None:
     ws.ok_cli("folder", "create", "models")
     listed = ws.json("folder", "ls")
     assert listed == [
-        {"name": "data-1", "path": str(path)},
-        {"name": "models", "path": str(ws.folders_root / "models")},
+        {"name": "data-1", "path": str(path), "shared": False},
+        {"name": "models", "path": str(ws.folders_root / "models"), "shared": False},
     ]
     for args in (
         ("folder", "create", "../etc"),

@@ -81,3 +81,46 @@ async def test_users_see_and_act_on_only_their_own_sessions(
         await wait_status(jp_fetch, sid, "TERMINATED", headers=ALICE)
         await alices.session(sid, "TERMINATED")
     assert all(event.get("session_id") != sid for _, event in bobs.events)
+
+
+@jp_async
+async def test_only_the_owner_gets_the_keys_and_they_reach_every_container(
+    jp_fetch: Any, cluster: Any
+) -> None:
+    """``GET sessions/{id}/access`` (team mode's way into the containers): Alice gets
+    main1's SSH endpoint and her keys (no host's private key) and runs commands in
+    main1 and sub1 with them; Bob gets 404 and the admin 403."""
+    from jupyter_cluster.client.shell import ContainerShell
+    from jupyter_cluster.core.access import Access
+
+    body = {"size": 2}
+    session = await ok_http(jp_fetch, "sessions", method="POST", body=body, headers=ALICE)
+    sid = session["id"]
+    await wait_status(jp_fetch, sid, "RUNNING", headers=ALICE)
+    assert (await call(jp_fetch, "sessions", sid, "access", headers=BOB))[0] == 404
+    code, data, _ = await call(jp_fetch, "sessions", sid, "access", headers=CAROL)
+    assert code == 403, data
+    reply = await ok_http(jp_fetch, "sessions", sid, "access", headers=ALICE)
+    assert set(reply["keys"]) == {"user", "user.pub", "host:main1.pub", "host:sub1.pub"}
+    shell = ContainerShell(Access.from_dict(reply))
+    out: list[bytes] = []
+    try:
+        for host in ("main1", "sub1"):
+            code = await shell.run(
+                host, ["sh", "-c", "hostname; id -un"], on_output=lambda _, d: out.append(d)
+            )
+            assert code == 0
+        assert b"".join(out).decode().split() == ["main1", "work", "sub1", "work"]
+        # the cluster environment reaches commands run over SSH, as `ssh sub1` has it
+        env: list[bytes] = []
+        await shell.run(
+            "sub1",
+            ["sh", "-c", "echo $BACKENDAI_CLUSTER_HOST"],
+            on_output=lambda _, d: env.append(d),
+        )
+        assert b"".join(env).strip() == b"sub1"
+    finally:
+        await shell.close()
+    await ok_http(jp_fetch, "sessions", sid, method="DELETE", headers=ALICE)
+    code, data, _ = await call(jp_fetch, "sessions", sid, "access", headers=ALICE)
+    assert code in (404, 409), data  # an ended session has no way in

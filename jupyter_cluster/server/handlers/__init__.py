@@ -1,13 +1,13 @@
 """REST handlers of the server extension, one module per topic.
 
 :mod:`.base` is the base class and the error mapping; :mod:`.sessions` and
-:mod:`.info` each own their ``default_handlers`` list, as jupyter_server's
+:mod:`.folders` and :mod:`.info` each own their ``default_handlers`` list, as jupyter_server's
 services do. :data:`default_handlers` is every route, for ``ClusterApp``.
 """
 
-from . import info, sessions
+from . import folders, info, sessions
 
 #: (pattern, handler class) relative to the base URL, for ExtensionApp.handlers.
-default_handlers = [*sessions.default_handlers, *info.default_handlers]
+default_handlers = [*sessions.default_handlers, *folders.default_handlers, *info.default_handlers]
 
 __all__ = ["default_handlers"]

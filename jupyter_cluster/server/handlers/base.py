@@ -86,7 +86,8 @@ class ClusterHandler(APIHandler):
             return True
         user = self.current_user
         hub_user = getattr(user, "hub_user", None) or {}
-        return bool(hub_user.get("admin")) or self.owner in self.service.host.admin_users
+        groups = set(hub_user.get("groups") or ()) & set(self.service.host.admin_groups)
+        return bool(hub_user.get("admin") or groups) or self.owner in self.service.host.admin_users
 
     def may_see(self, session: Session) -> bool:
         """Whether ``session`` is this client's (or the client sees all)."""
@@ -95,7 +96,7 @@ class ClusterHandler(APIHandler):
     async def session(self, ref: str) -> Session:
         """The session ``ref`` names, if this client may see it; NotFound otherwise
         (another user's session is not even said to exist)."""
-        session = await self.service.manager.get(ref)
+        session = await self.service.manager.get(ref, None if self.sees_all else self.owner)
         if not self.may_see(session):
             raise NotFound(f"no cluster session matches {ref!r}")
         return session

@@ -19,7 +19,6 @@ from jupyter_server.auth.decorator import authorized
 from tornado import web
 from tornado.iostream import StreamClosedError
 
-from ...core.launch_options import describe
 from ...core.policy import LaunchPolicy
 from ...core.resources import MIN_MEM
 from ..events import Event, Subscription
@@ -44,7 +43,8 @@ class ResourceGroupsHandler(ClusterHandler):
     @authorized
     async def get(self) -> None:
         """Every allowed group, summed over its agents."""
-        groups = self.service.policy().resource_groups
+        remote = self.service.manager.remote  # the service applies its own policy
+        groups = () if remote else self.service.policy().resource_groups
         self.reply(await self.service.manager.resource_groups_info(groups))
 
 
@@ -55,7 +55,7 @@ class ImagesHandler(ClusterHandler):
     @authorized
     async def get(self) -> None:
         """The allowed images and which agents have each."""
-        images = self.service.policy().images
+        images = () if self.service.manager.remote else self.service.policy().images
         self.reply(await self.service.manager.images_info(images))
 
 
@@ -65,7 +65,7 @@ class LaunchOptionsHandler(ClusterHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        self.reply(describe(self.service.policy()))
+        self.reply(await self.service.launch_options(self.owner))
 
 
 def sse(event: str, data: Any, event_id: int | None = None) -> str:
@@ -127,7 +127,8 @@ class OpenAPIHandler(ClusterHandler):
     async def get(self) -> None:
         document = json.loads(files("jupyter_cluster.server").joinpath("openapi.json").read_text())
         document["servers"] = [{"url": self.base_url.rstrip("/") + "/" + API}]
-        with_policy(document, self.service.policy())
+        if not self.service.manager.remote:  # else the service's document has them
+            with_policy(document, self.service.policy(self.owner))
         self.reply(document)
 
 

@@ -2,7 +2,8 @@
 
 ``GET/POST sessions``, ``GET/DELETE sessions/{ref}``,
 ``GET sessions/{ref}/containers/{host}/logs`` and
-``POST sessions/{ref}/containers/{host}/terminals``. ``{ref}`` is a session id
+``POST sessions/{ref}/containers/{host}/terminals`` and ``GET sessions/{ref}/access``
+(the owner's SSH access, used by users' servers in team mode). ``{ref}`` is a session id
 (a name or a unique id prefix works too, as in the CLI). The work is done by
 :class:`~jupyter_cluster.server.service.ClusterService` and the manager.
 """
@@ -154,13 +155,34 @@ class TerminalsHandler(ClusterHandler):
     @web.authenticated
     @authorized
     async def post(self, ref: str, host: str) -> None:
+        session = await self.session(ref)  # another user's session: 404 first
         term_manager = self.service.terminal_manager
+        if term_manager is None and not self.service.host.kernels_here:
+            raise web.HTTPError(
+                503, "the shared service opens no terminals; open them from your own server"
+            )
         if term_manager is None:
             raise web.HTTPError(503, "terminals are disabled on this server")
-        session = await self.session(ref)
         model = await self.service.terminals.create(term_manager, session, host)
         self.set_header("Location", url_path_join(self.base_url, "api/terminals", model["name"]))
         self.reply({**model, "session_id": session.id, "host": host}, status=201)
+
+
+class AccessHandler(ClusterHandler):
+    """main1's SSH endpoint and the session's keys, for the session's owner only.
+
+    In team mode the owner's own server opens terminals, runs ``exec`` and the
+    kernel over SSH with them; nobody else gets them, admins included (403).
+    """
+
+    @web.authenticated
+    @authorized
+    async def get(self, ref: str) -> None:
+        session = await self.session(ref)
+        if session.owner != self.owner:
+            raise web.HTTPError(403, "only the session's owner gets its keys")
+        self.set_header("Cache-Control", "no-store")
+        self.reply((await self.service.manager.access(session.id)).to_dict())
 
 
 _REF, _HOST = r"(?P<ref>[^/]+)", r"(?P<host>[^/]+)"
@@ -168,6 +190,7 @@ _REF, _HOST = r"(?P<ref>[^/]+)", r"(?P<host>[^/]+)"
 default_handlers = [
     (f"{API}/sessions", SessionsHandler),
     (f"{API}/sessions/{_REF}", SessionHandler),
+    (f"{API}/sessions/{_REF}/access", AccessHandler),
     (f"{API}/sessions/{_REF}/containers/{_HOST}/logs", LogsHandler),
     (f"{API}/sessions/{_REF}/containers/{_HOST}/terminals", TerminalsHandler),
 ]

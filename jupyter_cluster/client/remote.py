@@ -1,0 +1,260 @@
+"""RemoteEngine: the engine's front-end surface, served by the shared service over REST.
+
+Built by :func:`jupyter_cluster.config.make_engine` when ``ClusterManager.service_url``
+is set; the CLI, the notebook API, the provisioner and the server extension then
+call it exactly as they call a :class:`~jupyter_cluster.engine.manager.ClusterManager`
+(``make_spec``, ``submit``, ``drive``, ``get``, ``list``, ``logs``, ``exec``,
+``terminate``, ``agents_info`` …; ``tests/unit/test_remote_surface.py`` keeps the
+two in step). The service decides who the caller is from the token (a user's
+server's own ``JUPYTERHUB_API_TOKEN``), validates launches against its policy and
+the caller's limits, and drives launches itself; ``drive`` here only watches.
+Commands in containers go over SSH with the session's key (:mod:`.shell`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import contextlib
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+from ..core.access import Access
+from ..core.models import LaunchSpec, Session
+from ..core.naming import DEFAULT_IMAGE
+from ..core.state import SessionStatus
+from ..engine.folders import FolderInfo
+from ..errors import InvalidRequest, LaunchFailed, NotFound
+from .http import ServiceHTTP
+from .shell import ContainerShell, OutputCallback
+
+SessionCallback = Callable[[Session], None]
+_SETTLING = (SessionStatus.PENDING, SessionStatus.PREPARING)
+#: Launch fields of ``make_spec`` that go into the REST body (when given).
+_PLAIN = (
+    "mounts",
+    "image",
+    "size",
+    "mode",
+    "cpu",
+    "mem",
+    "shm",
+    "gpu",
+    "resource_group",
+    "name",
+    "bootstrap",
+)
+
+
+@dataclass(frozen=True)
+class RemoteLaunch:
+    """A launch checked here and described as the service's REST body."""
+
+    body: dict[str, Any] = field(default_factory=dict)
+    #: The spec as checked here (None for a REST body passed on unchecked).
+    spec: LaunchSpec | None = None
+
+
+def _ref(ref: str) -> str:
+    return quote(ref, safe="")
+
+
+class RemoteStore:
+    """The blocking reads the server extension makes of a store, over REST.
+
+    Called from worker threads (the events poller) and at start and stop.
+    """
+
+    def __init__(self, http: ServiceHTTP) -> None:
+        self.http = http
+
+    def list(self, include_ended: bool = False) -> builtins.list[Session]:
+        """The caller's active sessions (all of them with history when asked)."""
+        path = "sessions?all=1" if include_ended else "sessions"
+        return [Session.from_public(s) for s in self.http.call_sync("GET", path)]
+
+    def get(self, session_id: str) -> Session | None:
+        """One session by id, or None when the service does not know it (for this user)."""
+        try:
+            return Session.from_public(self.http.call_sync("GET", f"sessions/{_ref(session_id)}"))
+        except NotFound:
+            return None
+
+
+class RemoteEngine:
+    """The shared service's sessions, seen by one user (see the module docstring)."""
+
+    #: Front ends check this to skip what only a local engine does (drivers, folders).
+    remote = True
+
+    def __init__(
+        self, url: str, token: str, *, timeout: float = 30.0, poll_interval: float = 0.25
+    ) -> None:
+        self.url = url
+        self.http = ServiceHTTP(url, token, timeout)
+        self.store = RemoteStore(self.http)
+        self.poll_interval = poll_interval
+
+    # -- life ------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Check that the service answers (and accepts the token)."""
+        await self.http.call("GET", "launch-options")
+
+    async def refresh(self) -> None:
+        """Nothing to do: the service reconciles its agents itself."""
+
+    async def close(self) -> None:
+        """Close the HTTP clients."""
+        await self.http.close()
+
+    # -- launching ----------------------------------------------------------------------
+
+    def make_spec(self, **fields: Any) -> RemoteLaunch:
+        """Check launch fields here (units, names) and keep them as the REST body;
+        the service applies its own limits and default image."""
+        given = {k: v for k, v in fields.items() if v is not None}
+        spec = LaunchSpec.create(**{"image": DEFAULT_IMAGE, **given, "max_size": 1 << 30})
+        res = spec.resources
+        canonical: dict[str, Any] = {
+            "size": spec.size,
+            "mode": spec.mode.value,
+            "cpu": res.cpu,
+            "mem": res.mem,
+            "shm": res.shm,
+            "gpu": res.gpu,
+            "mounts": [str(m) for m in spec.mounts],
+        }
+        # only what was given: the service's defaults fill in the rest
+        body = {k: canonical.get(k, given[k]) for k in _PLAIN if k in given}
+        return RemoteLaunch(body, spec)
+
+    def quota(self, sessions: int = 0) -> None:
+        """Limits are the service's: it counts every launch of the caller."""
+        return None
+
+    async def submit(
+        self, spec: RemoteLaunch, *, owner: str = "", quota: Any = None, kernel: bool = False
+    ) -> Session:
+        """Ask the service for a session (it becomes the token user's); with
+        ``kernel`` the session records a kernel id for this server to start."""
+        body = {**spec.body, "start_kernel": kernel}  # the service checks it again
+        return Session.from_public(await self.http.call("POST", "sessions", body))
+
+    async def drive(self, session_id: str, *, on_change: SessionCallback | None = None) -> Session:
+        """Watch a launch the service drives until it settles; like the engine's,
+        raises LaunchFailed for ERROR, and cancels the session if cancelled itself."""
+        seen: tuple[Any, ...] | None = None
+        try:
+            while True:
+                session = await self.get(session_id)
+                state = (session.status, session.status_reason, session.containers)
+                if state != seen and on_change is not None:
+                    on_change(session)
+                seen = state
+                if session.status not in _SETTLING:
+                    break
+                await asyncio.sleep(self.poll_interval)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self.terminate(session_id))
+            raise
+        if session.status is SessionStatus.ERROR:
+            raise LaunchFailed(
+                f"cluster session {session.name} failed: {session.status_reason or 'no reason'}"
+            )
+        return session
+
+    async def launch(
+        self, spec: RemoteLaunch, *, owner: str = "", on_change: SessionCallback | None = None
+    ) -> Session:
+        """Submit and watch until it runs."""
+        session = await self.submit(spec, owner=owner)
+        return await self.drive(session.id, on_change=on_change)
+
+    # -- reading ----------------------------------------------------------------------------
+
+    async def get(self, ref: str, owner: str | None = None) -> Session:
+        """A session of the caller by id, unique id prefix or name (the service
+        scopes it to the token's user; ``owner`` is for the engine's signature)."""
+        return Session.from_public(await self.http.call("GET", f"sessions/{_ref(ref)}"))
+
+    async def list(self, include_ended: bool = False) -> builtins.list[Session]:
+        """The caller's sessions (an admin's: everyone's)."""
+        reply = await self.http.call("GET", "sessions", all="1" if include_ended else None)
+        return [Session.from_public(s) for s in reply]
+
+    def locate(self, session: Session, host: str) -> tuple[None, str]:
+        """NotFound unless ``host`` is one of the session's containers."""
+        return None, session.locate(host).container_id or ""
+
+    async def logs(
+        self, ref: str, host: str, *, tail: int | None = None, follow: bool = False
+    ) -> AsyncIterator[str]:
+        """Lines of one container's log, streamed from the service."""
+        path = f"sessions/{_ref(ref)}/containers/{_ref(host)}/logs"
+        async for line in self.http.lines(path, tail=tail, follow="1" if follow else None):
+            yield line
+
+    async def agents_info(self) -> builtins.list[dict[str, object]]:
+        """The agents as the service reports them."""
+        reply: builtins.list[dict[str, object]] = await self.http.call("GET", "agents")
+        return reply
+
+    async def resource_groups_info(self, groups: Sequence[str] = ()) -> Any:
+        """The resource groups this user may launch in, summed over their agents."""
+        return await self.http.call("GET", "resource-groups")
+
+    async def images_info(self, images: Sequence[str] = ()) -> Any:
+        """The images this user may launch, and which agents have each."""
+        return await self.http.call("GET", "images")
+
+    async def launch_options(self) -> Any:
+        """The service's launch form description (its policy, not this server's)."""
+        return await self.http.call("GET", "launch-options")
+
+    # -- data folders (the caller's own, and the shared ones) -------------------------------
+
+    async def list_folders(self, owner: str = "") -> builtins.list[FolderInfo]:
+        """The caller's data folders and the shared ones."""
+        return [FolderInfo.from_dict(f) for f in await self.http.call("GET", "folders")]
+
+    async def create_folder(self, name: str, owner: str = "") -> FolderInfo:
+        """Make one of the caller's folders on the service."""
+        return FolderInfo.from_dict(await self.http.call("POST", "folders", {"name": name}))
+
+    async def remove_folder(self, name: str, owner: str = "") -> None:
+        """Delete one of the caller's folders."""
+        await self.http.call("DELETE", f"folders/{_ref(name)}")
+
+    # -- inside the containers --------------------------------------------------------------
+
+    async def access(self, ref: str) -> Access:
+        """main1's SSH endpoint and the session's keys (the service gives them to the owner)."""
+        return Access.from_dict(await self.http.call("GET", f"sessions/{_ref(ref)}/access"))
+
+    async def exec(
+        self, ref: str, host: str, cmd: Sequence[str], *, on_output: OutputCallback | None = None
+    ) -> int:
+        """Run ``cmd`` as work in one container over SSH; its exit code."""
+        if not cmd:
+            raise InvalidRequest("give a command to run, e.g. -- hostname", "cmd")
+        session = await self.get(ref)
+        if session.status not in (SessionStatus.RUNNING, SessionStatus.RUNNING_DEGRADED):
+            raise InvalidRequest(f"session {session.name} is {session.status}, not running")
+        session.locate(host)
+        shell = ContainerShell(await self.access(session.id))
+        try:
+            return await shell.run(host, cmd, on_output=on_output)
+        finally:
+            await shell.close()
+
+    # -- ending -----------------------------------------------------------------------------
+
+    async def terminate(self, ref: str) -> Session:
+        """Cancel or terminate a session of the caller; the ended session."""
+        session = await self.get(ref)
+        await self.http.call("DELETE", f"sessions/{_ref(session.id)}")
+        return await self.get(session.id)

@@ -1,0 +1,59 @@
+"""Fixtures of the hub tests: a real JupyterHub running ``examples/team/jupyterhub_config.py``.
+
+The ``hub`` fixture (one per test session) starts the installed JupyterHub as root,
+with configurable-http-proxy from npm, the dummy authenticator, users ``alice``,
+``bob`` and ``admin`` whose servers run as the Unix users of those names, and the
+``cluster`` service (``jupyter-cluster serve``); see :mod:`.launch` for what the
+tests change in the example and :class:`.support.Hub` for the helpers. These tests
+need root, the proxy (``make setup``) and the Docker engine (the service owns it):
+they fail, never skip, without them.
+
+At the end every server, the Hub, the service and the proxy are stopped, and the
+test session fails if a process of the Hub or a Docker object of its service's
+manager id was left (both removed). Users' servers run from this checkout's
+``.venv``: :class:`.access.TraversalGrant` makes the directories in the way
+traversable meanwhile (on this project's machines ``/root``, above the Python
+the venv was made from).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from . import launch
+from .access import TraversalGrant
+from .support import Hub
+
+
+@pytest.fixture(scope="session")
+def hub(docker_engine: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
+    """A running JupyterHub of the team example, driven as ``test-admin`` (see above)."""
+    if os.geteuid() != 0:
+        pytest.fail("the hub tests need root (the Hub spawns servers as alice and bob)")
+    if not shutil.which("configurable-http-proxy"):
+        pytest.fail("configurable-http-proxy is missing; install it with `make setup`")
+    grant = TraversalGrant()
+    # Not under pytest's own tmp (root's only, 0700): the session's directory is
+    # traversable (0711) so that tests may hand users files in it; what is secret
+    # (state/: the Hub's database and cookie secret, the service's store) is root's only.
+    root = Path(tempfile.mkdtemp(prefix="jupyter-cluster-hub-"))
+    root.chmod(0o711)
+    log = tmp_path_factory.mktemp("hub") / "jupyterhub.log"
+    try:
+        changed = grant.acquire()
+        if changed:
+            print(f"hub fixture: o+x on {changed} until the hub tests end")
+        running, proc = launch.start(root, log)
+        try:
+            yield running
+        finally:
+            launch.stop(running, proc)
+    finally:
+        grant.release()
+        shutil.rmtree(root, ignore_errors=True)
