@@ -28,7 +28,7 @@ import pytest
 
 from . import launch
 from .access import TraversalGrant
-from .support import Hub
+from .support import ADMIN, Hub
 
 
 @pytest.fixture(scope="session")
@@ -57,3 +57,14 @@ def hub(docker_engine: None, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     finally:
         grant.release()
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def team(hub: Hub) -> dict[str, str]:
+    """alice's, bob's and admin's servers running; an API token of each (all of the
+    user's permissions, as a token made on the Hub's token page has)."""
+    tokens = {}
+    for user in ("alice", "bob", ADMIN):
+        hub.start_server(user)
+        tokens[user] = hub.token(user)
+    return tokens

@@ -54,6 +54,27 @@ c.JupyterHub.load_roles.append(
     {{"name": {admin!r}, "scopes": {scopes!r}, "services": [{admin!r}]}}
 )
 '''
+#: The cluster service's own configuration in the tests (its JUPYTER_CONFIG_DIR): small
+#: sessions by default, and per-user limits the tests push against.
+SERVICE_CONFIG = """\
+c.ClusterApp.default_launch_options = {"cpu": 0.25, "mem": "256m"}
+c.ClusterApp.events_poll_interval = 0.2
+c.ClusterManager.max_sessions_per_owner = MAX_SESSIONS
+c.ClusterManager.pending_poll_interval = 0.2
+"""
+#: Most sessions one user may hold at once on the tests' service.
+MAX_SESSIONS = 3
+
+
+def write_service_config(state: Path) -> Path:
+    """The service's ``jupyter_server_config.py`` (see :data:`SERVICE_CONFIG`)."""
+    config_dir = state / "cluster" / "config"
+    config_dir.mkdir(parents=True, exist_ok=True)
+    for directory in (state, state / "cluster", config_dir):
+        directory.chmod(0o700)
+    path = config_dir / "jupyter_server_config.py"
+    path.write_text(SERVICE_CONFIG.replace("MAX_SESSIONS", str(MAX_SESSIONS)))
+    return path
 
 
 def service_store(state: Path) -> Path:
@@ -98,6 +119,7 @@ def start(root: Path, log: Path) -> tuple[Hub, subprocess.Popen[bytes]]:
     state = root / "state"
     token = secrets.token_hex(32)
     config, urls = write_config(root, state, token)
+    write_service_config(state)
     env = {**os.environ, "JUPYTER_CLUSTER_HUB_DIR": str(state)}
     with open(log, "ab") as out:
         proc = subprocess.Popen(

@@ -160,7 +160,8 @@ class Hub:
         proxy with ``Authorization: token {token}``; ``kw`` goes to requests."""
         headers = {"Authorization": f"token {token}", **kw.pop("headers", {})}
         url = self.server_base(user, name) + path.lstrip("/")
-        return requests.request(method, url, headers=headers, timeout=30, **kw)
+        kw.setdefault("timeout", 30)
+        return requests.request(method, url, headers=headers, **kw)
 
     def server_token(self, user: str, server_name: str = "") -> str:
         """The ``JUPYTERHUB_API_TOKEN`` of a running server, read (as root) from its

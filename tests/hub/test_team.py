@@ -15,7 +15,6 @@ import threading
 import time
 from typing import Any
 
-import pytest
 import requests
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
@@ -89,16 +88,6 @@ def session_ids(events: list[dict[str, Any]]) -> set[str]:
         elif "session_id" in event:
             found.add(event["session_id"])
     return found
-
-
-@pytest.fixture(scope="module")
-def team(hub: Hub) -> dict[str, str]:
-    """alice's and bob's servers running; a token of each (their own API tokens)."""
-    tokens = {}
-    for user in ("alice", "bob", ADMIN):
-        hub.start_server(user)
-        tokens[user] = hub.token(user)
-    return tokens
 
 
 def test_alice_and_bob_see_and_act_on_only_their_own_sessions(
