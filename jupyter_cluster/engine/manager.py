@@ -17,24 +17,22 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 
 from ..core import naming
-from ..core.access import Access, public_material
 from ..core.models import LaunchSpec, Session
 from ..core.quota import Quota
 from ..core.scheduler import Placement, place
-from ..core.state import ACTIVE, ALLOCATING, ENDED, FINAL, USABLE, ContainerStatus, SessionStatus
+from ..core.state import ALLOCATING, ENDED, FINAL, USABLE, ContainerStatus, SessionStatus
 from ..core.units import parse_size
-from ..errors import ClusterError, Conflict, InvalidRequest, LaunchFailed, NotFound
+from ..errors import ClusterError, InvalidRequest, LaunchFailed, NotFound
 from .agents.base import Agent, OutputCallback
 from .agents.pool import AgentPool
 from .agents.registry import agent_configs, make_agent
 from .drivers import this_process
-from .folder_space import FolderSpace
-from .folders import DataFolders, FolderInfo
+from .folders import DataFolders
 from .hardening import ContainerHardening
 from .launcher import LaunchContext, bring_up, tear_down
+from .owned import OwnerViews
 from .pending import QueuePolicy, place_once, wait_for_room
 from .reconcile import Reconciler
-from .settings import ManagerSettings
 from .ssh import generate_session_keys
 from .store import Store
 
@@ -44,7 +42,7 @@ TEAR_DOWN_RETRIES = 20
 SessionCallback = Callable[[Session], None]
 
 
-class ClusterManager(ManagerSettings):
+class ClusterManager(OwnerViews):
     """Launch and manage cluster sessions on the configured Docker agents.
 
     Configured as ``c.ClusterManager.*`` (the traits are in :mod:`.settings`).
@@ -305,26 +303,6 @@ class ClusterManager(ManagerSettings):
         """Active sessions, or all of them with history when ``include_ended``."""
         return self.store.list(include_ended=include_ended)
 
-    async def access(self, ref: str) -> Access:
-        """How the session's owner reaches it over SSH: main1's published SSH port on
-        its agent's address, and the session's keys (terminals, the shared service's
-        ``GET sessions/{id}/access``). Conflict unless main1 runs."""
-        session = self.store.resolve(ref)
-        main = session.containers[0]
-        keys = self.store.load_keys(session.id)
-        state = None
-        if main.container_id and session.status in USABLE:
-            state = await self.agent(main.agent or "").inspect_container(main.container_id)
-        if state is None or not state.running or not keys:
-            raise Conflict(
-                f"main1 of session {session.name} is not running; its containers are "
-                "reached through it"
-            )
-        if naming.SSH_PORT not in state.ports:
-            raise Conflict(f"main1 of session {session.name} publishes no SSH port")
-        address = self.agent(main.agent or "").config.connect_address
-        return Access(address, state.ports[naming.SSH_PORT][1], public_material(keys))
-
     def locate(self, session: Session, host: str) -> tuple[Agent, str]:
         """The agent and container id of ``host``; NotFound when the session has no
         such host, has ended, or has not created that container yet.
@@ -399,37 +377,6 @@ class ClusterManager(ManagerSettings):
             reason = f"removed after an error: {session.status_reason}"
             return self.store.set_status(session.id, SessionStatus.TERMINATED, reason)
         return self.store.set_status(session.id, SessionStatus.TERMINATED, "terminated")
-
-    def active_sessions_mounting(self, folder: str, owner: str = "") -> builtins.list[str]:
-        """Names of active sessions that mount data folder ``folder`` (of ``owner``,
-        when each owner has their own folders)."""
-        return [
-            s.name
-            for s in self.store.list()
-            if s.status in ACTIVE
-            and any(m.name == folder for m in s.spec.mounts)
-            and (not self.folders_per_owner or s.owner == owner)
-        ]
-
-    # -- data folders ----------------------------------------------------------------
-
-    def folders_for(self, owner: str) -> FolderSpace:
-        """The data folders ``owner`` sees (see :mod:`.folder_space`)."""
-        return FolderSpace(
-            self.data_root, owner, per_owner=self.folders_per_owner, shared=self.shared_folders
-        )
-
-    async def list_folders(self, owner: str = "") -> builtins.list[FolderInfo]:
-        """``owner``'s folders and the shared ones (CLI ``folder ls``, ``GET folders``)."""
-        return self.folders_for(owner).list()
-
-    async def create_folder(self, name: str, owner: str = "") -> FolderInfo:
-        """Make one of ``owner``'s folders."""
-        return self.folders_for(owner).create(name)
-
-    async def remove_folder(self, name: str, owner: str = "") -> None:
-        """Delete one of ``owner``'s folders; refused while an active session mounts it."""
-        self.folders_for(owner).remove(name, self.active_sessions_mounting(name, owner))
 
     async def close(self) -> None:
         """Close the agents' connections and the store."""

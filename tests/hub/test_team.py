@@ -135,6 +135,19 @@ def test_alice_and_bob_see_and_act_on_only_their_own_sessions(
         assert {mine["id"], sid} <= {s["id"] for s in everyone}
         keys = service_call(hub, "GET", f"{API}/sessions/{sid}/access", admin)
         assert keys.status_code == 403, keys.text
+        # the service runs as root: nothing of its Jupyter server but the cluster routes
+        # answers a user (no kernels, files or terminals on the service's machine)
+        for method, path in (
+            ("GET", "api/contents"),
+            ("POST", "api/kernels"),
+            ("GET", "api/kernels"),
+            ("GET", "api/sessions"),
+            ("POST", "api/terminals"),
+            ("GET", "files/etc/passwd"),
+            ("GET", "lab"),
+        ):
+            reply = service_call(hub, method, path, alice, json={} if method == "POST" else None)
+            assert reply.status_code in (403, 404), (method, path, reply.status_code, reply.text)
         # a token without the service's scope is refused by the service
         narrow = hub.token("alice", ["read:users:name!user=alice"])
         assert service_call(hub, "GET", f"{API}/sessions", narrow).status_code == 403
