@@ -15,6 +15,7 @@ from typing import Any
 
 from . import session as notebook_api
 from .cli import format as cli_format
+from .core.fanout import LinePrefixer, worst_exit
 from .errors import ClusterError
 from .runtime.incluster import MagicError, MagicParser
 
@@ -22,6 +23,7 @@ USAGE = """%cluster ls [--all]                    sessions
 %cluster show SESSION                  one session and its containers
 %cluster logs SESSION HOST [--tail N] [--follow]
 %cluster exec SESSION HOST -- CMD…     run a command as work in a container
+%cluster exec SESSION --all -- CMD…    … in every container at once (lines prefixed)
 %cluster launch                        the launch form
 %cluster rm SESSION…                   terminate (or cancel) sessions"""
 
@@ -51,6 +53,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def run(argv: list[str]) -> Any:
     """Carry out one ``%cluster`` line; returns what the cell should show."""
+    if argv[:1] == ["exec"] and argv[2:3] == ["--all"]:  # SESSION --all -- CMD
+        return _exec_all(argv[1], argv[3:])
     args = _parser().parse_args(argv)
     if args.command is None:
         raise MagicError(USAGE)
@@ -83,6 +87,23 @@ def run(argv: list[str]) -> Any:
             ended = notebook_api.ClusterSession.attach(ref).terminate()
             print(f"{ended.name} {ended.id}: {ended.status.value}")
     return None
+
+
+def _exec_all(ref: str, cmd: list[str]) -> None:
+    """``%cluster exec SESSION --all -- CMD``: every container's output, host-prefixed."""
+    command = cmd[1:] if cmd[:1] == ["--"] else cmd
+    if not command:
+        raise MagicError("give a command: %cluster exec SESSION --all -- CMD")
+    results = notebook_api.ClusterSession.attach(ref).exec_all(command)
+    width = max(len(h) for h in results)
+    for host, result in results.items():
+        for text, stream in ((result.stdout, sys.stdout), (result.stderr, sys.stderr)):
+            prefixer = LinePrefixer(host, width)
+            data = prefixer.feed(text.encode()) + prefixer.close()
+            stream.write(data.decode(errors="replace"))
+    code = worst_exit(r.exit_code for r in results.values())
+    if code:
+        print(f"%cluster: exit code {code}", file=sys.stderr)
 
 
 def cluster_magic(line: str) -> Any:

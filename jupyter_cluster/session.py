@@ -279,6 +279,16 @@ class ClusterSession:
         """Sync twin of :meth:`aexec`."""
         return _Engine.get().call(self.aexec(host, cmd))
 
+    async def aexec_all(self, cmd: builtins.list[str] | str) -> dict[str, ExecResult]:
+        """Run a command as ``work`` in every container at once; each host's result."""
+        hosts = self.hosts
+        results = await asyncio.gather(*(self.aexec(h, cmd) for h in hosts))
+        return dict(zip(hosts, results, strict=True))
+
+    def exec_all(self, cmd: builtins.list[str] | str) -> dict[str, ExecResult]:
+        """Sync twin of :meth:`aexec_all`."""
+        return _Engine.get().call(self.aexec_all(cmd))
+
     async def aterminate(self) -> Session:
         """Remove every container and the network (or cancel if PENDING)."""
         eng = _Engine.get()

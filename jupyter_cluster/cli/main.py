@@ -19,9 +19,10 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from ..config import local_owner, make_manager
+from ..core.fanout import LinePrefixer, worst_exit
 from ..core.models import Session
 from ..core.naming import DEFAULT_IMAGE
-from ..core.state import FINAL
+from ..core.state import FINAL, USABLE
 from ..engine.drivers import this_process
 from ..engine.manager import ClusterManager
 from ..errors import ClusterError, Conflict, InvalidRequest, NotFound
@@ -88,9 +89,15 @@ def build_parser() -> argparse.ArgumentParser:
     logs.add_argument("host")
     logs.add_argument("--tail", type=int, default=None, help="only the last N lines")
     logs.add_argument("--follow", "-f", action="store_true", help="keep printing new lines")
-    exe = sub.add_parser("exec", help="run a command as work in one container")
+    exe = sub.add_parser("exec", help="run a command as work in one container (or in all: --all)")
     exe.add_argument("session")
-    exe.add_argument("host")
+    exe.add_argument(
+        "--all",
+        action="store_true",
+        help="run it in every container at once; lines come prefixed with the host, "
+        "the exit status is the worst",
+    )
+    exe.add_argument("host", nargs="?", help="the container (main1, sub1…), unless --all")
     exe.add_argument("cmd", nargs=argparse.REMAINDER, help="-- COMMAND [ARG…]")
     rm = sub.add_parser("rm", help="terminate sessions (or cancel pending ones)")
     rm.add_argument("sessions", nargs="+")
@@ -295,8 +302,59 @@ async def _command(manager: ClusterManager, args: argparse.Namespace) -> int:
     return 0
 
 
+def _exec_command(args: argparse.Namespace) -> list[str]:
+    """The command of ``exec`` (with ``--all``, argparse may take its first word for HOST,
+    or keep ``--all`` itself in the command: REMAINDER takes what follows the session)."""
+    if not args.host and args.cmd[:1] == ["--all"]:
+        args.all, args.cmd = True, args.cmd[1:]
+    elif args.host == "--all":
+        args.all, args.host = True, None
+    if args.cmd[:1] == ["--all"]:
+        args.all, args.cmd = True, args.cmd[1:]
+    if args.all and args.cmd[:1] != ["--"] and "--" in args.cmd:  # --all HOST -- CMD
+        raise InvalidRequest("give either a HOST or --all, not both", "host")
+    if args.all and args.host and args.cmd[:1] == ["--"]:
+        raise InvalidRequest("give either a HOST or --all, not both", "host")
+    words = [args.host, *args.cmd] if args.all and args.host else args.cmd
+    if not args.all and not args.host:
+        raise InvalidRequest("give a HOST (main1, sub1…) or --all", "host")
+    command = words[1:] if words[:1] == ["--"] else words
+    if not command:
+        raise InvalidRequest("give a command to run, e.g. -- hostname", "cmd")
+    return list(command)
+
+
+async def _exec_all(manager: ClusterManager, args: argparse.Namespace, cmd: list[str]) -> int:
+    session = await manager.get(args.session)
+    if session.status not in USABLE:
+        raise InvalidRequest(f"session {session.name} is {session.status.value}, not running")
+    width = max(len(h) for h in session.hosts)
+    out, err = sys.stdout.buffer, sys.stderr.buffer
+
+    async def one(host: str) -> int:
+        streams = {1: LinePrefixer(host, width), 2: LinePrefixer(host, width)}
+
+        def write(stream: int, data: bytes) -> None:
+            target = err if stream == 2 else out
+            target.write(streams[stream].feed(data))
+            target.flush()
+
+        try:
+            return await manager.exec(session.id, host, cmd, on_output=write)
+        except ClusterError as exc:  # one container failing does not stop the others
+            write(2, f"{exc}\n".encode())
+            return 255
+        finally:
+            out.write(streams[1].close())
+            err.write(streams[2].close())
+
+    return worst_exit(await asyncio.gather(*(one(h) for h in session.hosts)))
+
+
 async def _exec(manager: ClusterManager, args: argparse.Namespace) -> int:
-    command = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+    command = _exec_command(args)
+    if args.all:
+        return await _exec_all(manager, args, command)
 
     def write(stream: int, data: bytes) -> None:
         target = sys.stderr.buffer if stream == 2 else sys.stdout.buffer

@@ -22,7 +22,8 @@ LOG_FILE = "/opt/jupyter-cluster/run/container.log"
 USAGE = """%cluster hosts                         the session's containers and whether they answer
 %cluster status                        one line about the session
 %cluster logs HOST [--tail N] [--follow]   a container's log (start-up, bootstrap, sshd, kernel)
-%cluster exec HOST -- CMD…             run a command in a container"""
+%cluster exec HOST -- CMD…             run a command in a container
+%cluster exec --all -- CMD…            … in every container at once (lines prefixed)"""
 
 
 class MagicError(Exception):
@@ -87,6 +88,38 @@ def run_on(host: str, argv: list[str]) -> int:
     return code
 
 
+def _prefixed(source: IO[str], target: Any, prefix: str, lock: threading.Lock) -> None:
+    for line in source:
+        with lock:  # whole lines only: concurrent hosts never mix within one
+            target.write(prefix + (line if line.endswith("\n") else line + "\n"))
+            target.flush()
+
+
+def run_everywhere(argv: list[str]) -> int:
+    """Run ``argv`` on every host at once (pdsh-like): each output line prefixed with
+    its host; the exit status is the worst (0 only if all succeeded)."""
+    hosts = cluster_hosts()
+    width = max(len(h) for h in hosts)
+    lock = threading.Lock()
+
+    def one(host: str) -> int:
+        prefix = f"{host}:".ljust(width + 1) + " "
+        proc = subprocess.Popen(
+            _command_on(host, argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        assert proc.stdout is not None and proc.stderr is not None
+        err = threading.Thread(target=_prefixed, args=(proc.stderr, sys.stderr, prefix, lock))
+        err.start()
+        _prefixed(proc.stdout, sys.stdout, prefix, lock)
+        err.join()
+        return proc.wait()
+
+    with ThreadPoolExecutor(max_workers=len(hosts)) as pool:
+        codes = list(pool.map(one, hosts))
+    failing = [c if c > 0 else 128 - c for c in codes if c != 0]
+    return max(failing, default=0)
+
+
 def _answers(host: str) -> bool:
     if host == this_host():
         return True
@@ -124,6 +157,11 @@ def run(argv: list[str]) -> int:
     """Carry out one ``%cluster`` line; returns an exit code."""
     if not cluster_hosts():
         raise MagicError("this kernel does not run in a cluster session")
+    if argv[:2] == ["exec", "--all"]:
+        command = argv[3:] if argv[2:3] == ["--"] else argv[2:]
+        if not command:
+            raise MagicError("give a command: %cluster exec --all -- CMD")
+        return run_everywhere(command)
     args = _parser().parse_args(argv)
     if args.command is None:
         raise MagicError(USAGE)

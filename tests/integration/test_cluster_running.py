@@ -340,6 +340,29 @@ def test_exec_passes_output_and_exit_code(module_ws: Workspace, session: Any) ->
     assert bad.returncode == 5, str(bad)
 
 
+def test_exec_all_runs_everywhere_with_prefixed_lines_and_the_worst_status(
+    module_ws: Workspace, session: Any
+) -> None:
+    script = (
+        'echo "out $BACKENDAI_CLUSTER_HOST"; echo err >&2; '
+        '[ "$BACKENDAI_CLUSTER_IDX" != 2 ] || exit 4'
+    )
+    done = module_ws.cli("exec", session["id"], "--all", "--", "sh", "-c", script)
+    assert done.returncode == 4, str(done)  # the worst of 0, 0, 4 (sub2 is idx 2)
+    width = max(len(h) for h in HOSTS)
+    assert sorted(done.stdout.splitlines()) == sorted(
+        f"{(h + ':').ljust(width + 1)} out {h}" for h in HOSTS
+    )
+    assert sorted(done.stderr.splitlines()) == sorted(
+        f"{(h + ':').ljust(width + 1)} err" for h in HOSTS
+    )
+    assert module_ws.cli("exec", session["id"], "--all", "--", "true").returncode == 0
+    both = module_ws.cli("exec", session["id"], "--all", "main1", "--", "true")
+    assert both.returncode == 2 and "either a HOST or --all" in both.stderr, str(both)
+    neither = module_ws.cli("exec", session["id"])
+    assert neither.returncode == 2, str(neither)
+
+
 def test_bootstrap_output_is_in_each_log(module_ws: Workspace, session: Any) -> None:
     for host in HOSTS:
         lines = module_ws.ok_cli("logs", session["id"], host).stdout.splitlines()

@@ -297,6 +297,9 @@ async def test_incluster_magic_in_a_cluster_kernel(
         assert cell.stdout == "1\n" and cell.stderr == "%cluster: exit code 5\n"
         cell = await ok_cell(kc, "%cluster status")
         assert cell.stdout == f"session {session_id} (single-node, size 3): all 3 containers up\n"
+        cell = await ok_cell(kc, "%cluster exec --all -- sh -c 'hostname; [ $(hostname) != sub1 ]'")
+        assert sorted(cell.stdout.splitlines()) == ["main1: main1", "sub1:  sub1", "sub2:  sub2"]
+        assert cell.stderr == "%cluster: exit code 1\n"
 
         # Wrong lines: one error line (usage may follow), never a traceback.
         for line, first in [
@@ -330,6 +333,8 @@ async def test_host_magic_in_a_local_kernel(ws: Workspace) -> None:
 
         cell = await ok_cell(kc, "%cluster exec magic sub1 -- hostname")
         assert cell.stdout == "sub1\n"
+        cell = await ok_cell(kc, "%cluster exec magic --all -- hostname")
+        assert cell.stdout.splitlines() == ["main1: main1", "sub1:  sub1"]  # aligned
         cell = await ok_cell(kc, "%cluster show magic")
         assert session_id in cell.stdout
 
