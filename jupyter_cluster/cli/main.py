@@ -230,9 +230,7 @@ def _kernelspec(args: argparse.Namespace) -> int:
     fields = launch_fields(args)
     spec = LaunchSpec.create(image=fields.pop("image", DEFAULT_IMAGE), **fields)
     config = kernelspec.provisioner_config(spec, bool(args.image), args.launch_timeout)
-    display = args.display_name or (
-        f"Cluster {spec.size} x {spec.resources.cpu:g} CPU ({spec.mode.value})"
-    )
+    display = args.display_name or kernelspec.display_name(spec)
     path = kernelspec.install(
         args.kernel_name,
         display,

@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
+from pathlib import Path
 from typing import Any
 
 from jupyter_client.kernelspec import KernelSpecManager
@@ -21,6 +23,9 @@ from ..core.units import format_size
 from ..errors import InvalidRequest
 
 PROVISIONER_NAME = "cluster-provisioner"
+TIMES = "\N{MULTIPLICATION SIGN}"
+#: The launcher icon of every cluster kernelspec (a kernelspec's ``logo-svg``).
+LOGO = Path(__file__).with_name("resources") / "logo-svg.svg"
 KERNEL_ARGV = ["python3", "-m", "ipykernel_launcher", "-f", "{connection_file}"]
 
 
@@ -44,6 +49,27 @@ def provisioner_config(
     if image_given:
         config["image"] = spec.image
     return config
+
+
+def display_name(spec: LaunchSpec) -> str:
+    """What a cluster kernelspec calls itself in the launcher: ``Cluster: 4`` times ``1
+    CPU, 2g`` (with a multiplication sign); every cluster kernelspec starts with
+    "Cluster:", so they sit together."""
+    res = spec.resources
+    text = f"Cluster: {spec.size} {TIMES} {res.cpu:g} CPU, {format_size(res.mem)}"
+    if res.gpu:
+        text += f", {res.gpu} GPU"
+    if spec.mode.value != "single-node":
+        text += f" ({spec.mode.value})"
+    return text
+
+
+def write_spec_dir(directory: str, display: str, config: dict[str, Any]) -> None:
+    """``kernel.json`` and the logo into ``directory`` (the extension's own kernelspec
+    and :func:`install` both use it)."""
+    with open(os.path.join(directory, "kernel.json"), "w") as f:
+        json.dump(kernel_json(display, config), f, indent=1)
+    shutil.copyfile(LOGO, os.path.join(directory, LOGO.name))
 
 
 def kernel_json(display_name: str, config: dict[str, Any]) -> dict[str, Any]:
@@ -78,10 +104,7 @@ def install(
     if sys_prefix:
         prefix = sys.prefix
     with tempfile.TemporaryDirectory() as tmp:
-        with open(os.path.join(tmp, "kernel.json"), "w") as f:
-            json.dump(kernel_json(display_name, config), f, indent=1)
+        write_spec_dir(tmp, display_name, config)
         return str(
-            KernelSpecManager().install_kernel_spec(
-                tmp, kernel_name=name, user=user, prefix=prefix, replace=True
-            )
+            KernelSpecManager().install_kernel_spec(tmp, kernel_name=name, user=user, prefix=prefix)
         )

@@ -13,7 +13,6 @@ leaves running sessions running (their kernels are shut down with the server).
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any, cast
 
@@ -103,8 +102,7 @@ class ClusterApp(ExtensionApp, LaunchSettings):
         except ClusterError as exc:
             self.log.warning("session kernelspec without launch defaults: %s", exc)
             config = {}
-        with open(os.path.join(spec_dir, "kernel.json"), "w") as f:
-            json.dump(kernelspec.kernel_json(self.kernel_display_name, config), f, indent=1)
+        kernelspec.write_spec_dir(spec_dir, self.kernel_display_name, config)
         if root not in ksm.kernel_dirs:
             ksm.kernel_dirs.append(root)
 
