@@ -190,6 +190,10 @@ class RemoteEngine:
         """NotFound unless ``host`` is one of the session's containers."""
         return None, session.locate(host).container_id or ""
 
+    def check_logs(self, session: Session, host: str) -> None:
+        """NotFound unless the session has ``host`` (the service answers the rest)."""
+        session.locate(host)
+
     async def logs(
         self, ref: str, host: str, *, tail: int | None = None, follow: bool = False
     ) -> AsyncIterator[str]:

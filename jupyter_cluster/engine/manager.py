@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
+import os
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -30,6 +31,7 @@ from .drivers import this_process
 from .folders import DataFolders
 from .hardening import ContainerHardening
 from .launcher import LaunchContext, bring_up, tear_down
+from .log_archive import LogArchive
 from .owned import OwnerViews
 from .pending import QueuePolicy, place_once, wait_for_room
 from .reconcile import Reconciler
@@ -55,6 +57,12 @@ class ClusterManager(OwnerViews):
         super().__init__(**kwargs)
         self.store = Store(self.db_path)
         self.folders = DataFolders(self.data_root)
+        self.log_archive = LogArchive(
+            os.path.join(os.path.dirname(os.path.abspath(self.db_path)), "logs"),
+            max_lines=self.log_keep_lines,
+            max_bytes=parse_size(self.log_keep_size, "ClusterManager.log_keep_size"),
+            keep_days=self.log_keep_days,
+        )
         timeouts = {"timeout": self.docker_timeout, "connect_timeout": self.docker_connect_timeout}
         configs = agent_configs(self.agents, self.data_root, timeouts)
         for config in configs:
@@ -103,6 +111,8 @@ class ClusterManager(OwnerViews):
             )
             if pruned:
                 self.log.info("forgot %d ended session(s) past the history limits", pruned)
+            known = {s.id for s in self.store.list(include_ended=True)}
+            self.log_archive.prune(known)
             await self.refresh()
 
     async def refresh(self) -> None:
@@ -318,11 +328,25 @@ class ClusterManager(OwnerViews):
             )
         return self.agent(container.agent), container.container_id
 
+    def check_logs(self, session: Session, host: str) -> None:
+        """NotFound unless ``host``'s log can be read: from its container, or the copy
+        kept when the session ended (the REST handler asks before it streams)."""
+        session.locate(host)
+        if not self.log_archive.has(session.id, host):
+            self.locate(session, host)
+
     async def logs(
         self, ref: str, host: str, *, tail: int | None = None, follow: bool = False
     ) -> AsyncIterator[str]:
-        """Lines of one container's log (start-up, bootstrap, sshd, the kernel…)."""
+        """Lines of one container's log (start-up, bootstrap, sshd, the kernel…); once
+        the session has ended, of the copy kept then (``follow`` ends with it)."""
         session = self.store.resolve(ref)
+        container = session.locate(host)
+        gone = session.status in ENDED or container.status is ContainerStatus.TERMINATED
+        if gone and self.log_archive.has(session.id, host):
+            for line in self.log_archive.lines(session.id, host, tail):
+                yield line
+            return
         agent, container_id = self.locate(session, host)
         async for line in agent.logs(container_id, tail=tail, follow=follow):
             yield line
@@ -346,6 +370,9 @@ class ClusterManager(OwnerViews):
 
     # -- ending ------------------------------------------------------------------
 
+    def _read_log(self, agent_id: str, container_id: str, tail: int) -> AsyncIterator[str]:
+        return self.agent(agent_id).logs(container_id, tail=tail)
+
     async def terminate(self, ref: str) -> Session:
         """Cancel a PENDING session, or remove every container and the network."""
         session = self.store.resolve(ref)
@@ -358,6 +385,8 @@ class ClusterManager(OwnerViews):
         was_preparing = session.status is SessionStatus.PREPARING
         if session.status is not SessionStatus.ERROR:
             session = self.store.set_status(session.id, SessionStatus.TERMINATING, "")
+        if self.keep_logs:  # the logs outlive the containers (read them with `logs`)
+            await self.log_archive.keep(session, self._read_log)
         problems = await tear_down(session, self.pool.agents, self.store.manager_id)
         # While PREPARING, the launching process (maybe another one) may still be
         # creating containers, which keeps the network busy: sweep again until it

@@ -112,6 +112,21 @@ class ManagerSettings(LoggingConfigurable):
         "manager that have no live record: remove them (logged) or adopt them as "
         "running sessions.",
     )
+    keep_logs = Bool(
+        True,
+        config=True,
+        help="Keep each container's log when its session is terminated, so `logs` (CLI, "
+        "REST, the Lab panel, %cluster logs) still reads it afterwards.",
+    )
+    log_keep_lines = Int(10000, config=True, help="Most lines of each container's log kept.")
+    log_keep_size = Unicode(
+        "5m", config=True, help="Most bytes of each container's log kept, e.g. 5m."
+    )
+    log_keep_days = Float(
+        14.0,
+        config=True,
+        help="Days kept logs stay (they also go when the session leaves the history).",
+    )
     folders_per_owner = Bool(
         False,
         config=True,

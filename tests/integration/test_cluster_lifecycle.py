@@ -81,10 +81,15 @@ def test_logs_follow_and_logs_of_a_dead_container(ws: Workspace) -> None:
         assert [c["status"] for c in shown["containers"]] == ["RUNNING", "EXITED"]
         assert "sub1" in shown["status_reason"]
 
-        # Removing the session ends --follow.
+        # Removing the session ends --follow; both logs stay readable (kept copies),
+        # the dead container's included.
         ws.ok_cli("rm", sid)
         out, err = follow.communicate(timeout=30)
         seen.append(out)
+        assert ws.ok_cli("logs", sid, "sub1").stdout.splitlines() == lines
+        kept = ws.ok_cli("logs", sid, "main1").stdout.splitlines()
+        assert kept == "".join(seen).splitlines(), (kept, seen)  # what --follow printed
+        assert ws.ok_cli("logs", sid, "main1", "--tail", "1").stdout.splitlines() == kept[-1:]
     finally:
         if follow.poll() is None:
             follow.kill()

@@ -87,8 +87,13 @@ async def test_launch_list_logs_terminate(
         ended = await ok_http(jp_fetch, "sessions", sid)
         assert ended["status"] == "TERMINATED"
         assert running_hosts(sid) == {}
-        code, data, _ = await call(jp_fetch, "sessions", sid, "containers", "main1", "logs")
-        assert code == 404 and "TERMINATED" in data["message"]
+        # the logs outlive the containers: the copy kept at termination is served
+        kept = await ok_http(jp_fetch, "sessions", sid, "containers", "sub1", "logs")
+        assert READY in kept and kept.endswith(log[-200:])
+        followed = await ok_http(
+            jp_fetch, "sessions", sid, "containers", "sub1", "logs", params={"follow": "1"}
+        )
+        assert followed == kept  # follow ends at once: nothing more will come
         await events.session(sid, "TERMINATED")
     hub = cluster.service.hub
     await eventually(lambda: asyncio.sleep(0, hub.subscriber_count == 0), 10, "no subscribers")

@@ -38,6 +38,7 @@ FRONT_END_SURFACE = (
     "get",
     "list",
     "locate",
+    "check_logs",
     "logs",
     "exec",
     "terminate",

@@ -78,7 +78,7 @@ class LogsHandler(ClusterHandler):
         tail, follow = self.whole("tail"), self.flag("follow")
         manager = self.service.manager
         session = await self.session(ref)
-        manager.locate(session, host)  # errors before the stream starts
+        manager.check_logs(session, host)  # errors before the stream starts
         lines: AsyncGenerator[str, None] = manager.logs(  # type: ignore[assignment]
             session.id, host, tail=tail, follow=follow
         )
