@@ -83,3 +83,18 @@ def check_transition(old: SessionStatus, new: SessionStatus) -> None:
     """Raise :class:`Conflict` when a session may not go from ``old`` to ``new``."""
     if not can_transition(old, new):
         raise Conflict(f"a {old.value} session cannot become {new.value}")
+
+
+def exit_reason(code: int | None, oom_killed: bool = False, finished_at: str = "") -> str:
+    """Why a container is no longer running, as its status reason says it (the CLI's
+    ``show``, REST, events, the sidebar): the exit code, the out-of-memory killer,
+    and when."""
+    when = f" at {finished_at}" if finished_at else ""
+    if oom_killed:
+        return (
+            f"was killed by the out-of-memory killer (exit code {code}){when}: it needed "
+            "more than its memory limit; launch with more --mem"
+        )
+    if code is not None and code > 128:
+        return f"was killed by signal {code - 128} (exit code {code}){when}"
+    return f"exited with code {code}{when}"

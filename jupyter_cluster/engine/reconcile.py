@@ -20,7 +20,7 @@ from typing import Any
 from ..core import naming
 from ..core.models import ClusterMode, Container, LaunchSpec, Session
 from ..core.resources import Mount, Resources
-from ..core.state import LIVE, ContainerStatus, SessionStatus
+from ..core.state import LIVE, ContainerStatus, SessionStatus, exit_reason
 from ..errors import AgentError, ClusterError, Conflict
 from .agents.base import Agent, ContainerState
 from .drivers import describe, driver_alive
@@ -232,7 +232,11 @@ class Reconciler:
                         session.id, container.host, status=ContainerStatus.RUNNING, status_reason=""
                     )
                 continue
-            why = f"exited with code {state.exit_code}" if state else "is gone"
+            why = (
+                exit_reason(state.exit_code, state.oom_killed, state.finished_at)
+                if state
+                else "is gone"
+            )
             dead.append(f"{container.host} {why}")
             if container.status is not ContainerStatus.EXITED:
                 self.store.update_container(

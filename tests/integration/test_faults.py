@@ -110,7 +110,9 @@ async def test_a_killed_main1_ends_the_kernel_and_restart_fails_clearly(
         assert kernel_processes(km.kernel_id) == []
         shown = ws.show(session_id)  # the CLI reconciles with Docker first
         assert shown["status"] == "RUNNING_DEGRADED", shown
-        assert shown["status_reason"] == "main1 exited with code 137", shown
+        assert shown["status_reason"].startswith(
+            "main1 was killed by signal 9 (exit code 137) at "
+        ), shown
 
         # Restart replaces only the kernel process: with main1 gone it fails at once,
         # saying so, and re-creates nothing.

@@ -124,7 +124,7 @@ async def test_an_engine_restart_degrades_the_session_and_terminate_cleans_up(
         assert back.status is SessionStatus.RUNNING_DEGRADED, back
         for container in back.containers:
             assert container.status is ContainerStatus.EXITED, container
-            assert container.status_reason.startswith("exited with code "), container
+            assert "exit code" in container.status_reason, container
         dead = "; ".join(f"{c.host} {c.status_reason}" for c in back.containers)
         assert back.status_reason == dead  # not the outage's reason any more
         assert [s.id for s in await mgr.list()] == [session.id]

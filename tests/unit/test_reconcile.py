@@ -124,3 +124,32 @@ async def test_a_session_terminated_during_the_scan_is_not_adopted(tmp_path: Pat
     assert ended.owner == "ada" and ended.created_at == session.created_at  # history kept
     assert [s.id for s in await manager.list()] == []
     assert not [c for c in agent.containers.values() if c.status == "running"]
+
+
+async def test_a_dead_container_says_how_and_when_it_ended(tmp_path: Path) -> None:
+    """#14 item 2: the out-of-memory killer, a signal or an exit code, with the time,
+    in the container's and the session's reason."""
+    from jupyter_cluster.core.state import exit_reason
+
+    manager, agents = two_agents(tmp_path)
+    session = await manager.launch(
+        manager.make_spec(image=DEFAULT_IMAGE, size=3, cpu=0.25, mode="multi-node")
+    )
+    by_host = {c.host: c for c in session.containers}
+    agent_of = {h: agents[c.agent or ""] for h, c in by_host.items()}
+    agent_of["sub1"].exit(by_host["sub1"].container_id or "", 137, oom=True)
+    agent_of["sub2"].exit(by_host["sub2"].container_id or "", 3)
+    await manager.refresh()
+    after = await manager.get(session.id)
+    reasons = {c.host: c.status_reason for c in after.containers}
+    assert reasons["main1"] == ""
+    assert reasons["sub1"].startswith("was killed by the out-of-memory killer (exit code 137) at ")
+    assert "launch with more --mem" in reasons["sub1"]
+    assert reasons["sub2"].startswith("exited with code 3 at 20")
+    assert after.status is SessionStatus.RUNNING_DEGRADED
+    assert after.status_reason == f"sub1 {reasons['sub1']}; sub2 {reasons['sub2']}"
+    assert exit_reason(143) == "was killed by signal 15 (exit code 143)"
+    assert exit_reason(0, finished_at="2026-12-01T00:00:00Z") == (
+        "exited with code 0 at 2026-12-01T00:00:00Z"
+    )
+    await manager.terminate(session.id)

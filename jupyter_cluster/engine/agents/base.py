@@ -106,6 +106,9 @@ class ContainerState:
     running: bool
     status: str  # Docker's word: created, running, exited, dead…
     exit_code: int | None = None
+    #: Whether the out-of-memory killer ended it, and when it ended (ISO 8601, UTC).
+    oom_killed: bool = False
+    finished_at: str = ""
     ports: Mapping[int, tuple[str, int]] = field(default_factory=dict)
     image: str = ""
     resources: Resources | None = None

@@ -102,8 +102,16 @@ def container_state(data: Mapping[str, Any]) -> ContainerState:
         running=bool(state.get("Running")),
         status=state.get("Status", "unknown"),
         exit_code=state.get("ExitCode"),
+        oom_killed=bool(state.get("OOMKilled")),
+        finished_at=_when(state.get("FinishedAt")),
         ports=ports,
     )
+
+
+def _when(stamp: Any) -> str:
+    """Docker's FinishedAt, to the second; empty for its zero time (never finished)."""
+    text = str(stamp or "")
+    return "" if not text or text.startswith("0001-") else text[:19] + "Z"
 
 
 def network_state(data: Mapping[str, Any]) -> NetworkState:

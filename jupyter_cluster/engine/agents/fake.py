@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import itertools
+import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +40,8 @@ class FakeContainer:
     spec: ContainerSpec
     status: str = "created"
     exit_code: int | None = None
+    oom_killed: bool = False
+    finished_at: str = ""
     ports: dict[int, tuple[str, int]] = field(default_factory=dict)
     lines: list[str] = field(default_factory=list)
     files: dict[str, FileEntry] = field(default_factory=dict)
@@ -61,6 +64,8 @@ class FakeContainer:
             running=self.status == "running",
             status=self.status,
             exit_code=self.exit_code,
+            oom_killed=self.oom_killed,
+            finished_at=self.finished_at,
             ports=dict(self.ports),
         )
 
@@ -128,10 +133,12 @@ class FakeAgent:
         box.lines.append(line if line.endswith("\n") else line + "\n")
         box.wake()
 
-    def exit(self, container_id: str, code: int = 0) -> None:
-        """Mark a container as exited with ``code``; followed logs end."""
+    def exit(self, container_id: str, code: int = 0, *, oom: bool = False) -> None:
+        """Mark a container as exited with ``code`` (``oom``: by the out-of-memory
+        killer) now; followed logs end."""
         box = self._get(container_id)
-        box.status, box.exit_code = "exited", code
+        box.status, box.exit_code, box.oom_killed = "exited", code, oom
+        box.finished_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         box.wake()
 
     def by_host(self, hostname: str) -> FakeContainer:
