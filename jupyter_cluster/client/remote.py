@@ -257,8 +257,8 @@ class RemoteEngine:
 
     # -- ending -----------------------------------------------------------------------------
 
-    async def terminate(self, ref: str) -> Session:
+    async def terminate(self, ref: str, reason: str = "") -> Session:
         """Cancel or terminate a session of the caller; the ended session."""
         session = await self.get(ref)
-        await self.http.call("DELETE", f"sessions/{_ref(session.id)}")
+        await self.http.call("DELETE", f"sessions/{_ref(session.id)}", reason=reason or None)
         return await self.get(session.id)

@@ -373,12 +373,13 @@ class ClusterManager(OwnerViews):
     def _read_log(self, agent_id: str, container_id: str, tail: int) -> AsyncIterator[str]:
         return self.agent(agent_id).logs(container_id, tail=tail)
 
-    async def terminate(self, ref: str) -> Session:
-        """Cancel a PENDING session, or remove every container and the network."""
+    async def terminate(self, ref: str, reason: str = "") -> Session:
+        """Cancel a PENDING session, or remove every container and the network;
+        ``reason`` (default: by the user) is kept in its history."""
         session = self.store.resolve(ref)
         if session.status is SessionStatus.PENDING:
             return self.store.set_status(
-                session.id, SessionStatus.CANCELLED, "cancelled by the user"
+                session.id, SessionStatus.CANCELLED, reason or "cancelled by the user"
             )
         if session.status in FINAL:
             return session
@@ -405,7 +406,7 @@ class ClusterManager(OwnerViews):
         if session.status is SessionStatus.ERROR:  # keep why it failed in the history
             reason = f"removed after an error: {session.status_reason}"
             return self.store.set_status(session.id, SessionStatus.TERMINATED, reason)
-        return self.store.set_status(session.id, SessionStatus.TERMINATED, "terminated")
+        return self.store.set_status(session.id, SessionStatus.TERMINATED, reason or "terminated")
 
     async def close(self) -> None:
         """Close the agents' connections and the store."""

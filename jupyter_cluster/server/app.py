@@ -67,6 +67,16 @@ class ClusterApp(ExtensionApp, LaunchSettings):
     kernel_display_name = Unicode(
         "Python 3 (cluster session)", config=True, help="Display name of that kernelspec."
     )
+    idle_timeout = Float(
+        0.0,
+        config=True,
+        help="Seconds a session whose kernel runs in this server may stay idle (kernel "
+        "idle, no terminal into it open) before it is terminated; its REST model shows "
+        "the deadline (idle_deadline). 0 (the default) never terminates.",
+    )
+    idle_check_interval = Float(
+        30.0, config=True, help="Seconds between checks for idle sessions (idle_timeout)."
+    )
     events_poll_interval = Float(
         0.5, config=True, help="Seconds between reads of the session store for events."
     )

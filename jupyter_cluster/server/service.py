@@ -26,6 +26,7 @@ from ..engine.manager import ClusterManager
 from ..errors import ClusterError, InvalidRequest, NotFound
 from ..paths import cluster_dir
 from .events import Event, EventHub, is_ended
+from .idle import IdleWatcher
 from .terminals import ClusterTerminals
 
 #: The key of the web app's settings under which handlers find the service.
@@ -43,6 +44,8 @@ class ServiceHost(Protocol):
     admin_users: list[str]
     admin_groups: list[str]
     kernels_here: bool
+    idle_timeout: float
+    idle_check_interval: float
 
     @property
     def kernel_manager(self) -> Any: ...
@@ -75,6 +78,7 @@ class ClusterService:
         self._housekeeping: set[asyncio.Task[None]] = set()
         self._kernel_shutdowns: dict[str, asyncio.Future[Any]] = {}
         self._started: asyncio.Future[None] | None = None
+        self.idle = IdleWatcher(self, host.idle_timeout, host.idle_check_interval)
         self._refresh: asyncio.Task[None] | None = None
 
     # -- server objects --------------------------------------------------------------
@@ -116,6 +120,8 @@ class ClusterService:
         except ClusterError as exc:  # the shared service is not up yet
             self.log.warning("jupyter-cluster: %s", exc)
         self.hub.start()
+        if self.host.idle_timeout > 0:
+            self.idle.start()
         if self.host.reconcile_interval > 0:
             self._refresh = asyncio.ensure_future(self._refresh_loop())
 
@@ -134,6 +140,7 @@ class ClusterService:
             self._refresh.cancel()
             await asyncio.gather(self._refresh, return_exceptions=True)
         await self.hub.stop()
+        await self.idle.stop()
         for session_id, task in list(self._launches.items()):
             await self._settle(session_id, task, 30.0)
         tasks = list(self._housekeeping)
@@ -147,7 +154,8 @@ class ClusterService:
         await self.manager.close()
 
     def _keep_session(self, session: Session) -> None:
-        """The server stops: shut the session's kernel down but leave the session."""
+        """Shut the session's kernel down without its provisioner ending the session
+        (the server stops, or ends the session itself)."""
         if self._kernel_alive(session.kernel_id):
             provisioner = self.kernel_manager.get_kernel(session.kernel_id).provisioner
             if provisioner is not None and hasattr(provisioner, "keep_session"):
@@ -174,7 +182,13 @@ class ClusterService:
     def model(self, session: Session) -> dict[str, Any]:
         """The REST shape of a session: the engine's plus the kernel's state."""
         state, reason = self.kernel_state(session)
-        return {**session.to_dict(), "kernel_state": state, "kernel_reason": reason}
+        deadline = self.idle.deadline(session) if self.host.idle_timeout > 0 else None
+        return {
+            **session.to_dict(),
+            "kernel_state": state,
+            "kernel_reason": reason,
+            "idle_deadline": deadline,
+        }
 
     # -- launching -------------------------------------------------------------------------
 
@@ -250,15 +264,17 @@ class ClusterService:
 
     # -- ending ------------------------------------------------------------------------------
 
-    async def terminate(self, ref: str) -> Session:
-        """Stop a launch driven here, shut the kernel down, terminate or cancel the session."""
+    async def terminate(self, ref: str, reason: str = "") -> Session:
+        """Stop a launch driven here, shut the kernel down, terminate or cancel the
+        session (``reason`` says why in its history)."""
         session = await self.manager.get(ref)
         task = self._launches.get(session.id)
         if task is not None:
             await self._settle(session.id, task, 60.0)
         session = await self.manager.get(session.id)
+        self._keep_session(session)  # the session is ended here, with its reason
         await self._shutdown_kernel(session.kernel_id)
-        session = await self.manager.terminate(session.id)
+        session = await self.manager.terminate(session.id, reason=reason)
         self._kernel_phase.pop(session.id, None)
         self._kernel_reason.pop(session.id, None)
         await self.terminals.close_session(self.terminal_manager, session.id)

@@ -116,6 +116,10 @@ class ClusterTerminals:
         self.log.info("terminal %s: %s of session %s", model["name"], host, session.name)
         return model
 
+    def names(self, session_id: str) -> set[str]:
+        """The terminals made here into ``session_id``'s containers (open or not)."""
+        return set(self._names.get(session_id, ()))
+
     async def close_session(
         self, term_manager: Any, session_id: str, *, remove_keys: bool = True
     ) -> None:

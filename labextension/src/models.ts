@@ -70,6 +70,8 @@ export interface ISession {
   kernel_id?: string | null;
   kernel_state?: KernelState;
   kernel_reason?: string;
+  /** With an idle timeout: when (epoch seconds) it ends unless used; null in use. */
+  idle_deadline?: number | null;
 }
 
 /** Amounts of CPU, memory (bytes) and GPUs. */

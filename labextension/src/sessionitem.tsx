@@ -19,7 +19,7 @@ import { IContainer, IResources, ISession, IUsage } from './api';
 import { CommandIDs } from './commands';
 import { getTrans } from './i18n';
 import { FINAL, USABLE } from './sessions';
-import { formatAge, formatCpu, formatSize } from './units';
+import { formatAge, formatCpu, formatLeft, formatSize } from './units';
 
 /** One line of resources per container: `0.5 CPU · 1g mem · 64m shm`. */
 export function describeResources(
@@ -108,6 +108,20 @@ export function SessionItem(props: {
         {session.created_at !== undefined && (
           <span title={new Date(session.created_at * 1000).toLocaleString()}>
             {trans.__('%1 old', formatAge(session.created_at, props.now))}
+          </span>
+        )}
+        {typeof session.idle_deadline === 'number' && (
+          <span
+            className="jp-ClusterSession-idle"
+            title={trans.__(
+              'Idle: terminated at %1 unless its kernel runs something or a terminal is open',
+              new Date(session.idle_deadline * 1000).toLocaleTimeString()
+            )}
+          >
+            {trans.__(
+              'idle, ends in %1',
+              formatLeft(session.idle_deadline, props.now)
+            )}
           </span>
         )}
       </div>

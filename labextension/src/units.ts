@@ -84,7 +84,16 @@ export function formatCpu(cpus: number): string {
  * `5m`, `3h 5m`, `2d 4h`.
  */
 export function formatAge(seconds: number, now: number = Date.now()): string {
-  const total = Math.max(0, Math.floor(now / 1000 - seconds));
+  return formatSpan(now / 1000 - seconds);
+}
+
+/** Time left until ``seconds`` (epoch), e.g. "4m" (0s once past). */
+export function formatLeft(seconds: number, now: number = Date.now()): string {
+  return formatSpan(seconds - now / 1000);
+}
+
+function formatSpan(span: number): string {
+  const total = Math.max(0, Math.floor(span));
   if (total < 60) {
     return `${total}s`;
   }

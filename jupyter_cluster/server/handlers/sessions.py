@@ -57,7 +57,9 @@ class SessionHandler(ClusterHandler):
     @web.authenticated
     @authorized
     async def delete(self, ref: str) -> None:
-        await self.service.terminate((await self.session(ref)).id)
+        given = " ".join(self.get_argument("reason", "").split())  # one line
+        reason = "".join(c for c in given if c.isprintable())[:200]
+        await self.service.terminate((await self.session(ref)).id, reason=reason)
         self.set_status(204)
         self.finish()
 

@@ -70,6 +70,7 @@ describe('ClusterSidebar', () => {
     expect(meta).toMatch(/single-node/);
     expect(meta).toMatch(/3 containers/);
     expect(meta).toMatch(/2m old/);
+    expect(item.querySelector('.jp-ClusterSession-idle')).toBeNull(); // no timeout
     const hosts = [...item.querySelectorAll('.jp-ClusterContainer-host')].map(
       n => n.textContent
     );
@@ -91,6 +92,17 @@ describe('ClusterSidebar', () => {
     ).toBe('Cancel');
   });
 
+  it('shows the time left before an idle session is terminated', async () => {
+    model.upsert(
+      session({ status: 'RUNNING', idle_deadline: Date.now() / 1000 + 245 })
+    );
+    await render(sidebar);
+    const idle = sidebar.node.querySelector('.jp-ClusterSession-idle')!;
+    expect(idle.textContent).toMatch(/idle, ends in 4m/);
+    expect(idle.getAttribute('title')).toMatch(
+      /unless its kernel runs something/
+    );
+  });
   it('runs the actions of a running session and its containers', async () => {
     const s = session({ status: 'RUNNING', kernel_state: 'running' });
     s.containers = s.containers.map(c => ({

@@ -1,0 +1,90 @@
+"""The idle watcher: terminates sessions whose kernel here has been idle too long.
+
+Started by :class:`~jupyter_cluster.server.service.ClusterService` when
+``ClusterApp.idle_timeout`` is above 0 (off by default). Every
+``idle_check_interval`` seconds it looks at each session with a kernel in this
+server: the kernel's last activity and execution state (the server's kernel
+manager tracks both), and the terminals opened into the session's containers.
+A session idle for the timeout is terminated with the reason saying so; until
+then its REST model carries ``idle_deadline`` (the sidebar shows the time left).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from ..core.idle import Activity, idle_deadline, should_terminate
+from ..core.models import Session
+from ..core.state import USABLE
+from ..errors import ClusterError
+
+
+def _epoch(when: Any, default: float) -> float:
+    return when.timestamp() if hasattr(when, "timestamp") else default
+
+
+class IdleWatcher:
+    """Watch a service's sessions (see the module docstring)."""
+
+    def __init__(self, service: Any, timeout: float, interval: float) -> None:
+        """``service`` is the ClusterService (its manager, kernel and terminal managers,
+        terminals and ``terminate``); not imported here, as the service imports this."""
+        self.service, self.timeout, self.interval = service, timeout, interval
+        self._task: asyncio.Task[None] | None = None
+
+    def activity(self, session: Session) -> Activity | None:
+        """The session's use now, or None when its kernel is not in this server."""
+        service = self.service
+        kid = session.kernel_id
+        if not kid or kid not in service.kernel_manager:
+            return None
+        kernel = service.kernel_manager.get_kernel(kid)
+        terms = service.terminal_manager.terminals if service.terminal_manager else {}
+        open_terminals = sum(1 for name in service.terminals.names(session.id) if name in terms)
+        return Activity(
+            last_activity=_epoch(getattr(kernel, "last_activity", None), session.updated_at),
+            kernel_busy=getattr(kernel, "execution_state", "") == "busy",
+            open_terminals=open_terminals,
+        )
+
+    def deadline(self, session: Session) -> float | None:
+        """When the session will be terminated if it stays idle (None: never)."""
+        activity = self.activity(session)
+        return None if activity is None else idle_deadline(activity, self.timeout)
+
+    async def check(self, now: float | None = None) -> list[str]:
+        """One pass: terminate every session idle past the timeout; their ids."""
+        ended = []
+        for session in await self.service.manager.list():
+            activity = self.activity(session)
+            if session.status not in USABLE or activity is None:
+                continue
+            if should_terminate(activity, self.timeout, now or time.time()):
+                reason = f"terminated after {self.timeout:g} s idle (ClusterApp.idle_timeout)"
+                self.service.log.info("cluster session %s: %s", session.name, reason)
+                try:
+                    await self.service.terminate(session.id, reason=reason)
+                    ended.append(session.id)
+                except ClusterError as exc:
+                    self.service.log.warning("idle session %s: %s", session.name, exc)
+        return ended
+
+    def start(self) -> None:
+        """Check every ``interval`` seconds until :meth:`stop`."""
+        self._task = asyncio.ensure_future(self._run())
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self.interval)
+            try:
+                await self.check()
+            except Exception:
+                self.service.log.exception("jupyter-cluster: the idle check failed")
+
+    async def stop(self) -> None:
+        """Stop checking."""
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
