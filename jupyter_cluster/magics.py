@@ -25,6 +25,7 @@ USAGE = """%cluster ls [--all]                    sessions
 %cluster exec SESSION HOST -- CMD…     run a command as work in a container
 %cluster exec SESSION --all -- CMD…    … in every container at once (lines prefixed)
 %cluster launch                        the launch form
+%cluster top SESSION                   each container's CPU, memory, network, disk
 %cluster rm SESSION…                   terminate (or cancel) sessions"""
 
 
@@ -47,6 +48,7 @@ def _parser() -> argparse.ArgumentParser:
     exe.add_argument("host")
     exe.add_argument("cmd", nargs=argparse.REMAINDER)
     sub.add_parser("launch", add_help=False)
+    sub.add_parser("top", add_help=False).add_argument("session")
     sub.add_parser("rm", add_help=False).add_argument("sessions", nargs="+")
     return parser
 
@@ -78,6 +80,8 @@ def run(argv: list[str]) -> Any:
         sys.stderr.write(result.stderr)
         if result.exit_code:
             print(f"%cluster: exit code {result.exit_code}", file=sys.stderr)
+    elif args.command == "top":
+        print(cli_format.usage_table(notebook_api.ClusterSession.attach(args.session).stats()))
     elif args.command == "launch":
         from .widgets import LaunchForm
 

@@ -24,6 +24,7 @@ from .config import launch_settings, local_owner, make_manager
 from .core.launch_options import describe
 from .core.models import LaunchSpec, Session
 from .core.state import SessionStatus
+from .core.stats import Usage
 from .engine.manager import ClusterManager
 
 T = TypeVar("T")
@@ -288,6 +289,15 @@ class ClusterSession:
     def exec_all(self, cmd: builtins.list[str] | str) -> dict[str, ExecResult]:
         """Sync twin of :meth:`aexec_all`."""
         return _Engine.get().call(self.aexec_all(cmd))
+
+    async def astats(self) -> dict[str, Usage | None]:
+        """Each container's CPU, memory, network and block IO now (None: not running)."""
+        eng = _Engine.get()
+        return await eng.acall(eng.manager.stats(self.id))
+
+    def stats(self) -> dict[str, Usage | None]:
+        """Sync twin of :meth:`astats`."""
+        return _Engine.get().call(self.astats())
 
     async def aterminate(self) -> Session:
         """Remove every container and the network (or cancel if PENDING)."""

@@ -6,10 +6,11 @@ Pure formatting used by :mod:`.cli`; the JSON output is the models' ``to_dict``.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..core.models import Session
+from ..core.stats import Usage
 from ..core.units import format_size
 
 
@@ -72,6 +73,27 @@ def session_details(session: Session) -> str:
     ]
     lines += ["", table(("HOST", "ROLE", "AGENT", "STATUS", "CONTAINER", "KERNEL ID"), rows)]
     return "\n".join(lines)
+
+
+def usage_table(found: Mapping[str, Usage | None]) -> str:
+    """The ``top`` table: each container's CPU, memory, network and block IO."""
+    rows = []
+    for host, u in found.items():
+        if u is None:
+            rows.append((host, "-", "not running", "-", "-", "-"))
+            continue
+        rows.append(
+            (
+                host,
+                f"{u.cpu_percent:.1f}%",
+                f"{format_size(u.mem_used)} / {format_size(u.mem_limit)}",
+                f"{format_size(u.net_rx)} / {format_size(u.net_tx)}",
+                f"{format_size(u.block_read)} / {format_size(u.block_write)}",
+                str(u.pids),
+            )
+        )
+    header = ("HOST", "CPU", "MEM USED / LIMIT", "NET IN / OUT", "BLOCK READ / WRITE", "PIDS")
+    return table(header, rows)
 
 
 def agents_table(rows: Sequence[dict[str, Any]]) -> str:

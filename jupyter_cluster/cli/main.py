@@ -99,6 +99,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     exe.add_argument("host", nargs="?", help="the container (main1, sub1…), unless --all")
     exe.add_argument("cmd", nargs=argparse.REMAINDER, help="-- COMMAND [ARG…]")
+    top = sub.add_parser("top", help="each container's CPU, memory, network and disk use")
+    top.add_argument("session")
+    top.add_argument("--json", action="store_true", help="one sample as JSON")
+    top.add_argument("--once", action="store_true", help="one table, then exit")
+    top.add_argument("--interval", type=_seconds, default=2.0, help="seconds between tables")
     rm = sub.add_parser("rm", help="terminate sessions (or cancel pending ones)")
     rm.add_argument("sessions", nargs="+")
     rm.add_argument("--json", action="store_true")
@@ -287,6 +292,8 @@ async def _command(manager: ClusterManager, args: argparse.Namespace) -> int:
             sys.stdout.flush()
     elif cmd == "exec":
         return await _exec(manager, args)
+    elif cmd == "top":
+        await _top(manager, args)
     elif cmd == "rm":
         ended = [await manager.terminate(ref) for ref in args.sessions]
         _emit(
@@ -298,6 +305,21 @@ async def _command(manager: ClusterManager, args: argparse.Namespace) -> int:
         rows = await manager.agents_info()
         _emit(args, rows, cli_format.agents_table(rows))
     return 0
+
+
+async def _top(manager: ClusterManager, args: argparse.Namespace) -> None:
+    """One sample (``--json``, ``--once``) or a table refreshed until interrupted."""
+    session = await manager.get(args.session)
+    while True:
+        found = await manager.stats(session.id)
+        if args.json:
+            print(json.dumps({h: u.to_dict() if u else None for h, u in found.items()}))
+            return
+        clear = "\x1b[H\x1b[2J" if sys.stdout.isatty() and not args.once else ""
+        print(f"{clear}{session.name} {session.id}\n{cli_format.usage_table(found)}", flush=True)
+        if args.once:
+            return
+        await asyncio.sleep(args.interval)
 
 
 def _exec_command(args: argparse.Namespace) -> list[str]:

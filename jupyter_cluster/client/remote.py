@@ -25,6 +25,7 @@ from ..core.access import Access
 from ..core.models import LaunchSpec, Session
 from ..core.naming import DEFAULT_IMAGE
 from ..core.state import SessionStatus
+from ..core.stats import Usage
 from ..engine.folders import FolderInfo
 from ..errors import InvalidRequest, LaunchFailed, NotFound
 from .http import ServiceHTTP
@@ -218,6 +219,14 @@ class RemoteEngine:
     async def launch_options(self) -> Any:
         """The service's launch form description (its policy, not this server's)."""
         return await self.http.call("GET", "launch-options")
+
+    async def stats(self, ref: str) -> dict[str, Usage | None]:
+        """Each container's resource use now, as the service reads it."""
+        reply = await self.http.call("GET", f"sessions/{_ref(ref)}/stats")
+        return {
+            host: None if found is None else Usage(**found)
+            for host, found in reply["hosts"].items()
+        }
 
     # -- data folders (the caller's own, and the shared ones) -------------------------------
 

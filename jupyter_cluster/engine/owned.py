@@ -1,4 +1,4 @@
-"""What the manager gives a session's owner: SSH access to the containers, data folders.
+"""What the manager gives a session's owner: SSH access, resource use, data folders.
 
 :class:`OwnerViews` sits between the settings and
 :class:`~jupyter_cluster.engine.manager.ClusterManager` (which inherits it): the REST
@@ -9,12 +9,15 @@ owner when ``folders_per_owner`` is on (see :mod:`.folder_space`).
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 
 from ..core import naming
 from ..core.access import Access, public_material
-from ..core.state import ACTIVE, USABLE
-from ..errors import Conflict
+from ..core.models import Container
+from ..core.state import ACTIVE, USABLE, ContainerStatus
+from ..core.stats import Usage, usage_from_docker
+from ..errors import AgentError, Conflict
 from .agents.base import Agent
 from .folder_space import FolderSpace
 from .folders import FolderInfo
@@ -51,6 +54,26 @@ class OwnerViews(ManagerSettings):
             raise Conflict(f"main1 of session {session.name} publishes no SSH port")
         address = self.agent(main.agent or "").config.connect_address
         return Access(address, state.ports[naming.SSH_PORT][1], public_material(keys))
+
+    async def stats(self, ref: str) -> dict[str, Usage | None]:
+        """Each container's use now (CPU, memory, network, block IO), read from its
+        agent concurrently (about a second: Docker measures CPU over one); None for a
+        container that is not running or whose agent does not answer."""
+        session = self.store.resolve(ref)
+        if session.status not in USABLE:
+            raise Conflict(f"session {session.name} is {session.status.value}, not running")
+
+        async def one(container: Container) -> Usage | None:
+            if container.status is not ContainerStatus.RUNNING or not container.container_id:
+                return None
+            try:
+                raw = await self.agent(container.agent or "").stats(container.container_id)
+            except AgentError:
+                return None
+            return usage_from_docker(raw)
+
+        found = await asyncio.gather(*(one(c) for c in session.containers))
+        return dict(zip(session.hosts, found, strict=True))
 
     def active_sessions_mounting(self, folder: str, owner: str = "") -> builtins.list[str]:
         """Names of active sessions that mount data folder ``folder`` (of ``owner``,

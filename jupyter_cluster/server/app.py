@@ -77,6 +77,12 @@ class ClusterApp(ExtensionApp, LaunchSettings):
     idle_check_interval = Float(
         30.0, config=True, help="Seconds between checks for idle sessions (idle_timeout)."
     )
+    stats_interval = Float(
+        2.0,
+        config=True,
+        help="Seconds between samples of GET sessions/{id}/stats?follow=1 (the sidebar's "
+        "graphs); each sample takes about a second of Docker's own.",
+    )
     events_poll_interval = Float(
         0.5, config=True, help="Seconds between reads of the session store for events."
     )

@@ -45,6 +45,7 @@ class ServiceHost(Protocol):
     admin_groups: list[str]
     kernels_here: bool
     idle_timeout: float
+    stats_interval: float
     idle_check_interval: float
 
     @property

@@ -8,8 +8,10 @@ through ``jupyter cluster exec`` (and SSH between its containers).
 
 from __future__ import annotations
 
+import json
 import re
 import socket
+import time
 from typing import Any
 
 import pytest
@@ -25,7 +27,7 @@ from tests.support.constants import (
     MIB,
     READY,
 )
-from tests.support.docker import inspect, session_objects
+from tests.support.docker import docker, inspect, session_objects
 
 from .support import Workspace
 
@@ -406,3 +408,41 @@ def test_name_of_an_active_session_cannot_be_reused(module_ws: Workspace, sessio
     assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr
     assert module_ws.docker_objects() == before
     assert [s["id"] for s in module_ws.json("ls", "--all")] == [session["id"]]
+
+
+def _docker_stats(container_id: str) -> dict[str, Any]:
+    out = docker("stats", "--no-stream", "--format", "{{json .}}", container_id).stdout
+    return dict(json.loads(out))
+
+
+def _bytes(text: str) -> float:
+    """``docker stats``' "100.5MiB" as bytes."""
+    units = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "kB": 1e3, "MB": 1e6, "GB": 1e9}
+    found = re.fullmatch(r"([\d.]+)\s*([A-Za-z]+)", text.strip())
+    assert found, text
+    return float(found[1]) * units[found[2]]
+
+
+def test_top_agrees_with_docker_stats(module_ws: Workspace, session: Any) -> None:
+    """#14 item 1: CPU and memory of a busy container as ``docker stats`` sees them."""
+    sid = session["id"]
+    busy = (
+        "nohup python3 -c 'import time; b = bytearray(96 << 20); t = time.time()\n"
+        "while time.time() - t < 30: pass' >/dev/null 2>&1 & echo $! > /tmp/burner.pid"
+    )
+    module_ws.sh(sid, "sub1", busy)
+    time.sleep(3)  # the burner is up to speed
+    ours = json.loads(module_ws.ok_cli("top", sid, "--json").stdout)
+    sub1 = next(c for c in session["containers"] if c["host"] == "sub1")
+    theirs = _docker_stats(sub1["container_id"])
+    mine = ours["sub1"]
+    # the CPU limit is 0.5: both see about 50 % of one CPU
+    assert abs(mine["cpu_percent"] - float(theirs["CPUPerc"].rstrip("%"))) < 15, (mine, theirs)
+    assert 35 < mine["cpu_percent"] < 65, mine
+    used, limit = (_bytes(x.strip()) for x in theirs["MemUsage"].split("/"))
+    assert mine["mem_limit"] == limit == 512 << 20
+    assert abs(mine["mem_used"] - used) < 0.15 * used and mine["mem_used"] > 96 << 20, mine
+    assert ours["main1"]["cpu_percent"] < 20  # idle meanwhile
+    table = module_ws.ok_cli("top", sid, "--once").stdout.splitlines()
+    assert table[1].split()[:2] == ["HOST", "CPU"] and len(table) == 5, table
+    module_ws.sh(sid, "sub1", 'kill "$(cat /tmp/burner.pid)"')

@@ -333,6 +333,10 @@ async def test_host_magic_in_a_local_kernel(ws: Workspace) -> None:
 
         cell = await ok_cell(kc, "%cluster exec magic sub1 -- hostname")
         assert cell.stdout == "sub1\n"
+        cell = await ok_cell(kc, "%cluster top magic")
+        rows = cell.stdout.splitlines()
+        assert rows[0].split()[:3] == ["HOST", "CPU", "MEM"], rows
+        assert [r.split()[0] for r in rows[1:]] == ["main1", "sub1"] and "/ 256m" in rows[1]
         cell = await ok_cell(kc, "%cluster exec magic --all -- hostname")
         assert cell.stdout.splitlines() == ["main1: main1", "sub1:  sub1"]  # aligned
         cell = await ok_cell(kc, "%cluster show magic")

@@ -90,7 +90,7 @@ async def test_schemathesis_finds_no_server_error(
         print(f"\ntest_schemathesis_finds_no_server_error: {cases_tried(report)}")
     assert proc.returncode == 0, report
     assert "Server error" not in report
-    assert "Tested: 14" in report or "14 passed" in report, report
+    assert "Tested: 15" in report or "15 passed" in report, report
 
 
 def cases_tried(report: str) -> str:

@@ -70,3 +70,33 @@ async def test_log_follow(
         rest = await asyncio.wait_for(staying.content.read(), 20)
         assert staying.content.at_eof(), rest
     await eventually(lambda: asyncio.sleep(0, service.active_streams == 0), 10, "no streams")
+
+
+@jp_async
+async def test_stats_follow_streams_samples_while_someone_listens(
+    jp_fetch: Any, jp_http_port: int, jp_base_url: str, jp_auth_header: Any, cluster: Any
+) -> None:
+    """#14 item 1: one sample, then a stream of samples that stops with its client."""
+    sid = (await ok_http(jp_fetch, "sessions", method="POST", body={"size": 2}))["id"]
+    await wait_status(jp_fetch, sid, "RUNNING")
+    one = await ok_http(jp_fetch, "sessions", sid, "stats")
+    assert set(one["hosts"]) == {"main1", "sub1"}
+    assert all(h["mem_limit"] > 0 and h["pids"] >= 1 for h in one["hosts"].values())
+    service = cluster.service
+    url = stream_url(
+        jp_http_port, jp_base_url, "cluster", "api", "sessions", sid, "stats", query="follow=1"
+    )
+    async with aiohttp.ClientSession() as http:
+        stream = await http.get(url, headers=jp_auth_header)
+        assert stream.headers["Content-Type"].startswith("text/event-stream")
+        for _ in range(2):
+            seen = await read_until(stream, "\n\n", timeout=30)
+            assert seen.startswith("event: stats\ndata: {") and '"sub1"' in seen, seen
+        assert service.active_streams == 1
+        stream.close()  # nobody listens: the server stops reading the agents
+        await eventually(
+            lambda: asyncio.sleep(0, service.active_streams == 0), 10, "the stream to end"
+        )
+    await ok_http(jp_fetch, "sessions", sid, method="DELETE")
+    code = (await jp_fetch("cluster", "api", "sessions", sid, "stats", raise_error=False)).code
+    assert code == 409  # an ended session has no use to read

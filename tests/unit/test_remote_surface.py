@@ -39,6 +39,7 @@ FRONT_END_SURFACE = (
     "list",
     "locate",
     "check_logs",
+    "stats",
     "logs",
     "exec",
     "terminate",

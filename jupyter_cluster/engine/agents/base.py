@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from ...core.resources import Resources
 from ..hardening import Limits
@@ -197,6 +197,11 @@ class Agent(Protocol):
         on_output: OutputCallback | None = None,
     ) -> int:
         """Run ``cmd`` in the container, stream its output, return its exit code."""
+        ...
+
+    async def stats(self, container_id: str) -> Mapping[str, Any]:
+        """One sample of Docker's stats of the container (``GET …/stats?stream=false``:
+        CPU over about a second, memory, network, block IO); read by core.stats."""
         ...
 
     async def run_beside(

@@ -189,6 +189,15 @@ class DockerAgent:
             gone=(404, 409),
         )
 
+    async def stats(self, container_id: str) -> Mapping[str, Any]:
+        """One sample of the container's stats (Docker measures CPU over ~1 s)."""
+        conn = self.connection
+        container = conn.client.containers.container(container_id)
+        found = await conn.call(
+            f"reading stats of {container_id[:12]}", container.stats(stream=False)
+        )
+        return found[0] if isinstance(found, list) and found else {}
+
     async def logs(
         self, container_id: str, *, tail: int | None = None, follow: bool = False
     ) -> AsyncIterator[str]:

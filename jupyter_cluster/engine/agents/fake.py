@@ -16,7 +16,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...core.naming import DEFAULT_IMAGE, READY_MARKER
 from ...core.resources import Resources
@@ -42,6 +42,8 @@ class FakeContainer:
     exit_code: int | None = None
     oom_killed: bool = False
     finished_at: str = ""
+    cpu_percent: float = 0.0  # what stats() reports
+    mem_used: int = 0
     ports: dict[int, tuple[str, int]] = field(default_factory=dict)
     lines: list[str] = field(default_factory=list)
     files: dict[str, FileEntry] = field(default_factory=dict)
@@ -132,6 +134,27 @@ class FakeAgent:
         box = self._get(container_id)
         box.lines.append(line if line.endswith("\n") else line + "\n")
         box.wake()
+
+    async def stats(self, container_id: str) -> Mapping[str, Any]:
+        """Docker-shaped stats of a running container: ``cpu_percent`` (of one CPU)
+        and ``mem_used`` set on the box by a test, the memory limit from its spec."""
+        self._enter("stats", container_id)
+        box = self._get(container_id)
+        if box.status != "running":
+            raise AgentError(f"container {container_id[:12]} is not running")
+        busy = int(box.cpu_percent * 1e7)  # of 1e9 system ns over one CPU
+        return {
+            "read": "2026-01-01T00:00:00.000000000Z",
+            "cpu_stats": {
+                "cpu_usage": {"total_usage": busy},
+                "system_cpu_usage": 10**9,
+                "online_cpus": 1,
+            },
+            "precpu_stats": {"cpu_usage": {"total_usage": 0}, "system_cpu_usage": 0},
+            "memory_stats": {"usage": box.mem_used, "limit": box.spec.resources.mem},
+            "networks": {"eth0": {"rx_bytes": 10, "tx_bytes": 20}},
+            "pids_stats": {"current": 1},
+        }
 
     def exit(self, container_id: str, code: int = 0, *, oom: bool = False) -> None:
         """Mark a container as exited with ``code`` (``oom``: by the out-of-memory

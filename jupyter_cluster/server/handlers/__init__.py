@@ -5,9 +5,14 @@
 services do. :data:`default_handlers` is every route, for ``ClusterApp``.
 """
 
-from . import folders, info, sessions
+from . import folders, info, sessions, stats
 
 #: (pattern, handler class) relative to the base URL, for ExtensionApp.handlers.
-default_handlers = [*sessions.default_handlers, *folders.default_handlers, *info.default_handlers]
+default_handlers = [
+    *sessions.default_handlers,
+    *stats.default_handlers,
+    *folders.default_handlers,
+    *info.default_handlers,
+]
 
 __all__ = ["default_handlers"]
