@@ -65,7 +65,11 @@ class ClusterApp(ExtensionApp, LaunchSettings):
         "(start_kernel); started from a launcher it launches a session with the defaults.",
     )
     kernel_display_name = Unicode(
-        "Python 3 (cluster session)", config=True, help="Display name of that kernelspec."
+        "",
+        config=True,
+        help="Display name of that kernelspec; empty names what clicking it launches, "
+        "e.g. 'Cluster: 1 x 1 CPU, 1g (launch form defaults)', so nobody takes its "
+        "launcher tile for the launch dialog.",
     )
     idle_timeout = Float(
         0.0,
@@ -109,16 +113,19 @@ class ClusterApp(ExtensionApp, LaunchSettings):
         root = os.path.join(cluster_dir(), "server-kernels")
         spec_dir = os.path.join(root, self.kernel_name)
         os.makedirs(spec_dir, exist_ok=True)
+        display = self.kernel_display_name or "Cluster: the shared service's defaults"
         try:
             config: dict[str, Any] = {}
             if not self.manager.remote:  # the service's defaults apply to remote launches
                 fields, _ = validate_launch({}, self.policy())
                 spec = self.manager.make_spec(**fields)
                 config = kernelspec.provisioner_config(spec, True, 300.0)
+                described = kernelspec.display_name(spec) + " (launch form defaults)"
+                display = self.kernel_display_name or described
         except ClusterError as exc:
             self.log.warning("session kernelspec without launch defaults: %s", exc)
             config = {}
-        kernelspec.write_spec_dir(spec_dir, self.kernel_display_name, config)
+        kernelspec.write_spec_dir(spec_dir, display, config)
         if root not in ksm.kernel_dirs:
             ksm.kernel_dirs.append(root)
 

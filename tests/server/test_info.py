@@ -108,8 +108,13 @@ async def test_the_openapi_document(jp_fetch: Any, jp_base_url: str, cluster: An
 @jp_async
 async def test_the_session_kernelspec_carries_the_defaults(jp_fetch: Any, cluster: Any) -> None:
     specs = (await jp_fetch("api", "kernelspecs")).body
-    spec = json.loads(specs)["kernelspecs"]["jupyter-cluster-session"]["spec"]
+    found = json.loads(specs)["kernelspecs"]["jupyter-cluster-session"]
+    spec = found["spec"]
     provisioner = spec["metadata"]["kernel_provisioner"]
     assert provisioner["provisioner_name"] == "cluster-provisioner"
     assert provisioner["config"]["size"] == 2
     assert provisioner["config"]["cpu"] == "0.5"
+    # its launcher tile says what clicking it launches, with the cluster logo (#14.6)
+    assert spec["display_name"].startswith("Cluster: 2 \u00d7 0.5 CPU, ")
+    assert spec["display_name"].endswith("(launch form defaults)")
+    assert "logo-svg" in found["resources"]
