@@ -11,6 +11,11 @@
  * switch themes), the terminal's screenReaderMode on (terminal text is read
  * from its accessibility tree) and the news prompt off.
  *
+ * Under JupyterHub (tests/hub/test_lab_as_hub_user.py) it logs in as a person
+ * does instead of using a token: with HUB_LOGIN_URL (the Hub's login page),
+ * HUB_USER and HUB_PASSWORD it fills the Hub's login form and submits it, then
+ * opens LAB_URL (the user's server, e.g. …/user/alice/); LAB_TOKEN is unused.
+ *
  * It clicks what a person clicks: the "Cluster Session" launcher tile, the
  * launch dialog (size 3), a notebook on the session's kernel (a cell printing
  * BACKENDAI_CLUSTER_HOSTS and `!ssh sub2 hostname`), the log panel on sub1, a
@@ -32,6 +37,9 @@ const { chromium } = createRequire(
 
 const LAB_URL = process.env.LAB_URL || 'http://127.0.0.1:8888/';
 const TOKEN = process.env.LAB_TOKEN || '';
+const HUB_LOGIN_URL = process.env.HUB_LOGIN_URL || '';
+const HUB_USER = process.env.HUB_USER || '';
+const HUB_PASSWORD = process.env.HUB_PASSWORD || '';
 const ARTIFACTS =
   process.env.ARTIFACTS || path.join(REPO, 'test-artifacts', 'browser');
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
@@ -62,7 +70,7 @@ function answers(response, method, route) {
 
 async function main() {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
-  const userDataDir = fs.mkdtempSync(path.join(ARTIFACTS, '.chromium-'));
+  userDataDir = fs.mkdtempSync(path.join(ARTIFACTS, '.chromium-'));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM,
     headless: true,
@@ -159,6 +167,25 @@ async function main() {
     await button.click();
     await page.locator('.jp-Dialog').waitFor({ state: 'detached' });
   };
+  // A GET of the REST API from the page, as JupyterLab makes it: with the _xsrf
+  // cookie as header (JupyterHub refuses cookie-authenticated fetches without);
+  // the last of several, as JupyterLab's ServerConnection takes it.
+  const getJSON = url =>
+    page.evaluate(async url => {
+      const xsrf = document.cookie
+        .split(';')
+        .map(part => part.trim())
+        .filter(part => part.startsWith('_xsrf='))
+        .pop();
+      const headers = xsrf
+        ? { 'X-XSRFToken': xsrf.slice('_xsrf='.length) }
+        : {};
+      const response = await fetch(url, { headers });
+      if (!response.ok) {
+        throw new Error(`GET ${url} answered ${response.status}`);
+      }
+      return response.json();
+    }, url);
   const fillField = async (name, value) => {
     await page.fill(`.jp-ClusterLaunch [name="${name}"]`, String(value));
   };
@@ -167,8 +194,28 @@ async function main() {
   let pendingId = null;
   let sessionName = null;
 
+  if (HUB_LOGIN_URL) {
+    await step('hub-login', async () => {
+      await page.goto(HUB_LOGIN_URL);
+      await page.locator('#username_input').fill(HUB_USER);
+      await page.locator('#password_input').fill(HUB_PASSWORD);
+      await shot('hub-login');
+      await Promise.all([
+        page.waitForURL(url => !url.pathname.endsWith('/hub/login')),
+        page.locator('#login_submit').click()
+      ]);
+      if (!(await page.context().cookies()).length) {
+        throw new Error(`no cookie after logging in; at ${page.url()}`);
+      }
+    });
+  }
+
   await step('open-lab', async () => {
-    await page.goto(new URL(`lab?reset&token=${TOKEN}`, LAB_URL).toString());
+    const query = HUB_LOGIN_URL ? 'lab?reset' : `lab?reset&token=${TOKEN}`;
+    await page.goto(new URL(query, LAB_URL).toString());
+    if (HUB_LOGIN_URL && !page.url().startsWith(LAB_URL)) {
+      throw new Error(`${LAB_URL} sent the browser to ${page.url()}`);
+    }
     await page.locator('.jp-LauncherCard').first().waitFor();
     await page.evaluate(() =>
       window.jupyterapp.commands.execute('apputils:change-theme', {
@@ -452,10 +499,7 @@ async function main() {
     );
     // Two containers that the agent could hold, but not while the first session
     // runs: the launch must wait (PENDING).
-    const agents = await page.evaluate(
-      async url => (await fetch(url)).json(),
-      api('agents')
-    );
+    const agents = await getJSON(api('agents'));
     const agent = agents.find(a => a.resource_group === 'default') || agents[0];
     const cpu = Math.min(agent.capacity.cpu / 2, agent.free.cpu / 2 + 0.25);
     await page.locator('.jp-ClusterSidebar-launch').click();
@@ -566,10 +610,7 @@ async function main() {
       )
       .waitFor({ timeout: 120000 });
     await shot('terminated');
-    const remaining = await page.evaluate(async url => {
-      const response = await fetch(url);
-      return response.json();
-    }, api('sessions'));
+    const remaining = await getJSON(api('sessions'));
     results.remainingSessions = remaining.map(s => `${s.id} ${s.status}`);
   });
 
@@ -589,6 +630,7 @@ async function record(context) {
 }
 
 let browserContext = null;
+let userDataDir = null;
 
 main()
   .catch(async error => {
@@ -598,6 +640,7 @@ main()
     if (browserContext) {
       await record(browserContext);
       await browserContext.close().catch(() => undefined);
+      fs.rmSync(userDataDir, { recursive: true, force: true });
     }
   })
   .finally(() => {

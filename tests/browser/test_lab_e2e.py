@@ -21,7 +21,6 @@ import json
 import os
 import re
 import secrets
-import shutil
 import signal
 import subprocess
 import sys
@@ -35,16 +34,21 @@ from typing import Any
 
 import pytest
 
-from tests.support.constants import BIN, READY, REPO
+from tests.support.constants import BIN
 from tests.support.docker import assert_nothing_left, remove_leftovers
+from tests.support.lab import (
+    ARTIFACTS_ROOT,
+    LAB_ARGS,
+    assert_results,
+    browser_problems,
+    run_script,
+    write_lab_settings,
+)
 from tests.support.processes import free_port
 
 pytestmark = pytest.mark.docker
 
-SCRIPT = Path(__file__).with_name("lab_e2e.js")
-NODE_MODULES = REPO / "labextension" / "node_modules"
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-ARTIFACTS = Path(os.environ.get("JUPYTER_CLUSTER_ARTIFACTS") or REPO / "test-artifacts") / "browser"
+ARTIFACTS = ARTIFACTS_ROOT / "browser"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -60,15 +64,7 @@ def _jupyter(*args: str, env: dict[str, str] | None = None) -> str:
 def prerequisites(docker_engine: None) -> None:
     """Docker, the image (``docker_engine``), chromium, node and playwright-core: fail
     (never skip) if missing."""
-    problems = []
-    if not os.access(CHROMIUM, os.X_OK):
-        problems.append(f"no chromium at {CHROMIUM} (apt-get install chromium, or make setup)")
-    if shutil.which("node") is None:
-        problems.append("node is not installed")
-    if not (NODE_MODULES / "playwright-core").is_dir():
-        problems.append(
-            "labextension/node_modules has no playwright-core (cd labextension && jlpm)"
-        )
+    problems = browser_problems()
     if problems:
         pytest.fail("the browser test cannot run: " + "; ".join(problems))
 
@@ -108,17 +104,6 @@ class Lab:
         return json.loads(body) if body else None
 
 
-def _settings(directory: Path) -> None:
-    """JupyterLab settings of the test: readable terminals, no news prompt."""
-    for plugin, values in {
-        "terminal-extension/plugin": {"screenReaderMode": True},
-        "apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False},
-    }.items():
-        path = directory / "@jupyterlab" / f"{plugin}.jupyterlab-settings"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(values))
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     """``jupyter lab`` on 127.0.0.1 with a token, in temporary Jupyter directories."""
@@ -126,7 +111,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     dirs = {name: base / name for name in ("data", "config", "runtime", "settings", "ws", "root")}
     for path in dirs.values():
         path.mkdir()
-    _settings(dirs["settings"])
+    write_lab_settings(dirs["settings"])
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     port, token = free_port(), secrets.token_hex(16)
     env = {
@@ -150,8 +135,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
                 "--ServerApp.port_retries=0",
                 f"--IdentityProvider.token={token}",
                 f"--ServerApp.root_dir={dirs['root']}",
-                "--LabApp.expose_app_in_browser=True",
-                "--ClusterApp.events_poll_interval=0.2",
+                *LAB_ARGS,
                 # e.g. --debug, to see every request when a run needs explaining
                 *os.environ.get("JUPYTER_CLUSTER_E2E_LAB_ARGS", "").split(),
             ],
@@ -211,71 +195,10 @@ def _assert_nothing_left(lab: Lab) -> None:
 
 def test_lab_end_to_end(lab: Lab) -> None:
     """Launch size 3 from the launcher, use it (notebook, logs, terminal), terminate it."""
-    for old in ARTIFACTS.glob("*.png"):
-        old.unlink()
-    (ARTIFACTS / "results.json").unlink(missing_ok=True)
-    env = {
-        **os.environ,
-        "LAB_URL": lab.url,
-        "LAB_TOKEN": lab.token,
-        "ARTIFACTS": str(ARTIFACTS),
-        "CHROMIUM": CHROMIUM,
-    }
-    try:
-        done = subprocess.run(
-            ["node", str(SCRIPT)],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            env=env,
-            cwd=REPO,
-        )
-        output = done.stdout + done.stderr
-    except subprocess.TimeoutExpired as exc:
-        output = f"{exc.stdout or ''}{exc.stderr or ''}\nnode timed out after 600 s"
-    (ARTIFACTS / "node.log").write_text(output)
-    print(output)
-    results_file = ARTIFACTS / "results.json"
-    assert results_file.exists(), f"the browser script wrote no results:\n{output}"
-    results = json.loads(results_file.read_text())
+    results, output = run_script({"LAB_URL": lab.url, "LAB_TOKEN": lab.token}, ARTIFACTS)
 
     # Nothing may be left, whatever happened in the browser.
     _stop(lab)
     _assert_nothing_left(lab)
 
-    failed = [s for s in results["steps"] if not s["ok"]]
-    assert results["ok"] and not failed, f"{failed or results.get('error')}\n{output}"
-    session, pending = results["sessionId"], results["pendingId"]
-    seen = results["statuses"]
-    assert seen[session][:2] == ["PREPARING", "RUNNING"], seen
-    assert seen[session][-1].startswith("TERMINATED"), seen
-    assert seen[pending][0].startswith("PENDING: waiting for"), seen
-    assert seen[pending][-1].startswith("CANCELLED"), seen
-    notes = "\n".join(results["notifications"])
-    assert "is PREPARING: 0 of 3 containers running" in notes, notes
-    assert "is RUNNING; its kernel runs in main1" in notes, notes
-    assert "is PENDING: waiting for" in notes, notes
-
-    outputs = results["outputs"]
-    assert "HOSTS=main1,sub1,sub2" in outputs["notebook"], outputs
-    assert "sub2" in outputs["notebook"].split(), outputs
-    assert "HOST=sub1 USER=work" in outputs["terminal"], outputs
-    assert READY in outputs["logs"], outputs
-    assert re.fullmatch(r"\d+ of \d+", outputs["logSearch"]), outputs
-    download = ARTIFACTS / outputs["logDownload"]
-    assert outputs["logDownload"].endswith("-sub1.log") and download.is_file()
-    assert READY in download.read_text()
-    assert results["remainingSessions"] == [], results["remainingSessions"]
-    cluster_errors = [e for e in results["consoleErrors"] if "cluster" in e.lower()]
-    assert not cluster_errors, cluster_errors
-    for name in (
-        "launcher",
-        "launch-dialog-size3",
-        "notebook-outputs",
-        "logs-sub1",
-        "terminal-sub1",
-        "sidebar-pending",
-        "dark-launch-dialog",
-        "terminated",
-    ):
-        assert any(name in shot for shot in results["screenshots"]), name
+    assert_results(results, output, ARTIFACTS)

@@ -30,6 +30,22 @@ from . import launch
 from .access import TraversalGrant
 from .support import ADMIN, Hub
 
+#: Runs after every other hub test: it leaves alice a history (a terminated and a
+#: cancelled session), and tests that list her sessions with ``?all=1`` expect none.
+LAST = "test_lab_as_hub_user.py"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Move the tests of :data:`LAST` behind the last other hub test."""
+    last = [item for item in items if item.path.name == LAST]
+    if not last:
+        return
+    rest = [item for item in items if item.path.name != LAST]
+    here = Path(__file__).parent
+    hub_items = [i for i, item in enumerate(rest) if item.path.parent == here]
+    at = hub_items[-1] + 1 if hub_items else len(rest)
+    items[:] = [*rest[:at], *last, *rest[at:]]
+
 
 @pytest.fixture(scope="session")
 def hub(docker_engine: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:

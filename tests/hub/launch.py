@@ -6,7 +6,9 @@ proxy's API and the cluster service (so ``JUPYTER_CLUSTER_SERVICE_URL`` too), th
 service's store and data folders under the session's directory, and an extra
 service ``test-admin`` with a known token (the driver of :class:`.support.Hub`). The
 state directory (Hub database, cookie secret, proxy pid, the service's Jupyter
-directories) goes there through the example's ``JUPYTER_CLUSTER_HUB_DIR``.
+directories) goes there through the example's ``JUPYTER_CLUSTER_HUB_DIR``. Users'
+servers get what the Lab e2e needs (:mod:`.lab_config`: options, and JupyterLab
+settings, workspaces and root directories under the session's directory).
 
 :func:`stop` stops every server, then the Hub (SIGTERM, which stops the service and
 the proxy), kills what survives and fails if a process of this Hub (found by its
@@ -26,7 +28,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.support.constants import BIN, EXAMPLES
+from tests.support.constants import BIN, EXAMPLES, REPO
 from tests.support.docker import assert_nothing_left, remove_leftovers
 from tests.support.processes import free_port
 from tests.support.waiting import wait_for
@@ -53,6 +55,11 @@ c.JupyterHub.services.append({{"name": {admin!r}, "api_token": {token!r}}})
 c.JupyterHub.load_roles.append(
     {{"name": {admin!r}, "scopes": {scopes!r}, "services": [{admin!r}]}}
 )
+# Users' JupyterLab as the Lab e2e needs it (tests/hub/test_lab_as_hub_user.py).
+import sys  # noqa: E402
+sys.path.insert(0, {repo!r})
+from tests.hub.lab_config import configure  # noqa: E402
+configure(c, {lab_dir!r})
 '''
 #: The cluster service's own configuration in the tests (its JUPYTER_CONFIG_DIR): small
 #: sessions by default, and per-user limits the tests push against.
@@ -103,6 +110,8 @@ def write_config(root: Path, state: Path, token: str) -> tuple[Path, dict[str, s
         ],
         admin=TEST_ADMIN,
         token=token,
+        repo=str(REPO),
+        lab_dir=str(root / "lab"),
         scopes=TEST_ADMIN_SCOPES,
         **urls,
     )

@@ -1,0 +1,134 @@
+"""Running ``tests/browser/lab_e2e.js`` and checking what it saw, wherever its Lab runs.
+
+The single-user e2e (``tests/browser/test_lab_e2e.py``) and the one as a JupyterHub
+user (``tests/hub/test_lab_as_hub_user.py``) share this: the server's options and
+settings the script relies on (it reads terminal text from xterm's accessibility
+tree, ``screenReaderMode``; must not meet the news prompt; switches themes through
+``window.jupyterapp``, ``expose_app_in_browser``), running the script
+(:func:`run_script`) and the checks of its results (:func:`assert_results`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from .constants import READY, REPO
+
+#: The script, and the node modules it takes playwright-core from.
+SCRIPT = REPO / "tests" / "browser" / "lab_e2e.js"
+NODE_MODULES = REPO / "labextension" / "node_modules"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+#: Where the browser tests put screenshots, results and logs (in a folder of their own).
+ARTIFACTS_ROOT = Path(os.environ.get("JUPYTER_CLUSTER_ARTIFACTS") or REPO / "test-artifacts")
+
+#: Command-line options of the server (``jupyter lab`` or ``jupyterhub-singleuser``).
+LAB_ARGS = ("--LabApp.expose_app_in_browser=True", "--ClusterApp.events_poll_interval=0.2")
+#: JupyterLab settings (plugin id under ``@jupyterlab`` → values).
+LAB_SETTINGS = {
+    "terminal-extension/plugin": {"screenReaderMode": True},
+    "apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False},
+}
+
+
+def write_lab_settings(directory: Path) -> list[Path]:
+    """Write :data:`LAB_SETTINGS` into a JupyterLab settings directory
+    (``JUPYTERLAB_SETTINGS_DIR``); the files written."""
+    written = []
+    for plugin, values in LAB_SETTINGS.items():
+        path = directory / "@jupyterlab" / f"{plugin}.jupyterlab-settings"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values))
+        written.append(path)
+    return written
+
+
+def browser_problems() -> list[str]:
+    """What is missing to run ``lab_e2e.js`` (chromium, node, playwright-core), if anything."""
+    problems = []
+    if not os.access(CHROMIUM, os.X_OK):
+        problems.append(f"no chromium at {CHROMIUM} (apt-get install chromium, or make setup)")
+    if shutil.which("node") is None:
+        problems.append("node is not installed")
+    if not (NODE_MODULES / "playwright-core").is_dir():
+        problems.append(
+            "labextension/node_modules has no playwright-core (cd labextension && jlpm)"
+        )
+    return problems
+
+
+def run_script(env: dict[str, str], artifacts: Path) -> tuple[dict[str, Any], str]:
+    """Run ``lab_e2e.js`` with ``env`` (added to ours) writing to ``artifacts`` (its old
+    screenshots and results removed first); what it wrote in ``results.json``, and its
+    output (also in ``node.log``)."""
+    artifacts.mkdir(parents=True, exist_ok=True)
+    for old in artifacts.glob("*.png"):
+        old.unlink()
+    (artifacts / "results.json").unlink(missing_ok=True)
+    env = {**os.environ, "ARTIFACTS": str(artifacts), "CHROMIUM": CHROMIUM, **env}
+    try:
+        done = subprocess.run(
+            ["node", str(SCRIPT)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env=env,
+            cwd=REPO,
+        )
+        output = done.stdout + done.stderr
+    except subprocess.TimeoutExpired as exc:
+        parts = (
+            p.decode(errors="replace") if isinstance(p, bytes) else p or ""
+            for p in (exc.stdout, exc.stderr)
+        )
+        output = "".join(parts) + "\nnode timed out after 600 s"
+    (artifacts / "node.log").write_text(output)
+    print(output)
+    results_file = artifacts / "results.json"
+    assert results_file.exists(), f"the browser script wrote no results:\n{output}"
+    return json.loads(results_file.read_text()), output
+
+
+def assert_results(results: dict[str, Any], output: str, artifacts: Path) -> None:
+    """Every step of the script passed and it saw what it must have seen."""
+    failed = [s for s in results["steps"] if not s["ok"]]
+    assert results["ok"] and not failed, f"{failed or results.get('error')}\n{output}"
+    session, pending = results["sessionId"], results["pendingId"]
+    seen = results["statuses"]
+    assert seen[session][:2] == ["PREPARING", "RUNNING"], seen
+    assert seen[session][-1].startswith("TERMINATED"), seen
+    assert seen[pending][0].startswith("PENDING: waiting for"), seen
+    assert seen[pending][-1].startswith("CANCELLED"), seen
+    notes = "\n".join(results["notifications"])
+    assert "is PREPARING: 0 of 3 containers running" in notes, notes
+    assert "is RUNNING; its kernel runs in main1" in notes, notes
+    assert "is PENDING: waiting for" in notes, notes
+
+    outputs = results["outputs"]
+    assert "HOSTS=main1,sub1,sub2" in outputs["notebook"], outputs
+    assert "sub2" in outputs["notebook"].split(), outputs
+    assert "HOST=sub1 USER=work" in outputs["terminal"], outputs
+    assert READY in outputs["logs"], outputs
+    assert re.fullmatch(r"\d+ of \d+", outputs["logSearch"]), outputs
+    download = artifacts / outputs["logDownload"]
+    assert outputs["logDownload"].endswith("-sub1.log") and download.is_file()
+    assert READY in download.read_text()
+    assert results["remainingSessions"] == [], results["remainingSessions"]
+    cluster_errors = [e for e in results["consoleErrors"] if "cluster" in e.lower()]
+    assert not cluster_errors, cluster_errors
+    for name in (
+        "launcher",
+        "launch-dialog-size3",
+        "notebook-outputs",
+        "logs-sub1",
+        "terminal-sub1",
+        "sidebar-pending",
+        "dark-launch-dialog",
+        "terminated",
+    ):
+        assert any(name in shot for shot in results["screenshots"]), name
