@@ -67,6 +67,9 @@ def session_details(session: Session) -> str:
     ]
     if spec.bootstrap:
         lines.append(f"bootstrap {spec.bootstrap}")
+    if session.timings:
+        phases = ", ".join(f"{p} {v:.3f}" for p, v in session.timings.items())
+        lines.append(f"timings   {phases} (s; total {sum(session.timings.values()):.3f})")
     rows = [
         (c.host, c.role, c.agent or "-", c.status.value, (c.container_id or "-")[:12], c.kernel_id)
         for c in session.containers

@@ -17,6 +17,7 @@ from typing import Any
 from ..errors import InvalidRequest, NotFound
 from .resources import Mount, Resources
 from .state import ContainerStatus, SessionStatus
+from .timings import ordered
 
 SESSION_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -231,6 +232,8 @@ class Session:
     #: Id of the Jupyter kernel a server started in main1 for this session (REST
     #: ``start_kernel``), usable with ``/api/kernels/{id}``; None when there is none.
     kernel_id: str | None = None
+    #: Seconds per launch phase ended so far, in order (see :mod:`.timings`).
+    timings: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -278,6 +281,7 @@ class Session:
             "ended_at": self.ended_at,
             "owner": self.owner,
             "kernel_id": self.kernel_id,
+            "timings": ordered(self.timings),
         }
 
     def to_record(self) -> dict[str, Any]:
@@ -298,6 +302,7 @@ class Session:
             ended_at=data.get("ended_at"),
             owner=data.get("owner") or "",
             kernel_id=data.get("kernel_id") or None,
+            timings=ordered(data.get("timings") or {}),
         )
 
     @classmethod

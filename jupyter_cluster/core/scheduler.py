@@ -45,14 +45,19 @@ class AgentSlot:
     def fits(self, per_container: Resources, free: Resources | None = None) -> int:
         """How many containers of ``per_container`` fit in ``free`` (default: now)."""
         free = free or self.free()
-        counts = []
-        if per_container.cpu > 0:
-            counts.append(int((free.cpu + 1e-9) // per_container.cpu))
-        if per_container.mem > 0:
-            counts.append(free.mem // per_container.mem)
-        if per_container.gpu > 0:
-            counts.append(free.gpu // per_container.gpu)
-        return max(0, min(counts)) if counts else 1 << 30
+        return fits_in(per_container, free.cpu, free.mem, free.gpu)
+
+
+def fits_in(per: Resources, cpu: float, mem: int, gpu: int) -> int:
+    """How many containers of ``per`` fit in ``cpu`` CPUs, ``mem`` bytes, ``gpu`` GPUs."""
+    count = 1 << 30
+    if per.cpu > 0:
+        count = min(count, int((cpu + 1e-9) // per.cpu))
+    if per.mem > 0:
+        count = min(count, mem // per.mem)
+    if per.gpu > 0:
+        count = min(count, gpu // per.gpu)
+    return max(0, count)
 
 
 @dataclass(frozen=True)
@@ -74,15 +79,36 @@ class Pending:
     reason: str
 
 
-def _describe_free(slots: Sequence[AgentSlot], down: Sequence[AgentSlot] = ()) -> str:
+#: Agents named in a waiting reason (the roomiest first); the others are counted.
+DESCRIBED_AGENTS = 5
+
+
+def describe_free(ranked: Sequence[AgentSlot], total: int, down: Sequence[str] = ()) -> str:
+    """What the roomiest agents have free (``ranked``: at most :data:`DESCRIBED_AGENTS`
+    of the ``total`` eligible ones, roomiest first) and which ones are down.
+
+    Bounded, so a reason stays short (and cheap) whatever the number of agents.
+    """
     parts = []
-    for s in slots:
+    for s in ranked[:DESCRIBED_AGENTS]:
         f = s.free()
         gpu = f", {f.gpu} GPU" if s.gpu_ids else ""
         parts.append(f"{s.id} has {f.cpu:g} CPU, {format_size(max(f.mem, 0))} memory{gpu} free")
+    more = total - len(parts)
+    if more > 0:
+        parts.append(f"{more} more agent(s) with less room")
     if down:
-        parts.append(f"unavailable: {', '.join(s.id for s in down)}")
+        shown = ", ".join(down[:DESCRIBED_AGENTS])
+        extra = len(down) - DESCRIBED_AGENTS
+        parts.append(f"unavailable: {shown}" + (f" and {extra} more" if extra > 0 else ""))
     return "; ".join(parts)
+
+
+def rank_key(slot: AgentSlot, per: Resources) -> tuple[int, float, str]:
+    """The order agents are tried in: most room for ``per`` first, then most free CPU,
+    then by id (deterministic)."""
+    f = slot.free()
+    return (-fits_in(per, f.cpu, f.mem, f.gpu), -f.cpu, slot.id)
 
 
 def _spread(ranked: Sequence[AgentSlot], spec: LaunchSpec) -> list[tuple[AgentSlot, int]] | None:
@@ -145,41 +171,68 @@ def place(spec: LaunchSpec, agents: Sequence[AgentSlot]) -> Placement | Pending:
     _check_ever_fits(spec, with_image)
 
     # Most free room first; ties by id so placement is deterministic.
-    ranked = sorted(eligible, key=lambda a: (-a.fits(per), -a.free().cpu, a.id))
-    single = next((a for a in ranked if a.fits(per) >= n), None)
-    if single is not None:
-        return _assign(spec, [(single, n)])
-    down = [a for a in with_image if not a.schedulable]
+    keyed = sorted(((rank_key(a, per), a) for a in eligible), key=lambda pair: pair[0])
+    ranked = [a for _, a in keyed]
+    if -keyed[0][0][0] >= n:  # the roomiest agent holds the whole session
+        return _assign(spec, [(ranked[0], n)])
+    down = [a.id for a in with_image if not a.schedulable]
     if spec.mode is ClusterMode.SINGLE_NODE:
-        return Pending(
-            f"waiting for one agent of group {spec.resource_group!r} with room for "
-            f"{n} x ({per.describe()}): {_describe_free(eligible, down)}"
-        )
+        return single_node_pending(spec, ranked, len(ranked), down)
     # Containers on several agents share an overlay network: one Swarm only.
     for swarm in sorted(_swarms(ranked), key=lambda s: -sum(a.fits(per) for a in s)):
         plan = _spread(swarm, spec)
         if plan is not None:
             return _assign(spec, plan)
     if _spread(ranked, spec) is not None:
-        return Pending(
-            f"waiting for room for {n} x ({per.describe()}) on agents of one Docker Swarm "
-            f"in group {spec.resource_group!r}: the agents with room are not nodes of the same "
-            "Swarm (docker swarm init / join them, see `jupyter cluster agents`)"
-        )
+        return swarm_pending(spec)
+    return multi_node_pending(spec, ranked, len(ranked), down)
+
+
+def swarm_pending(spec: LaunchSpec) -> Pending:
+    """Why a multi-node session waits although its group has room in total."""
     return Pending(
-        f"waiting for room for {n} x ({per.describe()}) across group "
-        f"{spec.resource_group!r}: {_describe_free(eligible, down)}"
+        f"waiting for room for {spec.size} x ({spec.resources.describe()}) on agents of one "
+        f"Docker Swarm in group {spec.resource_group!r}: the agents with room are not nodes of "
+        "the same Swarm (docker swarm init / join them, see `jupyter cluster agents`)"
     )
 
 
+def single_node_pending(
+    spec: LaunchSpec, ranked: Sequence[AgentSlot], total: int, down: Sequence[str]
+) -> Pending:
+    """Why a single-node session waits (``ranked``: the roomiest agents first)."""
+    return Pending(
+        f"waiting for one agent of group {spec.resource_group!r} with room for "
+        f"{spec.size} x ({spec.resources.describe()}): {describe_free(ranked, total, down)}"
+    )
+
+
+def multi_node_pending(
+    spec: LaunchSpec, ranked: Sequence[AgentSlot], total: int, down: Sequence[str]
+) -> Pending:
+    """Why a multi-node session waits: the whole group has too little room."""
+    return Pending(
+        f"waiting for room for {spec.size} x ({spec.resources.describe()}) across group "
+        f"{spec.resource_group!r}: {describe_free(ranked, total, down)}"
+    )
+
+
+def empty_fits(slot: AgentSlot, per: Resources) -> int:
+    """How many containers of ``per`` the agent could hold if it were empty."""
+    return fits_in(per, slot.capacity.cpu, slot.capacity.mem, len(slot.gpu_ids))
+
+
 def _check_ever_fits(spec: LaunchSpec, eligible: Sequence[AgentSlot]) -> None:
+    empties = [empty_fits(a, spec.resources) for a in eligible]
+    check_ever_fits(spec, eligible, max(empties), sum(empties))
+
+
+def check_ever_fits(spec: LaunchSpec, eligible: Sequence[AgentSlot], most: int, total: int) -> None:
+    """Raise InvalidRequest when the session could not fit even on empty agents:
+    ``most``/``total`` are the most one agent / all of them could ever hold."""
     per, n = spec.resources, spec.size
-    empties = [
-        (a, a.fits(per, Resources(a.capacity.cpu, a.capacity.mem, 0, len(a.gpu_ids))))
-        for a in eligible
-    ]
     if spec.mode is ClusterMode.SINGLE_NODE:
-        if max(k for _, k in empties) >= n:
+        if most >= n:
             return
         biggest = max(eligible, key=lambda a: (a.capacity.cpu, a.capacity.mem))
         raise InvalidRequest(
@@ -189,7 +242,7 @@ def _check_ever_fits(spec: LaunchSpec, eligible: Sequence[AgentSlot]) -> None:
             f"{len(biggest.gpu_ids)} GPU in all. Ask for less or use multi-node mode",
             "size",
         )
-    if sum(k for _, k in empties) < n:
+    if total < n:
         raise InvalidRequest(
             f"size: the agents of group {spec.resource_group!r} together can never hold "
             f"{n} x ({per.describe()}); ask for fewer or smaller containers",

@@ -4,7 +4,8 @@ Called by :class:`~jupyter_cluster.engine.manager.ClusterManager` once the store
 placed a session (PREPARING): makes the private network, creates every container
 concurrently, copies the start-up files in, starts them and waits until each says
 it is ready. All or nothing: on any failure everything made is removed and the
-caller marks the session ERROR.
+caller marks the session ERROR. The phases (network, create, files, start,
+ssh_ready, bootstrap) are timed with the context's :class:`LaunchClock`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import asyncio
 import collections
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -20,6 +22,7 @@ from ..core import naming
 from ..core.egress import GATE_FILE
 from ..core.models import Container, Session
 from ..core.state import ContainerStatus
+from ..core.timings import LaunchClock
 from ..errors import AgentError, ClusterError, LaunchFailed
 from ..runtime.files import container_files
 from . import egress
@@ -35,6 +38,8 @@ TAIL_LINE = 400
 #: Called as containers progress: (host, status, container id or None).
 ProgressCallback = Callable[[str, ContainerStatus, str | None], Awaitable[None]]
 START_COMMAND = ("/bin/sh", f"{naming.RUNTIME_DIR}/start.sh")
+#: The start-up script's line when the bootstrap command begins (ends ``ssh_ready``).
+BOOTSTRAP_MARKER = "jupyter-cluster: running the bootstrap command"
 
 
 @dataclass
@@ -48,6 +53,13 @@ class LaunchContext:
     timeout: float
     encrypted_overlay: bool = False
     limits: Limits = field(default_factory=Limits)
+    #: Records the launch's phases (see core.timings); None: not timed.
+    clock: LaunchClock | None = None
+
+    def mark(self, host: str, phase: str) -> None:
+        """``host`` has ended ``phase`` (for :attr:`clock`)."""
+        if self.clock is not None:
+            self.clock.mark(host, phase)
 
 
 def published_ports(container: Container, agent: Agent) -> tuple[int, ...]:
@@ -79,17 +91,26 @@ def _spec_for(session: Session, container: Container, ctx: LaunchContext) -> Con
     )
 
 
-async def wait_ready(agent: Agent, container_id: str, host: str, timeout: float) -> None:
+async def wait_ready(
+    agent: Agent,
+    container_id: str,
+    host: str,
+    timeout: float,
+    on_bootstrap: Callable[[], None] | None = None,
+) -> None:
     """Follow a container's log until the start-up script says ready.
 
-    Raises :class:`LaunchFailed` with the tail of the log if the container exits
-    first (e.g. a failed bootstrap) or the timeout passes.
+    ``on_bootstrap`` is called when the bootstrap command begins. Raises
+    :class:`LaunchFailed` with the tail of the log if the container exits first
+    (e.g. a failed bootstrap) or the timeout passes.
     """
     tail: collections.deque[str] = collections.deque(maxlen=15)
 
     async def follow() -> bool:
         async for line in agent.logs(container_id, follow=True):
             tail.append(line.rstrip("\n")[:TAIL_LINE])  # reasons stay small
+            if on_bootstrap is not None and line.startswith(BOOTSTRAP_MARKER):
+                on_bootstrap()
             if line.startswith(naming.READY_MARKER):
                 return True
             if line.startswith(naming.FAILED_MARKERS):
@@ -116,13 +137,16 @@ async def _bring_up(
     assert container.agent is not None
     agent = ctx.agents[container.agent]
     await progress(container.host, ContainerStatus.CREATING, None)
+    host = container.host
     container_id = await agent.create_container(_spec_for(session, container, ctx))
+    ctx.mark(host, "create")
     await progress(container.host, ContainerStatus.STARTING, container_id)
     files = container_files(session, container, ctx.keys)
     denied = ctx.limits.egress_deny
     if denied:  # the start-up script waits until the rules are in place
         files.append(FileEntry(GATE_FILE, b"", 0o644))
     await agent.put_files(container_id, files)
+    ctx.mark(host, "files")
     if container.role == "main":
         try:
             await agent.start_container(container_id)
@@ -139,7 +163,10 @@ async def _bring_up(
         await egress.apply_egress_rules(
             agent, container_id, container.host, denied, ctx.limits.egress_image, labels
         )
-    await wait_ready(agent, container_id, container.host, ctx.timeout)
+    ctx.mark(host, "start")
+    await wait_ready(agent, container_id, host, ctx.timeout, lambda: ctx.mark(host, "ssh_ready"))
+    ctx.mark(host, "ssh_ready")
+    ctx.mark(host, "bootstrap")
     await progress(container.host, ContainerStatus.RUNNING, container_id)
 
 
@@ -151,6 +178,7 @@ async def bring_up(session: Session, ctx: LaunchContext, progress: ProgressCallb
     """
     placed = {c.agent for c in session.containers if c.agent}
     network_agent = ctx.agents[session.containers[0].agent or ""]
+    began = time.monotonic()
     try:
         await network_agent.create_network(
             naming.network_name(session),
@@ -164,6 +192,8 @@ async def bring_up(session: Session, ctx: LaunchContext, progress: ProgressCallb
         # The engine may create the network after we stopped waiting: remove it.
         await asyncio.shield(tear_down(session, ctx.agents, ctx.manager_id))
         raise
+    if ctx.clock is not None:
+        ctx.clock.network_done(began)
     main_started = asyncio.Event()
     tasks = [
         asyncio.ensure_future(_bring_up(session, c, ctx, progress, main_started))

@@ -22,6 +22,7 @@ from ..core.models import LaunchSpec, Session
 from ..core.quota import Quota
 from ..core.scheduler import Placement, place
 from ..core.state import ALLOCATING, ENDED, FINAL, USABLE, ContainerStatus, SessionStatus
+from ..core.timings import LaunchClock
 from ..core.units import parse_size
 from ..errors import ClusterError, InvalidRequest, LaunchFailed, NotFound
 from .agents.base import Agent, OutputCallback
@@ -236,6 +237,7 @@ class ClusterManager(OwnerViews):
                 changes["container_id"] = container_id
             notify(self.store.update_container(session.id, host, **changes))
 
+        clock = LaunchClock(session.id, session.hosts)
         try:
             keys = generate_session_keys(session.id, session.hosts)
             self.store.save_keys(session.id, keys)
@@ -252,12 +254,16 @@ class ClusterManager(OwnerViews):
                 timeout=self.prepare_timeout,
                 encrypted_overlay=self.overlay_encryption,
                 limits=self.hardening.limits(),
+                clock=clock,
             )
             await bring_up(session, ctx, progress)
+            self.store.add_timings(session.id, clock.timings)
         except LaunchFailed as exc:
+            self._keep_timings(session.id, clock)
             await self._fail_launch(session, str(exc), notify, clean_up=False)
             raise LaunchFailed(f"session {session.name} failed to launch: {exc}") from exc
         except Exception as exc:  # a bug or a lost store must not leave it PREPARING
+            self._keep_timings(session.id, clock)
             await self._fail_launch(session, f"{type(exc).__name__}: {exc}", notify)
             raise LaunchFailed(f"session {session.name} failed to launch: {exc}") from exc
         current = self._get(session.id)
@@ -268,6 +274,11 @@ class ClusterManager(OwnerViews):
         self.store.set_driver(session.id, None)
         notify(session)
         return session
+
+    def _keep_timings(self, session_id: str, clock: LaunchClock) -> None:
+        """Keep the phases a failed launch got through (best effort)."""
+        with contextlib.suppress(Exception):
+            self.store.add_timings(session_id, clock.timings)
 
     async def _fail_launch(
         self, session: Session, reason: str, notify: SessionCallback, *, clean_up: bool = True

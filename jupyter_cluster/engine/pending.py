@@ -7,7 +7,8 @@ in the store's write transaction, which keeps each resource group's queue in
 creation order (unless ``ClusterManager.pending_backfill``). A session that has
 waited longer than ``ClusterManager.pending_timeout`` is cancelled with that
 reason; a session ahead in the queue whose driver died on this machine is
-cancelled, so it cannot hold up the queue.
+cancelled, so it cannot hold up the queue. The placement records the session's
+``queue`` and ``place`` timings (logged at debug level here).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from ..core.models import Session
-from ..core.scheduler import AgentSlot
+from ..core.scheduler import AgentSlot, Placement
 from ..core.state import SessionStatus
 from ..errors import Conflict
 from .drivers import describe, driver_alive
@@ -43,7 +44,10 @@ def place_once(
 ) -> None:
     """One placement attempt; a session cancelled meanwhile is left alone."""
     with contextlib.suppress(Conflict):
-        store.try_place(session_id, slots, backfill=policy.backfill)
+        if isinstance(store.try_place(session_id, slots, backfill=policy.backfill), Placement):
+            timings = _get(store, session_id).timings
+            for phase in ("queue", "place"):
+                log.debug("session %s: phase %s took %.3f s", session_id, phase, timings[phase])
 
 
 def _cancel_abandoned(store: Store, session: Session) -> None:

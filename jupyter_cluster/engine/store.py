@@ -21,7 +21,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
@@ -295,6 +295,14 @@ class Store:
             self._write(db, new)
         return new
 
+    def add_timings(self, session_id: str, timings: Mapping[str, float]) -> Session:
+        """Record launch phases (seconds; see core.timings) with those already kept."""
+        with self._tx() as db:
+            old = self._get(db, session_id)
+            new = old.with_(timings={**old.timings, **timings})
+            self._write(db, new)
+        return new
+
     def set_driver(self, session_id: str, driver: Driver | None) -> None:
         """Record which process drives the session's launch, or clear it."""
         pid, host, started = driver or (None, None, None)
@@ -382,8 +390,10 @@ class Store:
         ``backfill``. On Placement the session becomes PREPARING with each
         container's agent and GPU ids; on Pending its reason is stored. Raises
         Conflict if the session is no longer PENDING, and lets the scheduler's
-        InvalidRequest through (nothing is changed then).
+        InvalidRequest through (nothing is changed then). A placed session keeps
+        its ``queue`` and ``place`` timings (see :mod:`..core.timings`).
         """
+        began, clock = time.time(), time.monotonic()
         with self._tx() as db:
             session = self._get(db, session_id)
             if session.status is not SessionStatus.PENDING:
@@ -410,11 +420,13 @@ class Store:
             else:
                 ordered = sorted(session.containers, key=lambda c: c.local_rank)
                 placed = zip(ordered, result.agents, result.gpu_ids, strict=True)
+                queue = max(0.0, began - session.created_at)
                 new = session.with_(
                     status=SessionStatus.PREPARING,
                     status_reason="",
                     containers=tuple(c.with_(agent=a, gpu_ids=tuple(g)) for c, a, g in placed),
                     updated_at=time.time(),
+                    timings={"queue": queue, "place": time.monotonic() - clock},
                 )
             self._write(db, new)
             return result

@@ -30,6 +30,19 @@ log = logging.getLogger(__name__)
 RECONNECT_INTERVAL = 1.0
 
 
+async def _no_delay(conn: asyncssh.SSHClientConnection) -> None:
+    """Make main1's sshd send small packets at once on this connection.
+
+    OpenSSH's sshd turns Nagle's algorithm off (TCP_NODELAY) on a connection only
+    once a session on it runs a command; on a connection that only forwards ports it
+    stays on, and a kernel's small replies then wait up to 40 ms each for the ACK of
+    the packet before them (delayed ACKs). One short command fixes that for the
+    connection's life; if it fails the tunnel still works, only slower.
+    """
+    with contextlib.suppress(asyncssh.Error, OSError, asyncio.TimeoutError):
+        await asyncio.wait_for(conn.run("true", check=False), 10)
+
+
 class KernelTunnel:
     """Local ports forwarded to ports inside main1 over one SSH connection."""
 
@@ -64,7 +77,9 @@ class KernelTunnel:
                     max(deadline - asyncio.get_running_loop().time(), 0.1),
                 )
             except (OSError, asyncssh.Error, asyncio.TimeoutError) as exc:
-                refused = isinstance(exc, ConnectionRefusedError) or (
+                # Not listening yet: refused, or (through docker-proxy, which accepts
+                # on the published port and then finds nothing behind it) dropped.
+                refused = isinstance(exc, (ConnectionRefusedError, asyncssh.ConnectionLost)) or (
                     isinstance(exc, asyncssh.Error) and "closed" in str(exc).lower()
                 )
                 if refused and asyncio.get_running_loop().time() < deadline:
@@ -76,6 +91,7 @@ class KernelTunnel:
                 ) from exc
 
     async def _forward(self, conn: asyncssh.SSHClientConnection, remote: Sequence[int]) -> None:
+        await _no_delay(conn)
         for inner in remote:
             listener = await conn.forward_local_port(
                 "127.0.0.1", self.local_ports.get(inner, 0), "127.0.0.1", inner

@@ -10,7 +10,8 @@ ready, when a bootstrap command is set), while the other containers are still
 coming up, so its own start-up overlaps theirs; ``start_kernel`` returns once
 the whole session is RUNNING. Restart replaces only the kernel process;
 shutdown terminates the session. A start that fails (or times out) leaves no
-session behind.
+session behind. Once the kernel answers ``kernel_info`` the session's
+``kernel_ready`` timing is recorded (in the background: starting is not delayed).
 
 The engine is configured like the CLI's: ``jupyter_cluster_config`` files on the
 Jupyter config path, overridden by the kernel manager's own configuration (e.g.
@@ -21,8 +22,10 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import time
 from typing import Any
 
+from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.connect import KernelConnectionInfo
 from jupyter_client.provisioning import KernelProvisionerBase
 from traitlets import Float, List, Unicode
@@ -31,6 +34,7 @@ from traitlets.config import Config
 
 from ..client.shell import ContainerShell, SshRunner
 from ..config import LaunchSettings, file_config, local_owner, make_engine
+from ..core import timings
 from ..core.models import Session
 from ..core.state import USABLE, ContainerStatus, SessionStatus
 from ..engine.agents.base import Agent, ContainerState
@@ -80,6 +84,7 @@ class ClusterProvisioner(KernelProvisionerBase):
     _tunnel: KernelTunnel | None = None
     _shell: ContainerShell | None = None
     _transport = "direct"
+    _ready_task: asyncio.Future[None] | None = None
 
     # -- helpers -------------------------------------------------------------------
 
@@ -289,7 +294,37 @@ class ClusterProvisioner(KernelProvisionerBase):
                 kernel_side_connection(self.parent, self._transport),
                 env=kwargs.get("env") or {},
             )
+        self._time_kernel_ready()
         return self.connection_info
+
+    def _time_kernel_ready(self) -> None:
+        """Record the session's ``kernel_ready`` phase (see core.timings) in the
+        background, once per session (not on restarts, not in team mode)."""
+        if self.manager.remote or self.session_id is None:
+            return
+        session = self.manager.store.get(self.session_id)
+        if session is None or "kernel_ready" in session.timings:
+            return
+        self._ready_task = asyncio.ensure_future(self._record_kernel_ready(session))
+
+    async def _record_kernel_ready(self, session: Session) -> None:
+        """Wait until the kernel answers ``kernel_info``; keep how long after the
+        session was RUNNING (0 if before: the kernel starts early)."""
+        client = AsyncKernelClient()
+        client.load_connection_info(self.connection_info)
+        try:
+            client.start_channels(hb=False)  # no manager here to judge the heartbeat
+            await client.wait_for_ready(timeout=self.launch_timeout)
+        except Exception as exc:  # the kernel manager reports a kernel that fails
+            self.log.debug("cluster session %s: no kernel_ready timing: %s", session.name, exc)
+            return
+        finally:
+            client.stop_channels()
+        running = timings.elapsed_until_running(session.created_at, session.timings)
+        seconds = max(0.0, time.time() - running)
+        self.log.debug("session %s: phase kernel_ready took %.3f s", session.id, seconds)
+        if self._manager is not None:
+            self._manager.store.add_timings(session.id, {"kernel_ready": seconds})
 
     async def poll(self) -> int | None:
         """``KernelManager.is_alive``: None while the kernel runs, else its exit code."""
@@ -316,6 +351,10 @@ class ClusterProvisioner(KernelProvisionerBase):
 
     async def cleanup(self, restart: bool = False) -> None:
         """Forget the kernel process; unless restarting, terminate the whole session."""
+        if self._ready_task is not None and not restart:
+            self._ready_task.cancel()
+            await asyncio.gather(self._ready_task, return_exceptions=True)
+            self._ready_task = None
         if self._process is not None:
             await self._process.close()
             self._process = None

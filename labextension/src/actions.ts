@@ -20,7 +20,7 @@ import { LaunchDialog, LaunchForm } from './dialog';
 import { ILaunchValues, initialValues, toRequest } from './form';
 import type { IServerError } from './formview';
 import { getTrans } from './i18n';
-import { ILogOptions, LogPanel } from './logs';
+import { hasEnded, ILogOptions, LogPanel } from './logs';
 import { followLaunch } from './progress';
 import { SessionsModel } from './sessions';
 import { LiveNotification } from './toast';
@@ -234,6 +234,8 @@ export async function openLogs(
     panel = new LogPanel(ctx.model.client, session, options);
     void ctx.logs.add(panel);
     ctx.app.shell.add(panel, 'main', { mode: 'split-bottom' });
+  } else if (hasEnded(session)) {
+    panel.showKept(session); // opened while it ran
   }
   panel.select(host);
   ctx.app.shell.activateById(panel.id);

@@ -15,6 +15,7 @@ import {
   ILaunchRequest,
   IResourceGroup,
   ISession,
+  IStatsSample,
   ITerminalModel
 } from './models';
 
@@ -163,6 +164,31 @@ export class ClusterClient {
       ['sessions', ref, 'containers', host, 'logs'],
       { signal: options.signal, cache: 'no-store' },
       query
+    );
+    await readText(response, options.onText);
+  }
+
+  /** One sample of each container's resource use. */
+  stats(ref: string): Promise<IStatsSample> {
+    return this.request<IStatsSample>(['sessions', ref, 'stats']);
+  }
+
+  /**
+   * Open a session's stats stream (`event: stats` every few seconds, `event:
+   * end` when the session ends); `onText` gets its raw text until it ends.
+   */
+  async streamStats(
+    ref: string,
+    options: { signal?: AbortSignal; onText: (text: string) => void }
+  ): Promise<void> {
+    const response = await this.fetch(
+      ['sessions', ref, 'stats'],
+      {
+        signal: options.signal,
+        cache: 'no-store',
+        headers: { Accept: 'text/event-stream' }
+      },
+      '?follow=1'
     );
     await readText(response, options.onText);
   }

@@ -1,7 +1,8 @@
 /**
  * The log panel of a session, in the main area: a tab per container (`main1`,
  * `sub1`, …), each streaming that container's log with a follow toggle, search
- * and download. Only the tab on screen streams (a hidden one stops and reloads
+ * and download. A session that ended shows the log the server kept when it
+ * ended (with a note saying so). Only the tab on screen streams (a hidden one stops and reloads
  * its tail when shown again), so a few open panels never use up the browser's
  * connections to the server.
  */
@@ -15,7 +16,13 @@ import { TabPanel, Widget } from '@lumino/widgets';
 import { ClusterClient, ISession } from './api';
 import { getTrans } from './i18n';
 import { LogText } from './logview';
+import { FINAL } from './sessions';
 import { LineSplitter } from './sse';
+
+/** Whether `session` ended: its containers are gone, their logs were kept. */
+export function hasEnded(session: ISession): boolean {
+  return FINAL.has(session.status) || !!session.ended_at;
+}
 
 /** Options of the log views. */
 export interface ILogOptions {
@@ -104,12 +111,59 @@ export class LogView extends Widget {
       this._status
     );
 
+    this._note = document.createElement('div');
+    this._note.className = 'jp-ClusterLogs-kept';
+    this._note.setAttribute('role', 'note');
+    this._note.hidden = true;
+
     const scroller = document.createElement('div');
     scroller.className = 'jp-ClusterLogs-scroll';
     const text = document.createElement('div');
     scroller.appendChild(text);
     this._text = new LogText(text, options.maxLines);
-    this.node.append(bar, scroller);
+    this.node.append(bar, this._note, scroller);
+    if (hasEnded(session)) {
+      this.showKept(session);
+    }
+  }
+
+  /** Whether the log shown is the one kept when the session ended. */
+  get kept(): boolean {
+    return !this._note.hidden;
+  }
+
+  /**
+   * Say that `session` ended and that this is the log kept at its end; a view
+   * that showed the log while the session ran loads the kept one (now if on
+   * screen, else when shown).
+   */
+  showKept(session: ISession): void {
+    const trans = this._trans;
+    const reload = !this.kept;
+    const when = session.ended_at
+      ? new Date(session.ended_at * 1000).toLocaleString()
+      : '';
+    this._note.textContent = when
+      ? trans.__(
+          'Session %1 ended (%2, %3): this is the log of %4 kept at termination.',
+          session.name,
+          session.status,
+          when,
+          this.host
+        )
+      : trans.__(
+          'Session %1 ended (%2): this is the log of %3 kept at termination.',
+          session.name,
+          session.status,
+          this.host
+        );
+    this._note.hidden = false;
+    if (reload) {
+      this._follow.checked = true;
+      if (this.isVisible) {
+        this.start();
+      }
+    }
   }
 
   /** The lines on screen. */
@@ -161,7 +215,9 @@ export class LogView extends Widget {
         this._abort = null;
         this._follow.checked = false;
         this._setStatus(
-          this._trans.__('the log ended (the container stopped)')
+          this.kept
+            ? this._trans.__('kept at termination')
+            : this._trans.__('the log ended (the container stopped)')
         );
       })
       .catch(error => {
@@ -266,6 +322,7 @@ export class LogView extends Widget {
   private _search: HTMLInputElement;
   private _count: HTMLElement;
   private _status: HTMLElement;
+  private _note: HTMLElement;
   private _abort: AbortController | null = null;
 }
 
@@ -299,6 +356,14 @@ export class LogPanel extends MainAreaWidget<TabPanel> {
     return this._view(host);
   }
 
+  /** Note in every tab that `session` (this panel's) ended. */
+  showKept(session: ISession): void {
+    this._ended = session;
+    for (const w of this.content.widgets) {
+      (w as LogView).showKept(session);
+    }
+  }
+
   /** Show the tab of `host`. */
   select(host: string): LogView {
     const view = this._view(host);
@@ -314,9 +379,14 @@ export class LogPanel extends MainAreaWidget<TabPanel> {
       return known;
     }
     const view = new LogView(this.client, this.session, host, this.options);
+    if (this._ended) {
+      view.showKept(this._ended);
+    }
     this.content.addWidget(view);
     return view;
   }
+
+  private _ended: ISession | null = null;
 }
 
 function button(

@@ -165,6 +165,29 @@ export interface ITerminalModel {
   host?: string;
 }
 
+/** One container's resource use (`GET sessions/{id}/stats`): bytes and counts. */
+export interface IContainerUsage {
+  /** CPU % of one CPU: 200 is two CPUs busy. */
+  cpu_percent: number;
+  mem_used: number;
+  mem_limit: number;
+  net_rx: number;
+  net_tx: number;
+  block_read: number;
+  block_write: number;
+  pids: number;
+  /** When Docker read it (ISO 8601). */
+  at: string;
+}
+
+/** One sample of a session's use: per host, null when it does not run. */
+export interface IStatsSample {
+  session_id: string;
+  /** When the server took it (epoch seconds). */
+  time: number;
+  hosts: { [host: string]: IContainerUsage | null };
+}
+
 /** An event of `GET events`: a snapshot, or a session's or container's change. */
 export type ClusterEvent =
   | { type: 'snapshot'; sessions: ISession[] }

@@ -1,7 +1,8 @@
 /**
  * The rows of the Cluster Sessions sidebar: a session (status and reason, mode,
  * size, age, kernel, actions) and its containers (host, status, agent,
- * resources, logs and terminal buttons).
+ * resources, logs and terminal buttons, and while expanded and running, live
+ * graphs of their resource use: ./usageview).
  */
 
 import {
@@ -15,11 +16,13 @@ import {
 } from '@jupyterlab/ui-components';
 import * as React from 'react';
 
-import { IContainer, IResources, ISession, IUsage } from './api';
+import { ClusterClient, IContainer, IResources, ISession, IUsage } from './api';
 import { CommandIDs } from './commands';
 import { getTrans } from './i18n';
 import { FINAL, USABLE } from './sessions';
 import { formatAge, formatCpu, formatLeft, formatSize } from './units';
+import { UsageModel } from './usage';
+import { ContainerUsage, useUsage } from './usageview';
 
 /** One line of resources per container: `0.5 CPU · 1g mem · 64m shm`. */
 export function describeResources(
@@ -66,11 +69,14 @@ export function SessionItem(props: {
   expanded: boolean;
   onToggle: () => void;
   run: (id: string, args?: any) => void;
+  /** Reads the containers' use while expanded and running (no graphs without). */
+  client?: ClusterClient;
 }): JSX.Element {
   const trans = getTrans();
   const { session, run } = props;
   const final = FINAL.has(session.status);
   const usable = USABLE.has(session.status);
+  const usage = useUsage(props.client, session.id, props.expanded && usable);
   const Caret = props.expanded ? caretDownIcon : caretRightIcon;
   const kernel = kernelText(session);
   const args = { sessionId: session.id };
@@ -165,6 +171,7 @@ export function SessionItem(props: {
               session={session}
               container={container}
               run={run}
+              usage={usage}
             />
           ))}
         </ul>
@@ -177,6 +184,7 @@ function ContainerItem(props: {
   session: ISession;
   container: IContainer;
   run: (id: string, args?: any) => void;
+  usage: UsageModel | null;
 }): JSX.Element {
   const trans = getTrans();
   const { session, container, run } = props;
@@ -213,6 +221,13 @@ function ContainerItem(props: {
         </span>
         <span>{describeResources(session, container)}</span>
       </div>
+      {props.usage && (
+        <ContainerUsage
+          model={props.usage}
+          host={container.host}
+          cpus={session.resources?.cpu}
+        />
+      )}
       {container.status_reason && (
         <div className="jp-ClusterContainer-reason">
           {container.status_reason}

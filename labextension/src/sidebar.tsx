@@ -4,7 +4,10 @@
  * status and resources. Actions run the extension's commands, so they behave
  * as the same commands in the palette do. It re-renders whenever the sessions
  * model changes (the server's events stream) and every few seconds for ages.
- * Below the sessions, the "Agents" section (./agentsview) shows every agent and
+ * An expanded running session shows live graphs of its containers' use
+ * (./usageview), read only while the sidebar is on screen.
+ * Below the sessions, the "Recent sessions" section (./recent) lists sessions
+ * that ended, with their kept logs, and the "Agents" section (./agentsview) shows every agent and
  * its state; it is polled only while the sidebar is visible, and read again
  * soon after any session changes.
  */
@@ -25,6 +28,7 @@ import { CommandIDs } from './commands';
 import { getTrans } from './i18n';
 import { clusterIcon } from './icons';
 import { SessionsModel } from './sessions';
+import { RecentSessions } from './recent';
 import { IconButton, SessionItem } from './sessionitem';
 
 /** The sidebar widget. */
@@ -67,11 +71,13 @@ export class ClusterSidebar extends ReactWidget {
   protected onAfterShow(msg: Message): void {
     super.onAfterShow(msg);
     this._startClock();
+    this.update(); // graphs read again
   }
 
   protected onAfterHide(msg: Message): void {
     super.onAfterHide(msg);
     this._stopClock();
+    this.update(); // graphs stop reading
   }
 
   dispose(): void {
@@ -95,6 +101,7 @@ export class ClusterSidebar extends ReactWidget {
             agents={this.agents}
             commands={this.commands}
             now={Date.now()}
+            visible={this.isVisible}
           />
         )}
       </UseSignal>
@@ -130,6 +137,8 @@ function SidebarView(props: {
   agents: AgentsModel;
   commands: CommandRegistry;
   now: number;
+  /** Whether the sidebar is on screen: only then graphs read the use. */
+  visible: boolean;
 }): JSX.Element {
   const trans = getTrans();
   const { model, commands } = props;
@@ -200,10 +209,12 @@ function SidebarView(props: {
               expanded={!collapsed.has(session.id)}
               onToggle={() => toggle(session.id)}
               run={run}
+              client={props.visible ? model.client : undefined}
             />
           ))}
         </ul>
       )}
+      <RecentSessions client={model.client} run={run} now={props.now} />
       <AgentsSection model={props.agents} />
     </div>
   );

@@ -47,6 +47,26 @@ export function formatSize(bytes: number): string {
 }
 
 /**
+ * Bytes as a rounded size for reading at a glance: `120m`, `1.5g`, `980k`
+ * (one decimal below 10 units, whole numbers above).
+ */
+export function formatSizeShort(bytes: number): string {
+  for (const unit of ['t', 'g', 'm', 'k']) {
+    const value = bytes / UNITS[unit];
+    if (value >= 1) {
+      return `${value < 10 ? trimZeros(value.toFixed(1)) : Math.round(value)}${unit}`;
+    }
+  }
+  return String(Math.max(0, Math.round(bytes)));
+}
+
+/** A percentage for reading at a glance: `47%`, `2.5%`, `0%`. */
+export function formatPercent(value: number): string {
+  const v = Math.max(0, value);
+  return `${v < 10 ? trimZeros(v.toFixed(1)) : Math.round(v)}%`;
+}
+
+/**
  * A CPU count from `0.5`, `2` or `1500m` (millicores), or `null` when the text
  * is not a positive CPU count in steps of 0.001.
  */

@@ -21,7 +21,8 @@
  * BACKENDAI_CLUSTER_HOSTS and `!ssh sub2 hostname`), the log panel on sub1, a
  * terminal in sub1 (`hostname`), a second launch that must wait (PENDING, with
  * its reason) and is cancelled, the palette, the dark theme, and terminate from
- * the sidebar. Screenshots go to $ARTIFACTS; results.json says what was seen.
+ * the sidebar; also the live usage graphs of the running session, and the log
+ * of sub1 kept after the session ended (from "Recent sessions"). Screenshots go to $ARTIFACTS; results.json says what was seen.
  */
 
 'use strict';
@@ -394,6 +395,36 @@ async function main() {
     await shot('notebook-outputs');
   });
 
+  await step('usage-graphs', async () => {
+    // The session is expanded and running: its containers' live graphs.
+    await page.evaluate(() =>
+      window.jupyterapp.shell.activateById('jp-cluster-sessions')
+    );
+    const item = `.jp-ClusterSession[data-session-id="${sessionId}"]`;
+    await page.waitForFunction(
+      item =>
+        ['main1', 'sub1', 'sub2'].every(host => {
+          const svg = document.querySelector(
+            `${item} .jp-ClusterContainer[data-host="${host}"] svg.jp-ClusterUsage-cpu`
+          );
+          return svg && Number(svg.getAttribute('data-points')) >= 2;
+        }),
+      item,
+      { timeout: 60000 }
+    );
+    results.outputs.usage = await textOf(`${item} .jp-ClusterUsage`);
+    results.outputs.usageLabels = await page.evaluate(
+      item =>
+        [
+          ...document.querySelectorAll(
+            `${item} .jp-ClusterUsage svg[role="img"]`
+          )
+        ].map(svg => svg.getAttribute('aria-label')),
+      item
+    );
+    await shot('usage-graphs');
+  });
+
   await step('sidebar', async () => {
     await page.evaluate(id => {
       const app = window.jupyterapp;
@@ -612,6 +643,46 @@ async function main() {
     await shot('terminated');
     const remaining = await getJSON(api('sessions'));
     results.remainingSessions = remaining.map(s => `${s.id} ${s.status}`);
+  });
+
+  await step('logs-after-termination', async () => {
+    // The log the server kept of sub1, from the "Recent sessions" section.
+    await page.evaluate(() =>
+      window.jupyterapp.shell.activateById('jp-cluster-sessions')
+    );
+    const toggle = page.locator('.jp-ClusterRecent-toggle');
+    if ((await toggle.getAttribute('aria-expanded')) !== 'true') {
+      await toggle.click();
+    }
+    const recent = page.locator(
+      `.jp-ClusterRecent-session[data-session-id="${sessionId}"]`
+    );
+    await recent.waitFor();
+    const button = recent.locator('.jp-ClusterRecent-log', { hasText: 'sub1' });
+    await Promise.all([
+      page.waitForResponse(
+        r =>
+          r.request().method() === 'GET' &&
+          new URL(r.url()).pathname ===
+            new URL(api(`sessions/${sessionId}/containers/sub1/logs`))
+              .pathname &&
+          r.status() === 200
+      ),
+      button.click()
+    ]);
+    const view = page.locator('.jp-ClusterLogs-view[data-host="sub1"]');
+    await view.locator('.jp-ClusterLogs-kept').waitFor();
+    await waitForText(
+      '.jp-ClusterLogs-view[data-host="sub1"] .jp-ClusterLogs-line',
+      'jupyter-cluster: ready'
+    );
+    results.outputs.keptNote = await textOf(
+      '.jp-ClusterLogs-view[data-host="sub1"] .jp-ClusterLogs-kept'
+    );
+    results.outputs.keptLog = await textOf(
+      '.jp-ClusterLogs-view[data-host="sub1"] .jp-ClusterLogs-text'
+    );
+    await shot('logs-after-termination');
   });
 
   results.ok = true;

@@ -7,7 +7,8 @@ Jupyter data, config, runtime, settings and workspace directories; the node scri
 ``lab_e2e.js`` (playwright-core driving Debian's chromium) clicks through it: the
 launcher tile, the launch dialog (size 3), a notebook on the session's kernel, the
 log panel, a terminal in ``sub1``, a session that must wait (PENDING), the palette,
-the dark theme and terminate. Screenshots and ``results.json`` are written to
+the dark theme and terminate; with the live usage graphs of the running session and
+sub1's log kept after it ended. Screenshots and ``results.json`` are written to
 ``test-artifacts/browser/`` (or ``$JUPYTER_CLUSTER_ARTIFACTS/browser``).
 
 Needs Docker, the kernel image, chromium, node and ``labextension/node_modules``
@@ -34,7 +35,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.constants import BIN
+from tests.support.constants import BIN, READY
 from tests.support.docker import assert_nothing_left, remove_leftovers
 from tests.support.lab import (
     ARTIFACTS_ROOT,
@@ -202,3 +203,22 @@ def test_lab_end_to_end(lab: Lab) -> None:
     _assert_nothing_left(lab)
 
     assert_results(results, output, ARTIFACTS)
+    _assert_usage_and_kept_logs(results)
+
+
+def _assert_usage_and_kept_logs(results: dict[str, Any]) -> None:
+    """The live graphs of the running session, and sub1's log after it ended."""
+    ran = {s["name"] for s in results["steps"] if s["ok"]}
+    assert {"usage-graphs", "logs-after-termination"} <= ran, results["steps"]
+    outputs = results["outputs"]
+    usage = outputs["usage"]
+    assert len(re.findall(r"CPU \d+(\.\d+)?%", usage)) == 3, usage  # main1, sub1, sub2
+    assert len(re.findall(r"MEM \S+ / \S+", usage)) == 3, usage
+    labels = outputs["usageLabels"]
+    assert any(x.startswith("CPU use of sub1 over the last") for x in labels), labels
+    assert any(x.startswith("Memory use of main1 over the last") for x in labels), labels
+    assert "kept at termination" in outputs["keptNote"], outputs["keptNote"]
+    assert "this is the log of sub1" in outputs["keptNote"], outputs["keptNote"]
+    assert READY in outputs["keptLog"], outputs["keptLog"]
+    for name in ("usage-graphs", "logs-after-termination"):
+        assert any(name in shot for shot in results["screenshots"]), name

@@ -137,6 +137,17 @@ describe('openLogs', () => {
     panel.dispose();
     ctx.model.dispose();
   });
+
+  it('notes in an open panel that its session ended', async () => {
+    const { ctx } = context({} as any);
+    const s = session({ status: 'RUNNING' });
+    const panel = await openLogs(ctx, s, 'sub1');
+    expect((panel.content.currentWidget as LogView).kept).toBe(false);
+    await openLogs(ctx, { ...s, status: 'TERMINATED', ended_at: 5 }, 'sub1');
+    expect((panel.content.currentWidget as LogView).kept).toBe(true);
+    panel.dispose();
+    ctx.model.dispose();
+  });
 });
 
 describe('terminate', () => {

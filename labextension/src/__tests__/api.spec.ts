@@ -91,6 +91,36 @@ describe('ClusterClient', () => {
   });
 });
 
+describe('ClusterClient stats', () => {
+  const settings = ServerConnection.makeSettings({ baseUrl: 'http://h/base/' });
+  let spy: jest.SpyInstance;
+
+  afterEach(() => spy?.mockRestore());
+
+  it('reads one sample, or follows the stream as Server-Sent Events', async () => {
+    spy = jest
+      .spyOn(ServerConnection, 'makeRequest')
+      .mockResolvedValue(response(200, '{"session_id": "s", "hosts": {}}'));
+    const client = new ClusterClient(settings);
+    expect(await client.stats('s')).toEqual({ session_id: 's', hosts: {} });
+    expect(spy.mock.calls[0][0]).toBe(
+      'http://h/base/cluster/api/sessions/s/stats'
+    );
+    spy.mockResolvedValue(response(200, 'event: stats\ndata: {}\n\n'));
+    const abort = new AbortController();
+    const chunks: string[] = [];
+    await client.streamStats('s', {
+      signal: abort.signal,
+      onText: t => chunks.push(t)
+    });
+    const [url, init] = spy.mock.calls[1];
+    expect(url).toBe('http://h/base/cluster/api/sessions/s/stats?follow=1');
+    expect(init.signal).toBe(abort.signal);
+    expect(init.headers).toEqual({ Accept: 'text/event-stream' });
+    expect(chunks.join('')).toBe('event: stats\ndata: {}\n\n');
+  });
+});
+
 describe('errorOf', () => {
   it('explains a 404 without a JSON body', async () => {
     const error = await errorOf(response(404, ''));

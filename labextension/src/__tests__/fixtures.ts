@@ -1,4 +1,4 @@
-import { IAgent, ILaunchOptions, ISession } from '../api';
+import { IAgent, IContainerUsage, ILaunchOptions, ISession } from '../api';
 import served from './launch-options.json';
 
 const GIB = 1024 ** 3;
@@ -64,4 +64,70 @@ export function session(overrides: Partial<ISession> = {}): ISession {
     kernel_reason: '',
     ...overrides
   };
+}
+
+const MIB = 1024 ** 2;
+
+/** One container's use: 47.2% CPU, 120m of 512m, some IO. */
+export function usage(
+  overrides: Partial<IContainerUsage> = {}
+): IContainerUsage {
+  return {
+    cpu_percent: 47.2,
+    mem_used: 120 * MIB,
+    mem_limit: 512 * MIB,
+    net_rx: 1536 * 1024,
+    net_tx: 300 * 1024,
+    block_read: 10 * MIB,
+    block_write: 2 * MIB,
+    pids: 12,
+    at: '2024-01-01T00:00:00Z',
+    ...overrides
+  };
+}
+
+/** A client whose stats streams the test feeds, ends or fails. */
+export class FakeStatsClient {
+  streams: {
+    ref: string;
+    feed: (text: string) => void;
+    end: () => void;
+    fail: (error: Error) => void;
+    aborted: boolean;
+    done: boolean;
+  }[] = [];
+
+  streamStats(
+    ref: string,
+    options: { signal?: AbortSignal; onText: (t: string) => void }
+  ): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const stream = {
+        ref,
+        feed: options.onText,
+        end: () => {
+          stream.done = true;
+          resolve();
+        },
+        fail: (error: Error) => {
+          stream.done = true;
+          reject(error);
+        },
+        aborted: false,
+        done: false
+      };
+      this.streams.push(stream);
+      options.signal?.addEventListener('abort', () => {
+        stream.aborted = true;
+        const error = new Error('aborted');
+        error.name = 'AbortError';
+        reject(error);
+      });
+    });
+  }
+
+  /** The streams still open (neither aborted, ended nor failed). */
+  get open() {
+    return this.streams.filter(s => !s.aborted && !s.done);
+  }
 }

@@ -1,13 +1,13 @@
 import { CommandRegistry } from '@lumino/commands';
 import { Widget } from '@lumino/widgets';
 
-import { ClusterClient } from '../api';
+import { ClusterClient, ISession } from '../api';
 import { CommandIDs } from '../commands';
 import { describeProgress } from '../progress';
 import { describeResources } from '../sessionitem';
 import { SessionsModel } from '../sessions';
 import { ClusterSidebar } from '../sidebar';
-import { session } from './fixtures';
+import { FakeStatsClient, session, usage } from './fixtures';
 import { act, render } from './render';
 
 describe('ClusterSidebar', () => {
@@ -15,9 +15,16 @@ describe('ClusterSidebar', () => {
   let commands: CommandRegistry;
   let calls: { id: string; args: any }[];
   let sidebar: ClusterSidebar;
+  let client: FakeStatsClient & {
+    agents: () => Promise<never[]>;
+    listSessions: jest.Mock;
+  };
 
   beforeEach(async () => {
-    const client = { agents: () => Promise.resolve([]) };
+    client = Object.assign(new FakeStatsClient(), {
+      agents: () => Promise.resolve([]),
+      listSessions: jest.fn(async (): Promise<ISession[]> => [])
+    });
     model = new SessionsModel({ client: client as unknown as ClusterClient });
     commands = new CommandRegistry();
     calls = [];
@@ -129,6 +136,122 @@ describe('ClusterSidebar', () => {
     ]);
   });
 
+  it('keeps the log buttons of an ended session that lingers', async () => {
+    const s = running();
+    s.containers[2] = { ...s.containers[2], container_id: null };
+    model.upsert({ ...s, status: 'TERMINATED', ended_at: 2000 });
+    await render(sidebar);
+    const logs = (host: string) =>
+      sidebar.node.querySelector(
+        `[data-host="${host}"] .jp-ClusterContainer-logs`
+      ) as HTMLButtonElement;
+    expect(logs('main1').disabled).toBe(false);
+    expect(logs('sub1').disabled).toBe(false);
+    expect(logs('sub2').disabled).toBe(true); // it never ran
+    expect(
+      (
+        sidebar.node.querySelector(
+          '[data-host="sub1"] .jp-ClusterContainer-terminal'
+        ) as HTMLButtonElement
+      ).disabled
+    ).toBe(true);
+    await act(async () => logs('sub1').click());
+    expect(calls).toEqual([
+      { id: CommandIDs.openLogs, args: { sessionId: s.id, host: 'sub1' } }
+    ]);
+  });
+
+  it('lists recent ended sessions with their logs once the section is opened', async () => {
+    const ended = (id: string, at: number, status: any = 'TERMINATED') => {
+      const s = running({ id, status, ended_at: at });
+      s.containers = s.containers.map(c => ({ ...c, status: 'TERMINATED' }));
+      return s;
+    };
+    const cancelled = session({
+      id: 'cccccccc-0000',
+      status: 'CANCELLED',
+      ended_at: 3000
+    });
+    const all = [
+      running({ id: 'rrrrrrrr-0000' }), // still running: not listed
+      ended('aaaaaaaa-0000', 1000),
+      ended('bbbbbbbb-0000', 2000, 'ERROR'),
+      cancelled
+    ];
+    for (let i = 0; i < 12; i++) {
+      all.push(ended(`old${i}`, 10 + i));
+    }
+    client.listSessions.mockResolvedValue(all);
+    await render(sidebar);
+    const section = sidebar.node.querySelector('.jp-ClusterRecent')!;
+    const toggle = section.querySelector(
+      '.jp-ClusterRecent-toggle'
+    ) as HTMLButtonElement;
+    expect(toggle.getAttribute('aria-expanded')).toBe('false');
+    expect(client.listSessions).not.toHaveBeenCalled(); // loaded when opened
+
+    await act(async () => toggle.click());
+    expect(client.listSessions).toHaveBeenCalledWith(true);
+    expect(toggle.getAttribute('aria-expanded')).toBe('true');
+    const items = [...section.querySelectorAll('.jp-ClusterRecent-session')];
+    expect(items.map(i => i.getAttribute('data-session-id'))).toEqual([
+      'cccccccc-0000',
+      'bbbbbbbb-0000',
+      'aaaaaaaa-0000',
+      'old11',
+      'old10',
+      'old9',
+      'old8',
+      'old7',
+      'old6',
+      'old5'
+    ]);
+    // A cancelled session never ran: no logs.
+    const logsOf = (i: number) =>
+      [...items[i].querySelectorAll('.jp-ClusterRecent-log')].map(b => [
+        b.textContent,
+        (b as HTMLButtonElement).disabled
+      ]);
+    expect(logsOf(0)).toEqual([
+      ['main1', true],
+      ['sub1', true],
+      ['sub2', true]
+    ]);
+    expect(logsOf(2)).toEqual([
+      ['main1', false],
+      ['sub1', false],
+      ['sub2', false]
+    ]);
+    expect(items[2].textContent).toMatch(/ended .* ago/);
+    const sub1 = items[2].querySelectorAll(
+      '.jp-ClusterRecent-log'
+    )[1] as HTMLButtonElement;
+    await act(async () => sub1.click());
+    expect(calls).toEqual([
+      {
+        id: CommandIDs.openLogs,
+        args: { sessionId: 'aaaaaaaa-0000', host: 'sub1' }
+      }
+    ]);
+
+    // Folding and opening again reads the list again.
+    await act(async () => toggle.click());
+    expect(section.querySelector('.jp-ClusterRecent-session')).toBeNull();
+    await act(async () => toggle.click());
+    expect(client.listSessions).toHaveBeenCalledTimes(2);
+  });
+
+  it('says when the recent sessions cannot be read', async () => {
+    client.listSessions.mockRejectedValue(new Error('server gone'));
+    const toggle = sidebar.node.querySelector(
+      '.jp-ClusterRecent-toggle'
+    ) as HTMLButtonElement;
+    await act(async () => toggle.click());
+    expect(
+      sidebar.node.querySelector('.jp-ClusterRecent')!.textContent
+    ).toMatch(/Could not read the sessions: server gone/);
+  });
+
   it('collapses and expands a session', async () => {
     model.upsert(session());
     await render(sidebar);
@@ -167,6 +290,134 @@ describe('ClusterSidebar', () => {
         .querySelector('[data-host="main1"]')!
         .getAttribute('data-status')
     ).toBe('RUNNING');
+  });
+});
+
+/** A session with every container running (container ids c-<host>). */
+function running(overrides: Partial<ISession> = {}): ISession {
+  const s = session({
+    status: 'RUNNING',
+    kernel_state: 'running',
+    ...overrides
+  });
+  s.containers = s.containers.map(c => ({
+    ...c,
+    status: 'RUNNING',
+    container_id: `c-${c.host}`
+  }));
+  return s;
+}
+
+function sse(event: string, data: unknown): string {
+  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+describe('ClusterSidebar usage graphs', () => {
+  let model: SessionsModel;
+  let sidebar: ClusterSidebar;
+  let client: FakeStatsClient & { agents: () => Promise<never[]> };
+
+  beforeEach(async () => {
+    client = Object.assign(new FakeStatsClient(), {
+      agents: () => Promise.resolve([])
+    });
+    model = new SessionsModel({
+      client: client as unknown as ClusterClient,
+      lingerMs: 60000
+    });
+    sidebar = new ClusterSidebar(model, new CommandRegistry());
+    Widget.attach(sidebar, document.body);
+    await render(sidebar);
+  });
+
+  afterEach(async () => {
+    await act(async () => sidebar.dispose());
+    model.dispose();
+  });
+
+  const header = () =>
+    sidebar.node.querySelector('.jp-ClusterSession-header') as HTMLElement;
+
+  it('opens one stats stream for an expanded running session, closes it on collapse', async () => {
+    const s = running();
+    model.upsert(s);
+    await render(sidebar);
+    await render(sidebar); // re-renders open no more streams
+    expect(client.streams.map(x => x.ref)).toEqual([s.id]);
+
+    await act(async () => {
+      client.streams[0].feed(
+        sse('stats', {
+          session_id: s.id,
+          time: 100,
+          hosts: { main1: usage(), sub1: usage({ cpu_percent: 3 }), sub2: null }
+        }) +
+          sse('stats', {
+            session_id: s.id,
+            time: 102,
+            hosts: { main1: usage(), sub1: usage(), sub2: null }
+          })
+      );
+    });
+    const main1 = sidebar.node.querySelector(
+      '.jp-ClusterContainer[data-host="main1"] .jp-ClusterUsage'
+    )!;
+    expect(main1.textContent).toContain('CPU 47%');
+    expect(main1.textContent).toContain('MEM 120m / 512m');
+    expect(
+      main1.querySelector('.jp-ClusterUsage-cpu')!.getAttribute('data-points')
+    ).toBe('2');
+    expect(
+      sidebar.node.querySelector(
+        '.jp-ClusterContainer[data-host="sub2"] .jp-ClusterUsage'
+      )!.textContent
+    ).toBe('not running');
+
+    await act(async () => header().click()); // collapse
+    expect(client.streams[0].aborted).toBe(true);
+    expect(client.open).toEqual([]);
+    expect(sidebar.node.querySelector('.jp-ClusterUsage')).toBeNull();
+
+    await act(async () => header().click()); // expand: a new stream
+    expect(client.streams.length).toBe(2);
+    expect(client.open.length).toBe(1);
+  });
+
+  it('opens no stream for a session that does not run, closes it when it ends', async () => {
+    model.upsert(session({ status: 'PREPARING' }));
+    await render(sidebar);
+    expect(client.streams).toEqual([]);
+
+    const s = running({ updated_at: 2000 });
+    await act(async () => model.upsert(s));
+    expect(client.open.length).toBe(1);
+
+    await act(async () =>
+      model.upsert({ ...s, status: 'TERMINATED', updated_at: 3000 })
+    );
+    expect(client.streams.length).toBe(1);
+    expect(client.open).toEqual([]);
+  });
+
+  it('reads only while the sidebar is on screen', async () => {
+    model.upsert(running());
+    await render(sidebar);
+    expect(client.open.length).toBe(1);
+    sidebar.hide();
+    await render(sidebar);
+    expect(client.open).toEqual([]);
+    sidebar.show();
+    await render(sidebar);
+    expect(client.open.length).toBe(1);
+    expect(client.streams.length).toBe(2);
+  });
+
+  it('closes the stream when the sidebar is disposed', async () => {
+    model.upsert(running());
+    await render(sidebar);
+    expect(client.open.length).toBe(1);
+    await act(async () => sidebar.dispose());
+    expect(client.open).toEqual([]);
   });
 });
 

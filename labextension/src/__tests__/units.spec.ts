@@ -1,7 +1,9 @@
 import {
   formatAge,
   formatCpu,
+  formatPercent,
   formatSize,
+  formatSizeShort,
   parseCpu,
   parseSize
 } from '../units';
@@ -66,5 +68,24 @@ describe('ages', () => {
     expect(formatAge(1_000_000 - 3 * 3600 - 300, now)).toBe('3h 5m');
     expect(formatAge(1_000_000 - 2 * 86400, now)).toBe('2d');
     expect(formatAge(1_000_000 + 5, now)).toBe('0s');
+  });
+});
+
+describe('usage figures', () => {
+  it('rounds sizes for reading at a glance', () => {
+    expect(formatSizeShort(120 * 1024 ** 2 + 12345)).toBe('120m');
+    expect(formatSizeShort(512 * 1024 ** 2)).toBe('512m');
+    expect(formatSizeShort(1.53 * 1024 ** 3)).toBe('1.5g');
+    expect(formatSizeShort(2 * 1024 ** 3)).toBe('2g');
+    expect(formatSizeShort(300 * 1024)).toBe('300k');
+    expect(formatSizeShort(512)).toBe('512');
+    expect(formatSizeShort(0)).toBe('0');
+  });
+
+  it('writes percentages', () => {
+    expect(formatPercent(47.2)).toBe('47%');
+    expect(formatPercent(2.54)).toBe('2.5%');
+    expect(formatPercent(0)).toBe('0%');
+    expect(formatPercent(199.6)).toBe('200%');
   });
 });

@@ -1,0 +1,225 @@
+import { ReactWidget } from '@jupyterlab/ui-components';
+import { Widget } from '@lumino/widgets';
+import * as React from 'react';
+
+import { ClusterAPIError, ClusterClient, IContainerUsage } from '../api';
+import { UsageModel, UsageStream } from '../usage';
+import {
+  ContainerUsage,
+  describeIO,
+  Sparkline,
+  sparklinePath
+} from '../usageview';
+import { FakeStatsClient, usage } from './fixtures';
+import { act, render } from './render';
+
+/** A sample at `time` (seconds) of the given hosts. */
+function sample(
+  time: number,
+  hosts: { [host: string]: IContainerUsage | null }
+) {
+  return { session_id: 's', time, hosts };
+}
+
+function sse(event: string, data: unknown): string {
+  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+const flush = () => new Promise(resolve => setTimeout(resolve, 0));
+
+describe('UsageModel', () => {
+  it('keeps only the samples of the window, per host', () => {
+    const model = new UsageModel({ windowMs: 10000 });
+    const changed = jest.fn();
+    model.changed.connect(changed);
+    for (let t = 100; t <= 120; t += 2) {
+      model.add(sample(t, { main1: usage({ cpu_percent: t }), sub1: usage() }));
+    }
+    expect(changed).toHaveBeenCalledTimes(11);
+    expect(model.hosts).toEqual(['main1', 'sub1']);
+    expect(model.end).toBe(120000);
+    // 110..120 s: the last 10 s
+    expect(model.points('main1').map(p => p.t / 1000)).toEqual([
+      110, 112, 114, 116, 118, 120
+    ]);
+    expect(model.latest('main1')!.cpu_percent).toBe(120);
+    expect(model.points('sub1').length).toBe(6);
+    expect(model.points('nope')).toEqual([]);
+    expect(model.latest('nope')).toBeNull();
+  });
+
+  it('keeps null (not running) samples as gaps', () => {
+    const model = new UsageModel();
+    model.add(sample(1, { main1: usage(), sub1: usage() }));
+    model.add(sample(3, { main1: usage(), sub1: null }));
+    expect(model.latest('sub1')).toBeNull();
+    expect(model.points('sub1').map(p => p.usage === null)).toEqual([
+      false,
+      true
+    ]);
+    expect(model.latest('main1')).not.toBeNull();
+  });
+
+  it('drops a host that stopped appearing once its samples are old', () => {
+    const model = new UsageModel({ windowMs: 5000 });
+    model.add(sample(1, { main1: usage(), sub1: usage() }));
+    model.add(sample(10, { main1: usage() }));
+    expect(model.points('sub1')).toEqual([]);
+    expect(model.points('main1').length).toBe(1);
+  });
+});
+
+describe('UsageStream', () => {
+  let client: FakeStatsClient;
+  let stream: UsageStream;
+
+  beforeEach(() => {
+    client = new FakeStatsClient();
+    stream = new UsageStream({
+      client: client as unknown as ClusterClient,
+      sessionId: 's1',
+      retryMs: 10
+    });
+  });
+
+  afterEach(() => stream.dispose());
+
+  it('feeds the model from stats events split across chunks', async () => {
+    stream.start();
+    stream.start(); // once
+    expect(client.streams.map(s => s.ref)).toEqual(['s1']);
+    const text =
+      sse('stats', sample(5, { main1: usage() })) +
+      ': keep-alive\n\n' +
+      sse('stats', sample(7, { main1: usage({ cpu_percent: 3 }) }));
+    client.streams[0].feed(text.slice(0, 30));
+    client.streams[0].feed(text.slice(30));
+    expect(stream.model.points('main1').length).toBe(2);
+    expect(stream.model.latest('main1')!.cpu_percent).toBe(3);
+  });
+
+  it('stops for good when the session ends', async () => {
+    stream.start();
+    client.streams[0].feed(sse('end', { message: 'session s1 ended' }));
+    client.streams[0].end();
+    await new Promise(resolve => setTimeout(resolve, 30));
+    expect(stream.ended).toBe(true);
+    expect(stream.model.message).toBe('session s1 ended');
+    expect(client.streams.length).toBe(1);
+  });
+
+  it('does not retry when the server refuses (409: not running)', async () => {
+    stream.start();
+    client.streams[0].fail(new ClusterAPIError('not running', 409));
+    await new Promise(resolve => setTimeout(resolve, 30));
+    expect(client.streams.length).toBe(1);
+    expect(stream.model.message).toBe('not running');
+  });
+
+  it('reopens a stream that broke, and aborts it when disposed', async () => {
+    stream.start();
+    client.streams[0].fail(new Error('network'));
+    await new Promise(resolve => setTimeout(resolve, 30));
+    expect(client.streams.length).toBe(2);
+    stream.dispose();
+    await flush();
+    expect(client.streams[1].aborted).toBe(true);
+    expect(client.open).toEqual([]);
+  });
+});
+
+describe('sparklines', () => {
+  it('maps points to the box, time left to right, values bottom to top', () => {
+    const { d, count } = sparklinePath(
+      [
+        { t: 0, v: 50 }, // before the window: skipped
+        { t: 1000, v: 0 },
+        { t: 6000, v: 100 },
+        { t: 8000, v: null }, // a gap
+        { t: 11000, v: 400 } // clipped to max
+      ],
+      { max: 200, end: 11000, windowMs: 10000, width: 100, height: 20 }
+    );
+    expect(count).toBe(3);
+    expect(d).toBe('M0 20 L50 10 M100 0');
+  });
+
+  it('renders an SVG labelled for screen readers, with its point count', async () => {
+    const widget = ReactWidget.create(
+      <Sparkline
+        points={[
+          { t: 1000, v: 10 },
+          { t: 2000, v: 20 }
+        ]}
+        max={100}
+        end={2000}
+        windowMs={1000}
+        label="CPU use of main1"
+      />
+    );
+    await act(async () => Widget.attach(widget, document.body));
+    await render(widget);
+    const svg = widget.node.querySelector('svg')!;
+    expect(svg.getAttribute('role')).toBe('img');
+    expect(svg.getAttribute('aria-label')).toBe('CPU use of main1');
+    expect(svg.getAttribute('data-points')).toBe('2');
+    expect(svg.querySelector('path')!.getAttribute('d')).toBe(
+      'M0 14.4 L72 12.8'
+    );
+    await act(async () => widget.dispose());
+  });
+});
+
+describe('ContainerUsage', () => {
+  let model: UsageModel;
+  let widget: Widget;
+
+  beforeEach(async () => {
+    model = new UsageModel();
+    widget = ReactWidget.create(
+      <div>
+        <ContainerUsage model={model} host="main1" cpus={0.5} />
+        <ContainerUsage model={model} host="sub1" cpus={0.5} />
+      </div>
+    );
+    await act(async () => Widget.attach(widget, document.body));
+    await render(widget);
+  });
+
+  afterEach(async () => {
+    await act(async () => widget.dispose());
+  });
+
+  const of = (host: string) =>
+    widget.node.querySelector(`.jp-ClusterUsage[data-host="${host}"]`)!;
+
+  it('shows CPU and memory graphs with the values now, IO in the tooltip', async () => {
+    expect(of('main1').textContent).toBe('reading use…');
+    await act(async () => {
+      model.add(sample(10, { main1: usage({ cpu_percent: 12 }), sub1: null }));
+      model.add(sample(12, { main1: usage(), sub1: null }));
+    });
+    const main1 = of('main1');
+    expect(main1.textContent).toContain('CPU 47%');
+    expect(main1.textContent).toContain('MEM 120m / 512m');
+    const svgs = [...main1.querySelectorAll('svg[role="img"]')];
+    expect(svgs.length).toBe(2);
+    expect(svgs[0].getAttribute('aria-label')).toBe(
+      'CPU use of main1 over the last 5 minutes: 47% now'
+    );
+    expect(svgs[0].getAttribute('data-points')).toBe('2');
+    expect(svgs[1].getAttribute('aria-label')).toMatch(/Memory use of main1/);
+    expect(main1.getAttribute('title')).toBe(describeIO(usage()));
+    expect(main1.getAttribute('title')).toBe(
+      'Network: 1.5m received, 300k sent\nBlock IO: 10m read, 2m written\n12 processes'
+    );
+    expect(of('sub1').textContent).toBe('not running');
+  });
+
+  it('says why no samples come', async () => {
+    await act(async () => {
+      model.message = 'not running';
+    });
+    expect(of('main1').textContent).toBe('not running');
+  });
+});

@@ -1,0 +1,57 @@
+"""Docker's multiplexed log frames taken apart per network read (``log_text``), without
+Docker: frames split anywhere across reads, UTF-8 split inside a character, TTY logs."""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+from collections.abc import AsyncIterator
+from typing import Any
+
+from jupyter_cluster.engine.agents.docker import log_text
+
+
+class _Content:
+    def __init__(self, reads: list[bytes]) -> None:
+        self.reads = reads
+
+    async def iter_any(self) -> AsyncIterator[bytes]:
+        for data in self.reads:
+            yield data
+
+
+class _Response:
+    def __init__(self, reads: list[bytes]) -> None:
+        self.content = _Content(reads)
+
+
+def frame(stream: int, payload: bytes) -> bytes:
+    """One frame as Docker sends it: stream, three zero bytes, length, payload."""
+    return struct.pack(">BxxxL", stream, len(payload)) + payload
+
+
+def text_of(reads: list[bytes], tty: bool = False) -> list[str]:
+    async def collect() -> list[str]:
+        response: Any = _Response(reads)
+        return [piece async for piece in log_text(response, tty)]
+
+    return asyncio.run(collect())
+
+
+def test_frames_split_anywhere_give_the_same_text() -> None:
+    payloads = [b"one\n", "d\u00e9j\u00e0 vu\n".encode(), b"", b"x" * 20000 + b"\n", b"end\n"]
+    data = b"".join(frame(1 + i % 2, p) for i, p in enumerate(payloads))
+    expected = b"".join(payloads).decode()
+    assert "".join(text_of([data])) == expected
+    for size in (1, 3, 7, 8, 9, 1000):
+        reads = [data[i : i + size] for i in range(0, len(data), size)]
+        assert "".join(text_of(reads)) == expected
+
+
+def test_one_piece_per_read_not_per_frame() -> None:
+    data = b"".join(frame(1, f"{i}\n".encode()) for i in range(1000))
+    assert text_of([data]) == ["".join(f"{i}\n" for i in range(1000))]
+
+
+def test_a_tty_log_is_raw_text() -> None:
+    assert "".join(text_of([b"a\r\n", b"b\xc3", b"\xa9\n"], tty=True)) == "a\r\nb\u00e9\n"
