@@ -274,16 +274,8 @@ async def with_server(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: measure, print the table, write bench/results/io.json (io_quick.json
-    with ``--quick``, so a smoke test keeps a full run's results)."""
-    args = parse_args(argv)
-    rows = asyncio.run(run(args))
-    harness.print_table(rows)
-    options = {k: sorted(v) if isinstance(v, set) else v for k, v in vars(args).items()}
-    extra = {"machine": harness.machine(), "options": options}
-    path = harness.write_json(NAME + ("_quick" if args.quick else ""), rows, extra)
-    print(f"results written to {path}")
-    return 0
+    """Measure, print the table, write ``bench/results/io[_quick].json``."""
+    return harness.main_of(NAME, parse_args, run, argv)
 
 
 if __name__ == "__main__":

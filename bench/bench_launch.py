@@ -272,14 +272,7 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 def main(argv: list[str] | None = None) -> int:
     """Measure, print the table, write ``bench/results/launch[_quick].json``."""
-    args = parse_args(argv)
-    rows = asyncio.run(run(args))
-    harness.print_table(rows)
-    options = {k: sorted(v) if isinstance(v, set) else v for k, v in vars(args).items()}
-    extra = {"machine": harness.machine(), "options": options}
-    path = harness.write_json(NAME + ("_quick" if args.quick else ""), rows, extra)
-    print(f"written: {path}")
-    return 0
+    return harness.main_of(NAME, parse_args, run, argv)
 
 
 if __name__ == "__main__":

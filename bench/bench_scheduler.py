@@ -34,7 +34,6 @@ outside this process.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import gc
 import statistics
 import sys
@@ -130,15 +129,8 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: measure, print the table, write bench/results/scheduler.json
-    (scheduler_quick.json with ``--quick``)."""
-    args = parse_args(argv)
-    rows = asyncio.run(run(args))
-    harness.print_table(rows)
-    extra = {"machine": harness.machine(), "options": vars(args)}
-    path = harness.write_json(NAME + ("_quick" if args.quick else ""), rows, extra)
-    print(f"results written to {path}")
-    return 0
+    """Measure, print the table, write ``bench/results/scheduler[_quick].json``."""
+    return harness.main_of(NAME, parse_args, run, argv)
 
 
 if __name__ == "__main__":

@@ -163,3 +163,23 @@ def machine() -> dict[str, Any]:
     except OSError:
         pass
     return info
+
+
+def main_of(
+    name: str,
+    parse_args: Callable[[list[str] | None], Any],
+    run: Callable[[Any], Awaitable[list[dict[str, Any]]]],
+    argv: list[str] | None = None,
+) -> int:
+    """A benchmark's ``main``: measure, print the table, write ``results/<name>.json``
+    (``<name>_quick.json`` with ``--quick``, so a smoke test keeps a full run's)."""
+    import asyncio
+
+    args = parse_args(argv)
+    rows = asyncio.run(run(args))
+    print_table(rows)
+    options = {k: sorted(v) if isinstance(v, set) else v for k, v in vars(args).items()}
+    extra = {"machine": machine(), "options": options}
+    path = write_json(name + ("_quick" if getattr(args, "quick", False) else ""), rows, extra)
+    print(f"results written to {path}")
+    return 0
