@@ -78,12 +78,28 @@ def session_details(session: Session) -> str:
     return "\n".join(lines)
 
 
+def gpu_cell(u: Usage) -> str:
+    """A container's GPUs in one cell: ``0: 35% 1g / 16g`` for each (``?`` for a GPU that
+    does not report its utilization), or ``-``."""
+    if not u.gpus:
+        return "-"
+    return ", ".join(
+        f"{g.index}: {'?' if g.util_percent is None else f'{g.util_percent:g}%'} "
+        f"{format_size(g.mem_used)} / {format_size(g.mem_total)}"
+        for g in u.gpus
+    )
+
+
 def usage_table(found: Mapping[str, Usage | None]) -> str:
-    """The ``top`` table: each container's CPU, memory, network and block IO."""
+    """The ``top`` table: each container's CPU, memory, network and block IO, and a
+    GPU column (then the notes of containers whose GPUs could not be read) only
+    when a container was given GPUs."""
+    used = [u for u in found.values() if u is not None]
+    gpus = any(u.gpus for u in used)
     rows = []
     for host, u in found.items():
         if u is None:
-            rows.append((host, "-", "not running", "-", "-", "-"))
+            rows.append((host, "-", "not running", "-", "-", "-", *(("-",) if gpus else ())))
             continue
         rows.append(
             (
@@ -93,10 +109,13 @@ def usage_table(found: Mapping[str, Usage | None]) -> str:
                 f"{format_size(u.net_rx)} / {format_size(u.net_tx)}",
                 f"{format_size(u.block_read)} / {format_size(u.block_write)}",
                 str(u.pids),
+                *((gpu_cell(u),) if gpus else ()),
             )
         )
     header = ("HOST", "CPU", "MEM USED / LIMIT", "NET IN / OUT", "BLOCK READ / WRITE", "PIDS")
-    return table(header, rows)
+    text = table((*header, *(("GPU: UTIL MEM USED / TOTAL",) if gpus else ())), rows)
+    notes = [f"{host}: {u.gpu_note}" for host, u in found.items() if u is not None and u.gpu_note]
+    return "\n".join([text, *notes])
 
 
 def agents_table(rows: Sequence[dict[str, Any]]) -> str:

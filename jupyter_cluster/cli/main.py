@@ -99,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     exe.add_argument("host", nargs="?", help="the container (main1, sub1…), unless --all")
     exe.add_argument("cmd", nargs=argparse.REMAINDER, help="-- COMMAND [ARG…]")
-    top = sub.add_parser("top", help="each container's CPU, memory, network and disk use")
+    top = sub.add_parser("top", help="each container's CPU, memory, network, disk (and GPU) use")
     top.add_argument("session")
     top.add_argument("--json", action="store_true", help="one sample as JSON")
     top.add_argument("--once", action="store_true", help="one table, then exit")

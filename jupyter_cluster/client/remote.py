@@ -224,7 +224,7 @@ class RemoteEngine:
         """Each container's resource use now, as the service reads it."""
         reply = await self.http.call("GET", f"sessions/{_ref(ref)}/stats")
         return {
-            host: None if found is None else Usage(**found)
+            host: None if found is None else Usage.from_dict(found)
             for host, found in reply["hosts"].items()
         }
 

@@ -234,6 +234,9 @@ class Session:
     kernel_id: str | None = None
     #: Seconds per launch phase ended so far, in order (see :mod:`.timings`).
     timings: Mapping[str, float] = field(default_factory=dict)
+    #: The Docker network of a session launched on a warm set (the set's); "" for the
+    #: usual one named after the session (see :func:`.naming.network_name`).
+    network: str = ""
 
     @property
     def name(self) -> str:
@@ -286,7 +289,7 @@ class Session:
 
     def to_record(self) -> dict[str, Any]:
         """The shape the store keeps: the public one plus the spec as given."""
-        return {**self.to_dict(), "spec": self.spec.to_dict()}
+        return {**self.to_dict(), "spec": self.spec.to_dict(), "network": self.network}
 
     @classmethod
     def from_record(cls, data: Mapping[str, Any]) -> Session:
@@ -303,6 +306,7 @@ class Session:
             owner=data.get("owner") or "",
             kernel_id=data.get("kernel_id") or None,
             timings=ordered(data.get("timings") or {}),
+            network=str(data.get("network") or ""),
         )
 
     @classmethod

@@ -23,6 +23,8 @@ LABEL_MANAGER = LABEL_PREFIX + "manager-id"
 LABEL_SESSION_NAME = LABEL_PREFIX + "session-name"
 LABEL_MODE = LABEL_PREFIX + "mode"
 LABEL_SIZE = LABEL_PREFIX + "size"
+#: On the warm pool's containers (value: their shape) and networks ("network").
+LABEL_WARM = LABEL_PREFIX + "warm"
 
 SSH_PORT = 2200
 #: Container ports main1 always publishes for a kernel (shell, iopub, stdin, control, hb).
@@ -130,8 +132,8 @@ def container_name(session: Session, host: str) -> str:
 
 
 def network_name(session: Session) -> str:
-    """Docker name of a session's private network."""
-    return f"jc-{session.id[:12]}"
+    """Docker name of a session's private network (a warm set's, if it took one)."""
+    return session.network or f"jc-{session.id[:12]}"
 
 
 def is_uuid(text: object) -> bool:

@@ -14,8 +14,9 @@ import asyncio
 import collections
 import contextlib
 import logging
+import shlex
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..core import naming
@@ -37,7 +38,15 @@ TAIL_LINE = 400
 
 #: Called as containers progress: (host, status, container id or None).
 ProgressCallback = Callable[[str, ContainerStatus, str | None], Awaitable[None]]
+#: Called with the session and its created containers (ids set) before a failed
+#: launch removes them.
+KeepLogs = Callable[[Session, Sequence[Container]], Awaitable[None]]
 START_COMMAND = ("/bin/sh", f"{naming.RUNTIME_DIR}/start.sh")
+#: Where a warm container finds its session's environment, and how it is told to go
+#: (its waiting command is :data:`~.warm_pool.WAIT_COMMAND`).
+WARM_ENV_FILE = f"{naming.RUNTIME_DIR}/env"
+WARM_GO_FIFO = "/run/jupyter-cluster-warm/go"
+WARM_GO_COMMAND = ("/bin/sh", "-c", f"echo go >{WARM_GO_FIFO}")
 #: The start-up script's line when the bootstrap command begins (ends ``ssh_ready``).
 BOOTSTRAP_MARKER = "jupyter-cluster: running the bootstrap command"
 
@@ -55,6 +64,12 @@ class LaunchContext:
     limits: Limits = field(default_factory=Limits)
     #: Records the launch's phases (see core.timings); None: not timed.
     clock: LaunchClock | None = None
+    #: A warm set taken for this launch: its containers by host (see :mod:`.warm_pool`;
+    #: the session's network is then the set's, recorded in the session).
+    warm: Mapping[str, str] = field(default_factory=dict)
+    #: Keeps the logs of a failed launch's containers before they are removed
+    #: (the manager's log archive); None: they go with the containers.
+    keep_logs: KeepLogs | None = None
 
     def mark(self, host: str, phase: str) -> None:
         """``host`` has ended ``phase`` (for :attr:`clock`)."""
@@ -65,7 +80,12 @@ class LaunchContext:
 def published_ports(container: Container, agent: Agent) -> tuple[int, ...]:
     """What a container publishes on its agent's address: main1 its SSH port, and its
     kernel ports unless kernel traffic goes over SSH; subs nothing."""
-    if container.role != "main":
+    return published_ports_of(container.role, agent)
+
+
+def published_ports_of(role: str, agent: Agent) -> tuple[int, ...]:
+    """:func:`published_ports` of a container of ``role`` (the warm pool's too)."""
+    if role != "main":
         return ()
     if agent.config.kernel_transport == "ssh":
         return (naming.SSH_PORT,)
@@ -136,27 +156,19 @@ async def _bring_up(
 ) -> None:
     assert container.agent is not None
     agent = ctx.agents[container.agent]
-    await progress(container.host, ContainerStatus.CREATING, None)
     host = container.host
-    container_id = await agent.create_container(_spec_for(session, container, ctx))
-    ctx.mark(host, "create")
-    await progress(container.host, ContainerStatus.STARTING, container_id)
     files = container_files(session, container, ctx.keys)
     denied = ctx.limits.egress_deny
     if denied:  # the start-up script waits until the rules are in place
         files.append(FileEntry(GATE_FILE, b"", 0o644))
-    await agent.put_files(container_id, files)
-    ctx.mark(host, "files")
-    if container.role == "main":
-        try:
-            await agent.start_container(container_id)
-        finally:
-            main_started.set()
+    warm_id = ctx.warm.get(host)
+    if warm_id:
+        container_id = warm_id
+        await _adopt_warm(session, container, ctx, progress, warm_id, files)
     else:
-        # main1 starts first: the kernel waits on it, while nobody waits on a sub
-        # before the session is RUNNING; on a small host this wins ~0.1 s.
-        await main_started.wait()
-        await agent.start_container(container_id)
+        container_id = await _create_and_start(
+            session, container, ctx, progress, main_started, files
+        )
     if denied:
         labels = naming.container_labels(session, container, ctx.manager_id)
         labels.pop(naming.LABEL_HOST)  # not one of the session's hosts
@@ -170,6 +182,63 @@ async def _bring_up(
     await progress(container.host, ContainerStatus.RUNNING, container_id)
 
 
+async def _create_and_start(
+    session: Session,
+    container: Container,
+    ctx: LaunchContext,
+    progress: ProgressCallback,
+    main_started: asyncio.Event,
+    files: list[FileEntry],
+) -> str:
+    """The cold path: create the container, copy its files in, start it."""
+    assert container.agent is not None
+    agent = ctx.agents[container.agent]
+    host = container.host
+    await progress(host, ContainerStatus.CREATING, None)
+    container_id = await agent.create_container(_spec_for(session, container, ctx))
+    ctx.mark(host, "create")
+    await progress(host, ContainerStatus.STARTING, container_id)
+    await agent.put_files(container_id, files)
+    ctx.mark(host, "files")
+    if container.role == "main":
+        try:
+            await agent.start_container(container_id)
+        finally:
+            main_started.set()
+    else:
+        # main1 starts first: the kernel waits on it, while nobody waits on a sub
+        # before the session is RUNNING; on a small host this wins ~0.1 s.
+        await main_started.wait()
+        await agent.start_container(container_id)
+    return container_id
+
+
+async def _adopt_warm(
+    session: Session,
+    container: Container,
+    ctx: LaunchContext,
+    progress: ProgressCallback,
+    container_id: str,
+    files: list[FileEntry],
+) -> None:
+    """The warm path: a running container of a warm set (on the session's network
+    already, as ``host``) gets the session's files and environment, then runs the
+    usual start-up script."""
+    assert container.agent is not None
+    agent = ctx.agents[container.agent]
+    host = container.host
+    await progress(host, ContainerStatus.CREATING, container_id)  # ours to remove from now
+    ctx.mark(host, "create")
+    env = naming.container_env(session, container)
+    script = "".join(f"{key}={shlex.quote(value)}\n" for key, value in env.items())
+    await agent.put_files(container_id, [*files, FileEntry(WARM_ENV_FILE, script.encode(), 0o644)])
+    ctx.mark(host, "files")
+    code = await agent.exec(container_id, WARM_GO_COMMAND, user="root", workdir="/")
+    if code != 0:
+        raise LaunchFailed(f"{host}: the warm container did not take its start signal ({code})")
+    await progress(host, ContainerStatus.STARTING, container_id)
+
+
 async def bring_up(session: Session, ctx: LaunchContext, progress: ProgressCallback) -> None:
     """Create the network and every container of a placed session, concurrently.
 
@@ -177,15 +246,23 @@ async def bring_up(session: Session, ctx: LaunchContext, progress: ProgressCallb
     :class:`LaunchFailed` naming the host that failed first.
     """
     placed = {c.agent for c in session.containers if c.agent}
+    if ctx.warm:  # taken warm containers carry no session labels: clean-up needs their ids
+        session = session.with_(
+            containers=tuple(
+                c.with_(container_id=ctx.warm[c.host]) if c.host in ctx.warm else c
+                for c in session.containers
+            )
+        )
     network_agent = ctx.agents[session.containers[0].agent or ""]
     began = time.monotonic()
     try:
-        await network_agent.create_network(
-            naming.network_name(session),
-            naming.network_labels(session, ctx.manager_id),
-            overlay=len(placed) > 1,
-            encrypted=ctx.encrypted_overlay,
-        )
+        if not ctx.warm:  # a warm set comes with its network
+            await network_agent.create_network(
+                naming.network_name(session),
+                naming.network_labels(session, ctx.manager_id),
+                overlay=len(placed) > 1,
+                encrypted=ctx.encrypted_overlay,
+            )
     except AgentError as exc:
         raise LaunchFailed(f"could not create the session network: {exc}") from exc
     except asyncio.CancelledError:
@@ -195,6 +272,8 @@ async def bring_up(session: Session, ctx: LaunchContext, progress: ProgressCallb
     if ctx.clock is not None:
         ctx.clock.network_done(began)
     main_started = asyncio.Event()
+    if session.containers[0].host in ctx.warm:  # main1 runs already
+        main_started.set()
     tasks = [
         asyncio.ensure_future(_bring_up(session, c, ctx, progress, main_started))
         for c in session.containers
@@ -214,12 +293,30 @@ async def bring_up(session: Session, ctx: LaunchContext, progress: ProgressCallb
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
+    if ctx.keep_logs is not None and isinstance(failure, Exception):  # not when cancelled
+        await _keep_logs(session, ctx, ctx.keep_logs)
     await tear_down(session, ctx.agents, ctx.manager_id)
     if isinstance(failure, LaunchFailed):
         raise failure
     if isinstance(failure, ClusterError):
         raise LaunchFailed(str(failure)) from failure
     raise failure
+
+
+async def _keep_logs(session: Session, ctx: LaunchContext, keep: KeepLogs) -> None:
+    """Hand the containers this launch created (found by label, so those whose
+    creation was interrupted count too) to ``keep``; never fails the clean-up."""
+    labels = {naming.LABEL_SESSION: session.id, naming.LABEL_MANAGER: ctx.manager_id}
+    ids: dict[str, str] = {}
+    for agent_id in {c.agent for c in session.containers if c.agent in ctx.agents}:
+        with contextlib.suppress(AgentError):
+            for found in await ctx.agents[agent_id or ""].list_containers(labels):
+                ids[found.labels.get(naming.LABEL_HOST, "")] = found.id
+    created = [c.with_(container_id=ids[c.host]) for c in session.containers if c.host in ids]
+    try:
+        await keep(session, created)
+    except Exception as exc:  # the logs are a courtesy; the clean-up must happen
+        log.warning("could not keep the logs of failed session %s: %s", session.id, exc)
 
 
 async def tear_down(session: Session, agents: Mapping[str, Agent], manager_id: str) -> list[str]:
@@ -264,7 +361,10 @@ async def _remove_network(session: Session, involved: list[Agent]) -> list[str]:
     name = naming.network_name(session)
     main_agent = session.containers[0].agent if session.containers else None
     ordered = sorted(involved, key=lambda a: a.id != main_agent)
-    labels = {naming.LABEL_SESSION: session.id}
+    # A warm set's network has no session label: look for it among the pool's.
+    labels = (
+        {naming.LABEL_WARM: "network"} if session.network else {naming.LABEL_SESSION: session.id}
+    )
     problems: list[str] = []
     for attempt in range(NETWORK_RETRIES):
         problems = []
@@ -276,7 +376,7 @@ async def _remove_network(session: Session, involved: list[Agent]) -> list[str]:
         listed: list[str] = []
         for agent in ordered:
             with contextlib.suppress(AgentError):
-                if await agent.list_networks(labels):
+                if any(n.name == name for n in await agent.list_networks(labels)):
                     listed.append(agent.id)
         if not listed:
             return []

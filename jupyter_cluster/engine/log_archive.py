@@ -4,7 +4,9 @@ When a session is terminated or its launch fails, the manager copies the tail of
 each container's log (at most ``log_keep_lines`` lines and ``log_keep_size`` bytes
 per container) into ``<store dir>/logs/<session id>/<host>.log`` (a 0700
 directory, 0600 files) just before the containers are removed; ``logs`` (CLI,
-REST, the Lab panel, ``%cluster logs``) then reads that copy. Copies go with the
+REST, the Lab panel, ``%cluster logs``) then reads that copy. A failed launch's
+copies are made by the launcher, through the hook the manager gives it
+(``LaunchContext.keep_logs``), before it removes what it made. Copies go with the
 session's history (``history_max_*``) or after ``log_keep_days``, whichever comes
 first. Used by :class:`~jupyter_cluster.engine.manager.ClusterManager` only.
 """
@@ -82,6 +84,8 @@ class LogArchive:
                 while size > self.max_bytes and kept:
                     size -= len(kept.popleft().encode())
         except Exception as exc:  # a log we cannot read is not a reason to fail
+            if not kept and self.has(session_id, host):
+                return  # kept already when its launch failed; the container is gone
             log.warning("could not keep the log of %s of session %s: %s", host, session_id, exc)
             if not kept:
                 return

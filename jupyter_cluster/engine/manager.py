@@ -18,12 +18,13 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 
 from ..core import naming
-from ..core.models import LaunchSpec, Session
+from ..core.models import Container, LaunchSpec, Session
 from ..core.quota import Quota
 from ..core.scheduler import Placement, place
 from ..core.state import ALLOCATING, ENDED, FINAL, USABLE, ContainerStatus, SessionStatus
 from ..core.timings import LaunchClock
 from ..core.units import parse_size
+from ..core.warm import parse_targets
 from ..errors import ClusterError, InvalidRequest, LaunchFailed, NotFound
 from .agents.base import Agent, OutputCallback
 from .agents.pool import AgentPool
@@ -38,6 +39,7 @@ from .pending import QueuePolicy, place_once, wait_for_room
 from .reconcile import Reconciler
 from .ssh import generate_session_keys
 from .store import Store
+from .warm_pool import WarmPool
 
 #: Extra clean-up sweeps (0.5 s apart) when terminating a session still PREPARING.
 TEAR_DOWN_RETRIES = 20
@@ -76,6 +78,10 @@ class ClusterManager(OwnerViews):
                 )
         self.pool = AgentPool(configs, self.agent_factory or make_agent)
         self.hardening = ContainerHardening(parent=self)
+        targets = parse_targets(self.warm_pool, self.default_image, self.max_size)
+        self.warm = WarmPool(
+            self.store, self.pool, targets, self.hardening.limits, self.warm_pool_interval
+        )
         self._reconciled = False
 
     # -- agents ------------------------------------------------------------------
@@ -246,6 +252,10 @@ class ClusterManager(OwnerViews):
                 root = self.pool.get(agent_id).config.data_root or self.data_root
                 folders = self.folders_for(session.owner)
                 mounts[agent_id] = folders.bind_mounts(session.spec.mounts, root)
+            warm = self.warm.take(session)  # before make_room: taken ones are not evicted
+            if warm:
+                session = self._get(session.id)  # with the set's network
+            await self.warm.make_room(session)
             ctx = LaunchContext(
                 agents=self.pool.agents,
                 manager_id=self.store.manager_id,
@@ -255,6 +265,8 @@ class ClusterManager(OwnerViews):
                 encrypted_overlay=self.overlay_encryption,
                 limits=self.hardening.limits(),
                 clock=clock,
+                keep_logs=self._keep_launch_logs if self.keep_logs else None,
+                warm=warm,
             )
             await bring_up(session, ctx, progress)
             self.store.add_timings(session.id, clock.timings)
@@ -377,7 +389,16 @@ class ClusterManager(OwnerViews):
         if session.status not in USABLE:
             raise InvalidRequest(f"session {session.name} is {session.status}, not running")
         agent, container_id = self.locate(session, host)
-        return await agent.exec(container_id, cmd, on_output=on_output)
+        # Recorded in the store, so a server's idle clean-up sees execs of any process.
+        exec_id = self.store.exec_began(session.id, this_process())
+        try:
+            # The environment is given at every exec: a container taken from the warm
+            # pool was created before its session existed.
+            env = naming.container_env(session, session.locate(host))
+            return await agent.exec(container_id, cmd, env=env, on_output=on_output)
+        finally:
+            with contextlib.suppress(Exception):  # never hide the command's own outcome
+                self.store.exec_ended(exec_id)
 
     # -- ending ------------------------------------------------------------------
 
@@ -423,6 +444,11 @@ class ClusterManager(OwnerViews):
         """Close the agents' connections and the store."""
         await self.pool.close()
         self.store.close()
+
+    async def _keep_launch_logs(self, session: Session, containers: Sequence[Container]) -> None:
+        """bring_up's hook when a launch fails: keep its containers' logs (bounded like
+        at termination) before they are removed, so ``logs`` shows all of them."""
+        await self.log_archive.keep(session.with_(containers=tuple(containers)), self._read_log)
 
 
 __all__ = ["ClusterManager", "Placement"]

@@ -21,6 +21,7 @@ from ..errors import AgentError, Conflict
 from .agents.base import Agent
 from .folder_space import FolderSpace
 from .folders import FolderInfo
+from .gpu_stats import read_gpus
 from .settings import ManagerSettings
 from .store import Store
 
@@ -56,9 +57,10 @@ class OwnerViews(ManagerSettings):
         return Access(address, state.ports[naming.SSH_PORT][1], public_material(keys))
 
     async def stats(self, ref: str) -> dict[str, Usage | None]:
-        """Each container's use now (CPU, memory, network, block IO), read from its
-        agent concurrently (about a second: Docker measures CPU over one); None for a
-        container that is not running or whose agent does not answer."""
+        """Each container's use now (CPU, memory, network, block IO; GPUs for a container
+        given some, see :mod:`.gpu_stats`), read from its agent concurrently (about a
+        second: Docker measures CPU over one); None for a container that is not
+        running or whose agent does not answer."""
         session = self.store.resolve(ref)
         if session.status not in USABLE:
             raise Conflict(f"session {session.name} is {session.status.value}, not running")
@@ -66,11 +68,14 @@ class OwnerViews(ManagerSettings):
         async def one(container: Container) -> Usage | None:
             if container.status is not ContainerStatus.RUNNING or not container.container_id:
                 return None
+            agent, cid = self.agent(container.agent or ""), container.container_id
             try:
-                raw = await self.agent(container.agent or "").stats(container.container_id)
+                if not container.gpu_ids:
+                    return usage_from_docker(await agent.stats(cid))
+                raw, (gpus, note) = await asyncio.gather(agent.stats(cid), read_gpus(agent, cid))
             except AgentError:
                 return None
-            return usage_from_docker(raw)
+            return usage_from_docker(raw).with_gpus(gpus, note)
 
         found = await asyncio.gather(*(one(c) for c in session.containers))
         return dict(zip(session.hosts, found, strict=True))

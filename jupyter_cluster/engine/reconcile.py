@@ -116,7 +116,11 @@ class Reconciler:
         except AgentError as exc:
             self.log.warning("reconciliation skipped agent %s: %s", agent.id, exc)
             return exc.message
-        return containers, [n.labels.get(naming.LABEL_SESSION, "") for n in networks]
+        return containers, [
+            n.labels.get(naming.LABEL_SESSION, "")
+            for n in networks
+            if naming.LABEL_WARM not in n.labels
+        ]
 
     async def run(self) -> None:
         """Compare, then adopt, clean up or update; never raises for one bad session.
@@ -129,11 +133,18 @@ class Reconciler:
         self.down = {a: s for a, s in zip(self.agents, scans, strict=True) if isinstance(s, str)}
         by_session: dict[str, list[tuple[str, ContainerState]]] = defaultdict(list)
         network_sessions: set[str] = set()
+        # A container taken from the warm pool has no session label: its record says
+        # whose it is. Warm containers nobody recorded are the pool's business.
+        recorded = {
+            c.container_id: s.id for s in self.store.list() for c in s.containers if c.container_id
+        }
         for agent_id, scan in zip(self.agents, scans, strict=True):
             if isinstance(scan, str):
                 continue
             for state in scan[0]:
-                by_session[state.labels.get(naming.LABEL_SESSION, "")].append((agent_id, state))
+                owner = recorded.get(state.id) or state.labels.get(naming.LABEL_SESSION, "")
+                if owner or naming.LABEL_WARM not in state.labels:
+                    by_session[owner].append((agent_id, state))
             network_sessions.update(scan[1])
         for session_id in set(by_session) | network_sessions:
             try:

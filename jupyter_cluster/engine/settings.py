@@ -34,6 +34,26 @@ class ManagerSettings(LoggingConfigurable):
         (seconds; default docker_timeout and docker_connect_timeout). Empty means one
         agent: the local Docker engine in group 'default'.""",
     )
+    warm_pool = List(
+        Dict(),
+        config=True,
+        help="""Containers to keep prepared ahead, so that a launch that matches takes
+        them instead of creating new ones (off when empty). One dict per shape: image
+        (default: default_image), cpu, mem, shm (per container, as in a launch), size
+        (prepare the host names main1 … sub{size-1}), count (warm containers of each of
+        those host names per agent, default 1), resource_group (default: every agent).
+        A launch matches when its image and resources are equal and it mounts no data
+        folder and asks for no GPU. The pool is kept by the server (refilled in the
+        background, removed when it stops), only in capacity that is free, and never
+        while a session waits for room; a placed session removes warm containers that
+        would overcommit its agent.""",
+    )
+    warm_pool_interval = Float(
+        5.0,
+        config=True,
+        help="Seconds between the warm pool's refill checks (it also refills at once "
+        "after a launch took containers).",
+    )
     docker_timeout = Float(
         30.0,
         config=True,

@@ -53,6 +53,11 @@ _SCHEMA = (
     " local_rank INTEGER NOT NULL, agent TEXT, status TEXT NOT NULL, record TEXT NOT NULL,"
     " PRIMARY KEY (session_id, host))",
     "CREATE TABLE IF NOT EXISTS keys (session_id TEXT PRIMARY KEY, material TEXT NOT NULL)",
+    # Commands running in a session's containers (exec), by process: the idle clean-up
+    # of a server counts those of every process (the CLI, kernels) as use.
+    "CREATE TABLE IF NOT EXISTS execs (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL,"
+    " pid INTEGER NOT NULL, host TEXT NOT NULL, started TEXT NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS execs_session ON execs (session_id)",
 )
 _UPSERT = (
     "INSERT INTO sessions (id, name, status, status_reason, record, created_at, updated_at,"
@@ -105,6 +110,8 @@ class Store:
             columns = {row[1] for row in db.execute("PRAGMA table_info(sessions)")}
             if "driver_started" not in columns:  # a store written before it was recorded
                 db.execute("ALTER TABLE sessions ADD COLUMN driver_started TEXT")
+            if "last_activity" not in columns:  # when an exec last began or ended
+                db.execute("ALTER TABLE sessions ADD COLUMN last_activity REAL")
             fresh = {"schema_version": str(SCHEMA_VERSION), "manager_id": str(uuid.uuid4())}
             db.executemany("INSERT OR IGNORE INTO meta VALUES (?, ?)", fresh.items())
             meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
@@ -295,6 +302,13 @@ class Store:
             self._write(db, new)
         return new
 
+    def set_network(self, session_id: str, network: str) -> Session:
+        """Record the Docker network of a session launched on a warm set."""
+        with self._tx() as db:
+            new = self._get(db, session_id).with_(network=network, updated_at=time.time())
+            self._write(db, new)
+        return new
+
     def add_timings(self, session_id: str, timings: Mapping[str, float]) -> Session:
         """Record launch phases (seconds; see core.timings) with those already kept."""
         with self._tx() as db:
@@ -338,8 +352,8 @@ class Store:
                 if (max_age and (ended or 0) < now - max_age) or (max_count and i >= max_count)
             ]
             for sid in doomed:
-                for table, column in (("keys", "session_id"), ("containers", "session_id")):
-                    db.execute(f"DELETE FROM {table} WHERE {column} = ?", (sid,))
+                for table in ("keys", "containers", "execs"):
+                    db.execute(f"DELETE FROM {table} WHERE session_id = ?", (sid,))
                 db.execute("DELETE FROM sessions WHERE id = ?", (sid,))
         return len(doomed)
 
@@ -348,6 +362,7 @@ class Store:
         with self._tx() as db:
             db.execute("DELETE FROM keys WHERE session_id = ?", (session_id,))
             db.execute("DELETE FROM containers WHERE session_id = ?", (session_id,))
+            db.execute("DELETE FROM execs WHERE session_id = ?", (session_id,))
             db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
 
     def _holdings(self, db: sqlite3.Connection) -> tuple[dict[str, Resources], dict[str, set[str]]]:
@@ -457,3 +472,35 @@ class Store:
         """Forget a session's key material (no error if there is none)."""
         with self._tx() as db:
             db.execute("DELETE FROM keys WHERE session_id = ?", (session_id,))
+
+    # -- activity (the idle clean-up) --------------------------------------------------
+
+    def exec_began(self, session_id: str, driver: Driver) -> int:
+        """Record a command that process ``driver`` runs in one of the session's
+        containers (ClusterManager.exec), and that the session is used now; its id."""
+        with self._tx() as db:
+            sql = "UPDATE sessions SET last_activity = ? WHERE id = ?"
+            if db.execute(sql, (time.time(), session_id)).rowcount == 0:
+                raise NotFound(f"no session has id {session_id!r}")
+            sql = "INSERT INTO execs (session_id, pid, host, started) VALUES (?, ?, ?, ?)"
+            return int(db.execute(sql, (session_id, *driver)).lastrowid or 0)
+
+    def exec_ended(self, exec_id: int) -> None:
+        """The command ``exec_id`` has ended: forget it; its session was used now."""
+        with self._tx() as db:
+            db.execute(
+                "UPDATE sessions SET last_activity = ?"
+                " WHERE id = (SELECT session_id FROM execs WHERE id = ?)",
+                (time.time(), exec_id),
+            )
+            db.execute("DELETE FROM execs WHERE id = ?", (exec_id,))
+
+    def exec_activity(self, session_id: str) -> tuple[float | None, builtins.list[Driver]]:
+        """When a command run in the session (exec) last began or ended (None: never),
+        and the processes of those recorded as running (a server's idle watcher asks)."""
+        with self._tx(write=False) as db:
+            row = db.execute("SELECT last_activity FROM sessions WHERE id = ?", (session_id,))
+            found = row.fetchone()
+            sql = "SELECT pid, host, started FROM execs WHERE session_id = ? ORDER BY id"
+            running = [Driver(*r) for r in db.execute(sql, (session_id,))]
+        return (found[0] if found else None), running

@@ -34,7 +34,7 @@ from traitlets.config import Config
 
 from ..client.shell import ContainerShell, SshRunner
 from ..config import LaunchSettings, file_config, local_owner, make_engine
-from ..core import timings
+from ..core import naming, timings
 from ..core.models import Session
 from ..core.state import USABLE, ContainerStatus, SessionStatus
 from ..engine.agents.base import Agent, ContainerState
@@ -137,8 +137,10 @@ class ClusterProvisioner(KernelProvisionerBase):
             state = await wait_running(agent, main.container_id or "")
             await self._connect(agent, state, s.id)
             self._process = KernelProcess(agent, main.container_id or "", self.kernel_id)
+            # Given explicitly: a warm pool's container predates the session.
+            full_env = {**naming.container_env(s, main), **env}
             await self._process.start(
-                cmd, kernel_side_connection(self.parent, self._transport), env=env
+                cmd, kernel_side_connection(self.parent, self._transport), env=full_env
             )
 
         def report(s: Session) -> None:
@@ -282,6 +284,8 @@ class ClusterProvisioner(KernelProvisionerBase):
             if session.status not in USABLE:
                 raise ClusterError(f"cluster session {session.name} is {session.status.value}")
             await self._attach(session)
+            if not self.manager.remote:  # over SSH, ~/.ssh/environment sets it
+                env = {**naming.container_env(session, session.containers[0]), **env}
         return {**kwargs, "cmd": cmd, "env": env}
 
     async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> KernelConnectionInfo:

@@ -75,8 +75,9 @@ class ClusterApp(ExtensionApp, LaunchSettings):
         0.0,
         config=True,
         help="Seconds a session whose kernel runs in this server may stay idle (kernel "
-        "idle, no terminal into it open) before it is terminated; its REST model shows "
-        "the deadline (idle_deadline). 0 (the default) never terminates.",
+        "idle, no terminal into it open, no exec running in it from any process) before "
+        "it is terminated, counted from the last of those; its REST model shows the "
+        "deadline (idle_deadline). 0 (the default) never terminates.",
     )
     idle_check_interval = Float(
         30.0, config=True, help="Seconds between checks for idle sessions (idle_timeout)."

@@ -4,7 +4,10 @@ Started by :class:`~jupyter_cluster.server.service.ClusterService` when
 ``ClusterApp.idle_timeout`` is above 0 (off by default). Every
 ``idle_check_interval`` seconds it looks at each session with a kernel in this
 server: the kernel's last activity and execution state (the server's kernel
-manager tracks both), and the terminals opened into the session's containers.
+manager tracks both), the terminals opened into the session's containers, and
+the commands run in them by any process sharing the store (``exec``: the store
+records each while it runs, and when one last began or ended; one whose process
+has died no longer counts).
 A session idle for the timeout is terminated with the reason saying so; until
 then its REST model carries ``idle_deadline`` (the sidebar shows the time left).
 """
@@ -18,6 +21,7 @@ from typing import Any
 from ..core.idle import Activity, idle_deadline, should_terminate
 from ..core.models import Session
 from ..core.state import USABLE
+from ..engine.drivers import Driver, driver_alive
 from ..errors import ClusterError
 
 
@@ -43,11 +47,24 @@ class IdleWatcher:
         kernel = service.kernel_manager.get_kernel(kid)
         terms = service.terminal_manager.terminals if service.terminal_manager else {}
         open_terminals = sum(1 for name in service.terminals.names(session.id) if name in terms)
+        last_exec, running = self.execs(session)
         return Activity(
             last_activity=_epoch(getattr(kernel, "last_activity", None), session.updated_at),
             kernel_busy=getattr(kernel, "execution_state", "") == "busy",
             open_terminals=open_terminals,
+            running_execs=sum(1 for driver in running if driver_alive(driver)),
+            last_exec=last_exec,
         )
+
+    def execs(self, session: Session) -> tuple[float | None, list[Driver]]:
+        """When an exec into the session last began or ended, and the processes of
+        those running, from the store (nothing known with a shared service's client,
+        whose execs go over SSH)."""
+        store = self.service.manager.store
+        if not hasattr(store, "exec_activity"):
+            return None, []
+        last, running = store.exec_activity(session.id)
+        return last, running
 
     def deadline(self, session: Session) -> float | None:
         """When the session will be terminated if it stays idle (None: never)."""

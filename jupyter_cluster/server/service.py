@@ -81,6 +81,7 @@ class ClusterService:
         self._started: asyncio.Future[None] | None = None
         self.idle = IdleWatcher(self, host.idle_timeout, host.idle_check_interval)
         self._refresh: asyncio.Task[None] | None = None
+        self._warm: asyncio.Task[None] | None = None
 
     # -- server objects --------------------------------------------------------------
 
@@ -125,6 +126,8 @@ class ClusterService:
             self.idle.start()
         if self.host.reconcile_interval > 0:
             self._refresh = asyncio.ensure_future(self._refresh_loop())
+        if not self.manager.remote and self.manager.warm.targets:
+            self._warm = asyncio.ensure_future(self.manager.warm.keep())
 
     async def _refresh_loop(self) -> None:
         while True:
@@ -135,11 +138,19 @@ class ClusterService:
                 self.log.exception("jupyter-cluster: reconciliation failed")
             self.hub.poke()
 
+    async def stop_warm_pool(self) -> None:
+        """Stop refilling the warm pool and remove its containers (server stop)."""
+        if self._warm is not None:
+            self._warm.cancel()
+            await asyncio.gather(self._warm, return_exceptions=True)
+            self._warm = None
+
     async def stop(self) -> None:
         """Server stop: end launches driven here; sessions (not their kernels) survive."""
         if self._refresh is not None:
             self._refresh.cancel()
             await asyncio.gather(self._refresh, return_exceptions=True)
+        await self.stop_warm_pool()
         await self.hub.stop()
         await self.idle.stop()
         for session_id, task in list(self._launches.items()):

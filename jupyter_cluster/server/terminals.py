@@ -91,6 +91,7 @@ class ClusterTerminals:
             naming.WORK_USER,
             "-w",
             naming.WORK_HOME,
+            *(f"-e{k}={v}" for k, v in naming.container_env(session, container).items()),
             "-e",
             f"TERM={term}",
             container.container_id,

@@ -10,7 +10,6 @@ default image on its own). Every call goes through the agent's
 from __future__ import annotations
 
 import asyncio
-import codecs
 import inspect
 import io
 import tarfile
@@ -35,43 +34,11 @@ from .base import (
 )
 from .beside import run_beside
 from .connection import DockerConnection
+from .docker_logs import log_text
 from .docker_models import container_config, container_state, label_filter, network_state
 
 #: Seconds ``info`` waits for the engine (it is the health probe: keep it short).
 PROBE_TIMEOUT = 5.0
-
-
-async def log_text(response: aiohttp.ClientResponse, tty: bool) -> AsyncIterator[str]:
-    """The text of a ``logs`` response as it arrives: one piece per network read.
-
-    Without a TTY Docker frames every log line (an 8-byte header: stream, length);
-    aiodocker's reader awaits twice per frame, which made following a busy log cost
-    several microseconds a line. Here the frames of each read are taken apart in
-    one pass; at most one incomplete frame is kept between reads (Docker's frames
-    are small: long lines arrive in 16 KiB pieces).
-    """
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="ignore")
-    pending = bytearray()
-    async for data in response.content.iter_any():
-        if tty:
-            payload = data
-        else:
-            pending += data
-            parts, at, end = [], 0, len(pending)
-            while end - at >= 8:
-                length = int.from_bytes(pending[at + 4 : at + 8], "big")
-                if end - at - 8 < length:
-                    break
-                parts.append(pending[at + 8 : at + 8 + length])
-                at += 8 + length
-            del pending[:at]
-            payload = b"".join(parts)
-        text = decoder.decode(payload)
-        if text:
-            yield text
-    rest = decoder.decode(b"", final=True)
-    if rest:
-        yield rest
 
 
 class DockerAgent:
@@ -123,7 +90,12 @@ class DockerAgent:
         return found is not None
 
     async def create_network(
-        self, name: str, labels: Mapping[str, str], *, overlay: bool, encrypted: bool = False
+        self,
+        name: str,
+        labels: Mapping[str, str],
+        *,
+        overlay: bool,
+        encrypted: bool = False,
     ) -> str:
         """A bridge network, or an attachable Swarm overlay (IPsec-encrypted if asked)."""
         config: dict[str, Any] = {

@@ -1,10 +1,11 @@
 """REST handler of a session's resource use: ``GET sessions/{ref}/stats``.
 
-One sample of every container's CPU, memory, network and block IO (what the CLI's
-``top --json`` and ``%cluster top`` show), or with ``?follow=1`` a Server-Sent
-Events stream of samples (``event: stats``) every ``ClusterApp.stats_interval``
-seconds for as long as the client listens: nothing is read from the agents when
-nobody watches. The sidebar's graphs use the stream.
+One sample of every container's CPU, memory, network and block IO, and GPUs for a
+container given some (what the CLI's ``top --json`` and ``%cluster top`` show), or
+with ``?follow=1`` a Server-Sent Events stream of samples (``event: stats``) every
+``ClusterApp.stats_interval`` seconds for as long as the client listens, read once
+per interval for all the session's followers (:mod:`..stats_feed`): nothing is
+read from the agents when nobody watches. The sidebar's graphs use the stream.
 """
 
 from __future__ import annotations
@@ -18,55 +19,66 @@ from jupyter_server.auth.decorator import authorized
 from tornado import web
 from tornado.iostream import StreamClosedError
 
+from ..stats_feed import feeds_of
 from .base import API, ClusterHandler
+
+
+async def read_sample(service: Any, session_id: str) -> dict[str, Any]:
+    """One sample of the session as the API sends it (the service's manager reads it)."""
+    found = await service.manager.stats(session_id)
+    hosts = {h: (u.to_dict() if u is not None else None) for h, u in found.items()}
+    return {"session_id": session_id, "time": time.time(), "hosts": hosts}
 
 
 class StatsHandler(ClusterHandler):
     """A session's resource use: one sample, or a stream of them."""
 
-    _gone = False
+    _closed: asyncio.Event | None = None
 
-    async def sample(self, session_id: str) -> dict[str, Any]:
-        found = await self.service.manager.stats(session_id)
-        hosts = {h: (u.to_dict() if u is not None else None) for h, u in found.items()}
-        return {"session_id": session_id, "time": time.time(), "hosts": hosts}
+    @property
+    def closed(self) -> asyncio.Event:
+        """Set when the client has gone away."""
+        if self._closed is None:
+            self._closed = asyncio.Event()
+        return self._closed
 
     @web.authenticated
     @authorized
     async def get(self, ref: str) -> None:
         session = await self.session(ref)
         if not self.flag("follow"):
-            self.reply(await self.sample(session.id))
+            self.reply(await read_sample(self.service, session.id))
             return
-        first = await self.sample(session.id)  # errors (not running) before the stream
+        first = await read_sample(
+            self.service, session.id
+        )  # errors (not running) before the stream
         self.set_header("Content-Type", "text/event-stream")
         self.set_header("Cache-Control", "no-cache")
         self.set_header("X-Accel-Buffering", "no")
-        interval = self.service.host.stats_interval
+        service, interval = self.service, self.service.host.stats_interval
+        feed, seen = feeds_of(service).follow(
+            session.id, lambda: read_sample(service, session.id), interval
+        )
         sample: dict[str, Any] | None = first
         self.service.active_streams += 1
         try:
-            while not self._gone:
-                if sample is None:
-                    started = time.monotonic()
-                    sample = await self.sample(session.id)
-                    await asyncio.sleep(max(interval - (time.monotonic() - started), 0))
+            while sample is not None:
                 self.write(f"event: stats\ndata: {json.dumps(sample)}\n\n")
                 await self.flush()
-                sample = None
-                if self._gone:
-                    break
+                found = await feed.next(seen, self.closed)
+                seen, sample = found if found is not None else (seen, None)
         except StreamClosedError:
             return
         except Exception as exc:  # the session ended meanwhile: say so, then end
             self.write(f"event: end\ndata: {json.dumps({'message': str(exc)})}\n\n")
         finally:
+            feed.leave()
             self.service.active_streams -= 1
-        if not self._gone:
+        if not self.closed.is_set():
             self.finish()
 
     def on_connection_close(self) -> None:
-        self._gone = True
+        self.closed.set()
         super().on_connection_close()
 
 

@@ -1,0 +1,254 @@
+"""The warm pool: sets of containers prepared ahead, so a matching launch skips making
+its network and containers.
+
+Configured with ``c.ClusterManager.warm_pool`` (off when empty). The long-running
+front end (the server, or the shared service) runs :meth:`WarmPool.keep`, which
+refills the pool in the background and removes it when it stops; any process of the
+same store takes a set through :meth:`WarmPool.take` while launching (called by
+:class:`~.manager.ClusterManager`). The decisions are the pure core's
+(:mod:`jupyter_cluster.core.warm`); the records are :class:`~.warm_table.WarmTable`'s.
+
+A warm container runs a silent shell that waits on a root-only FIFO; nothing of a
+session is in it. When a launch takes its set, the launcher copies the session's files
+in (fresh keys and host keys, hostfile, environment) and tells it to run the usual
+start-up script (:func:`~.launcher.bring_up`). Sets are never returned to the pool: a
+session's containers and network are removed with it, like cold ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Callable
+
+from ..core import naming
+from ..core.models import Session
+from ..core.resources import Resources
+from ..core.state import LIVE, SessionStatus
+from ..core.warm import WarmShape, WarmTarget, refill_plan, shape_of, to_evict
+from ..errors import AgentError
+from .agents.base import Agent, ContainerSpec
+from .agents.pool import AgentPool
+from .hardening import Limits
+from .launcher import WARM_ENV_FILE, WARM_GO_FIFO, published_ports_of
+from .store import Store
+from .warm_table import WarmTable
+
+log = logging.getLogger(__name__)
+#: A warm container's first process: wait for the signal, then be a normal container.
+WAIT_COMMAND = (
+    "/bin/sh",
+    "-c",
+    f"mkdir -p -m 0700 {WARM_GO_FIFO.rsplit('/', 1)[0]} && mkfifo -m 0600 {WARM_GO_FIFO} && "
+    f'read -r go <{WARM_GO_FIFO} && [ "$go" = go ] && set -a && . {WARM_ENV_FILE} && '
+    f"set +a && exec /bin/sh {naming.RUNTIME_DIR}/start.sh",
+)
+
+
+class WarmPool:
+    """Warm sets per agent and shape (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: Store,
+        agents: AgentPool,
+        targets: list[WarmTarget],
+        limits: Callable[[], Limits],
+        interval: float = 5.0,
+    ) -> None:
+        self.store = store
+        self.agents = agents
+        self.targets = targets
+        self.limits = limits
+        self.interval = interval
+        self.table = WarmTable(store)
+        self.wake = asyncio.Event()
+        self._lock = asyncio.Lock()
+
+    def _labels(self, **extra: str) -> dict[str, str]:
+        return {naming.LABEL_MANAGER: self.store.manager_id, **extra}
+
+    # -- taking ------------------------------------------------------------------------
+
+    def take(self, session: Session) -> dict[str, str]:
+        """A warm set for a placed session: its container ids by host (the session's
+        from now on; its network is recorded as the session's), or {} (launch cold)."""
+        shape = shape_of(session)
+        if shape is None or not self.targets:
+            return {}
+        network, taken = self.table.take(session.id, session.containers[0].agent or "", shape.key)
+        if taken:
+            self.store.set_network(session.id, network)
+            self.wake.set()
+        return taken
+
+    async def make_room(self, session: Session) -> None:
+        """Remove warm sets that, with the sessions now placed, would take their agents
+        past capacity (sets of other shapes than ``session``'s go first)."""
+        ready = self.table.ready()
+        if not ready:
+            return
+        shape = shape_of(session)
+        usage = self.store.usage()
+        for agent_id in {c.agent for c in session.containers if c.agent}:
+            mine = [w for w in ready if w.agent == agent_id]
+            if not mine:
+                continue
+            info = await self.agents.get(agent_id).info()
+            held = usage.get(agent_id, Resources(0, 0, 0, 0))
+            evict = to_evict(info.capacity, held, mine, shape.key if shape else "")
+            await self._remove_sets([w.set_id for w in evict])
+
+    # -- keeping -------------------------------------------------------------------------
+
+    async def keep(self) -> None:
+        """Refill until cancelled (the server's background task); then remove the pool."""
+        try:
+            await self.drain()  # a pool left by an earlier run may be of another config
+            while True:
+                try:
+                    await self.sweep()
+                    await self.fill()
+                except Exception:  # an unreachable agent: try again next round
+                    log.exception("jupyter-cluster: refilling the warm pool failed")
+                self.wake.clear()
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self.wake.wait(), self.interval)
+        finally:
+            await asyncio.shield(self.drain())
+
+    async def fill(self) -> int:
+        """One refill pass: make the sets :func:`refill_plan` says; how many were made."""
+        async with self._lock:
+            infos = await asyncio.gather(*(a.info() for a in self.agents.agents.values()))
+            agents = {i.id: (i.resource_group, i.capacity) for i in infos if i.reachable}
+            waiting = frozenset(
+                s.spec.resource_group
+                for s in self.store.list()
+                if s.status is SessionStatus.PENDING
+            )
+            ready, used = self.table.ready(), self.store.usage()
+            plan = refill_plan(self.targets, agents, used, ready, waiting)
+            results = await asyncio.gather(
+                *(self._make_set(self.agents.get(a), shape) for a, shape in plan),
+                return_exceptions=True,
+            )
+        for result in results:
+            if isinstance(result, BaseException):
+                log.warning("jupyter-cluster: a warm set could not be made: %s", result)
+        return sum(1 for r in results if not isinstance(r, BaseException))
+
+    async def _make_set(self, agent: Agent, shape: WarmShape) -> None:
+        if not await agent.has_image(shape.image):
+            raise AgentError(f"agent {agent.id} has no image {shape.image}", agent.id)
+        set_id = uuid.uuid4().hex
+        network = f"jc-warm-{set_id[:12]}"
+        await agent.create_network(
+            network, self._labels(**{naming.LABEL_WARM: "network"}), overlay=False
+        )
+        made: dict[str, str] = {}
+        try:
+            results = await asyncio.gather(
+                *(self._make_container(agent, shape, set_id, network, h) for h in shape.hosts),
+                return_exceptions=True,
+            )
+            made = {h: r for h, r in zip(shape.hosts, results, strict=True) if isinstance(r, str)}
+            failed = [r for r in results if isinstance(r, BaseException)]
+            if failed:
+                raise failed[0]
+            self.table.add_set(set_id, agent.id, shape.key, network, made, shape.total)
+        except BaseException:
+            await asyncio.shield(self._remove(agent.id, network, list(made.values())))
+            raise
+
+    async def _make_container(
+        self, agent: Agent, shape: WarmShape, set_id: str, network: str, host: str
+    ) -> str:
+        role = "main" if host == shape.hosts[0] else "sub"
+        spec = ContainerSpec(
+            name=f"jc-{set_id[:12]}-{host}",
+            image=shape.image,
+            hostname=host,
+            network=network,
+            aliases=(host,),
+            env={"HOME": naming.WORK_HOME, "LANG": "C.UTF-8"},
+            labels=self._labels(
+                **{naming.LABEL_WARM: shape.key, naming.LABEL_HOST: host, naming.LABEL_ROLE: role}
+            ),
+            resources=shape.resources,
+            command=WAIT_COMMAND,
+            publish=published_ports_of(role, agent),
+            limits=self.limits(),
+        )
+        container_id = await agent.create_container(spec)
+        try:
+            await agent.start_container(container_id)
+        except BaseException:
+            with contextlib.suppress(AgentError):
+                await agent.remove_container(container_id)
+            raise
+        return container_id
+
+    async def sweep(self) -> None:
+        """Settle the records with Docker: forget taken containers once their session
+        has them (or remove them if it ended first); remove warm containers and
+        networks nobody recorded (left by a crash); forget records of containers gone."""
+        async with self._lock:
+            for container_id, agent_id, session_id in self.table.taken():
+                session = self.store.get(session_id)
+                owned = session is not None and any(
+                    c.container_id == container_id for c in session.containers
+                )
+                if session is not None and session.status in LIVE and not owned:
+                    continue  # still being launched
+                if not owned:
+                    with contextlib.suppress(Exception):
+                        await self.agents.get(agent_id).remove_container(container_id)
+                self.table.forget(container_id)
+            known, networks = self.table.known()
+            live = self.store.list()
+            recorded = {c.container_id for s in live for c in s.containers if c.container_id}
+            networks |= {naming.network_name(s) for s in live if s.status in LIVE}
+            for agent in self.agents.agents.values():
+                await self._sweep_agent(agent, known | recorded, networks)
+
+    async def _sweep_agent(self, agent: Agent, containers: set[str], networks: set[str]) -> None:
+        try:
+            found = await agent.list_containers(self._labels())
+            nets = await agent.list_networks(self._labels(**{naming.LABEL_WARM: "network"}))
+        except AgentError:
+            return
+        ids = set()
+        for state in found:
+            ids.add(state.id)
+            if naming.LABEL_WARM in state.labels and state.id not in containers:
+                with contextlib.suppress(AgentError):
+                    await agent.remove_container(state.id)
+        for net in nets:
+            if net.name not in networks:
+                with contextlib.suppress(AgentError):  # still in use: next time
+                    await agent.remove_network(net.id)
+        for warm in self.table.ready():
+            gone = not self.table.containers_of(warm.set_id) <= ids  # one of it is gone
+            if warm.agent == agent.id and gone:
+                await self._remove_sets([warm.set_id])
+
+    async def drain(self) -> None:
+        """Remove every warm set nobody has taken (and what a crash left)."""
+        async with self._lock:
+            await self._remove_sets([w.set_id for w in self.table.ready()])
+        await self.sweep()
+
+    async def _remove_sets(self, set_ids: list[str]) -> None:
+        for agent_id, network, container_ids in self.table.withdraw(set_ids):
+            await self._remove(agent_id, network, container_ids)
+
+    async def _remove(self, agent_id: str, network: str, container_ids: list[str]) -> None:
+        with contextlib.suppress(Exception):
+            agent = self.agents.get(agent_id)
+            await asyncio.gather(
+                *(agent.remove_container(cid) for cid in container_ids), return_exceptions=True
+            )
+            await agent.remove_network(network)

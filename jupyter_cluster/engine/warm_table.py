@@ -1,0 +1,119 @@
+"""The warm pool's records in the store: which warm sets exist, and who took one.
+
+Used by :class:`~.warm_pool.WarmPool` only. The table lives in the same SQLite file as
+the sessions, so every process of one store (the server, CLI launches, the provisioner)
+sees the same pool, and taking a set is one ``BEGIN IMMEDIATE`` transaction: two
+launches can never take the same one. One row per container; a set's rows share its
+id and network.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+
+from ..core.resources import Resources
+from ..core.warm import WarmSet
+from .store import Store
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS warm (container_id TEXT PRIMARY KEY, set_id TEXT NOT NULL,"
+    " agent TEXT NOT NULL, shape TEXT NOT NULL, host TEXT NOT NULL, network TEXT NOT NULL,"
+    " total TEXT NOT NULL, session_id TEXT, created_at REAL NOT NULL)"
+)
+
+
+class WarmTable:
+    """Warm containers by id: ready ones (no session) and taken ones (a session id)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        with store._tx() as db:
+            db.execute(_SCHEMA)
+
+    def add_set(
+        self,
+        set_id: str,
+        agent: str,
+        shape_key: str,
+        network: str,
+        containers: Mapping[str, str],
+        total: Resources,
+    ) -> None:
+        """Record a made and started set (``containers``: id by host) as ready."""
+        now, held = time.time(), json.dumps(total.to_dict())
+        with self.store._tx() as db:
+            db.executemany(
+                "INSERT INTO warm (container_id, set_id, agent, shape, host, network, total,"
+                " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (cid, set_id, agent, shape_key, host, network, held, now)
+                    for host, cid in containers.items()
+                ],
+            )
+
+    def ready(self) -> list[WarmSet]:
+        """Every warm set nobody has taken."""
+        with self.store._tx(write=False) as db:
+            rows = db.execute(
+                "SELECT DISTINCT set_id, agent, shape, total FROM warm WHERE session_id IS NULL"
+            ).fetchall()
+        return [WarmSet(r[0], r[1], r[2], Resources.from_dict(json.loads(r[3]))) for r in rows]
+
+    def take(self, session_id: str, agent: str, shape_key: str) -> tuple[str, dict[str, str]]:
+        """Give ``session_id`` the oldest ready set of that agent and shape: its network
+        and container ids by host; ("", {}) when there is none."""
+        with self.store._tx() as db:
+            row = db.execute(
+                "SELECT set_id, network FROM warm WHERE session_id IS NULL AND agent = ? AND"
+                " shape = ? ORDER BY created_at LIMIT 1",
+                (agent, shape_key),
+            ).fetchone()
+            if row is None:
+                return "", {}
+            db.execute("UPDATE warm SET session_id = ? WHERE set_id = ?", (session_id, row[0]))
+            rows = db.execute("SELECT host, container_id FROM warm WHERE set_id = ?", (row[0],))
+            containers = {host: cid for host, cid in rows.fetchall()}
+        return str(row[1]), containers
+
+    def taken(self) -> list[tuple[str, str, str]]:
+        """(container id, agent, session id) of every container a launch has taken."""
+        with self.store._tx(write=False) as db:
+            rows = db.execute(
+                "SELECT container_id, agent, session_id FROM warm WHERE session_id IS NOT NULL"
+            ).fetchall()
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def withdraw(self, set_ids: list[str]) -> list[tuple[str, str, list[str]]]:
+        """Forget those of ``set_ids`` still ready (so nobody can take them any more);
+        (agent, network, container ids) of each, for the caller to remove."""
+        gone = []
+        with self.store._tx() as db:
+            for set_id in set_ids:
+                rows = db.execute(
+                    "SELECT agent, network, container_id FROM warm WHERE set_id = ? AND"
+                    " session_id IS NULL",
+                    (set_id,),
+                ).fetchall()
+                if rows:
+                    db.execute("DELETE FROM warm WHERE set_id = ?", (set_id,))
+                    gone.append((rows[0][0], rows[0][1], [r[2] for r in rows]))
+        return gone
+
+    def containers_of(self, set_id: str) -> set[str]:
+        """The container ids of one set."""
+        with self.store._tx(write=False) as db:
+            rows = db.execute("SELECT container_id FROM warm WHERE set_id = ?", (set_id,))
+            return {r[0] for r in rows.fetchall()}
+
+    def forget(self, container_id: str) -> None:
+        """Drop the record of a container (taken or not)."""
+        with self.store._tx() as db:
+            db.execute("DELETE FROM warm WHERE container_id = ?", (container_id,))
+
+    def known(self) -> tuple[set[str], set[str]]:
+        """The ids of every recorded warm container, and their networks."""
+        with self.store._tx(write=False) as db:
+            rows = db.execute("SELECT container_id, network FROM warm").fetchall()
+        return {r[0] for r in rows}, {r[1] for r in rows}
