@@ -4,8 +4,9 @@ Built from the same launch-options schema the REST API serves
 (:func:`jupyter_cluster.core.launch_options.describe`), so the notebook form, the
 JupyterLab dialog and the server agree on fields, limits and defaults. Launching
 goes through :mod:`jupyter_cluster.session` (the engine in this process); progress is
-shown per container, then a table of hosts with their status and actions.
-Errors are shown in the form, never as tracebacks.
+shown per container, then a table of hosts with their status, live resource use and
+actions (:class:`~jupyter_cluster.widgets_hosts.HostsTable`, refreshed while the
+session lives). Errors are shown in the form, never as tracebacks.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ import html
 from typing import Any
 
 import ipywidgets as w
+from traitlets import Float
 
 from . import session as notebook_api
 from .core.models import LaunchSpec
 from .core.resources import Resources
 from .core.units import format_size
 from .errors import ClusterError
+from .widgets_hosts import HostsTable
 
 MODE_HELP = {
     "single-node": "All containers on one agent; waits (PENDING) until one agent has room.",
@@ -34,6 +37,10 @@ def _esc(text: object) -> str:
 class LaunchForm(w.VBox):
     """The launch form (display it, or ``%cluster launch``)."""
 
+    usage_interval = Float(
+        3.0, help="Seconds between readings of each container's use in the hosts table."
+    )
+
     def __init__(
         self, schema: dict[str, Any] | None = None, agents: list[dict[str, Any]] | None = None
     ):
@@ -41,6 +48,7 @@ class LaunchForm(w.VBox):
         self.agents = agents if agents is not None else notebook_api.agents()
         self.fields = {f["name"]: f for f in self.schema["fields"]}
         self.session: notebook_api.ClusterSession | None = None
+        self.table: HostsTable | None = None
         d = self.schema["defaults"]
         f = self.fields
         style = {"description_width": "9em"}
@@ -219,26 +227,23 @@ class LaunchForm(w.VBox):
         self._update()
 
     def _show_hosts(self) -> None:
-        session = self.session
-        assert session is not None
-        rows: list[w.Widget] = []
-        for c in session.model.containers:
-            logs = w.Button(description="logs", layout=w.Layout(width="6em"))
-            logs.on_click(lambda _, host=c.host: self.show_logs(host))
-            rows.append(
-                w.HBox(
-                    [
-                        w.HTML(
-                            f"<code>{_esc(c.host)}</code> {_esc(c.role)} on "
-                            f"{_esc(c.agent)}: {_esc(c.status.value)}"
-                        ),
-                        logs,
-                    ]
-                )
-            )
-        stop = w.Button(description="Terminate", button_style="danger", icon="stop")
-        stop.on_click(lambda _: self.terminate())
-        self.hosts.children = [*rows, stop]
+        """The hosts table of the launched session, refreshing its use from now on."""
+        assert self.session is not None
+        self._close_table()
+        self.table = HostsTable(
+            self.session,
+            on_logs=self.show_logs,
+            on_terminate=self.terminate,
+            interval=self.usage_interval,
+        )
+        self.hosts.children = [self.table]
+        self.table.start()
+
+    def _close_table(self) -> None:
+        if self.table is not None:
+            self.table.close()
+            self.table = None
+        self.hosts.children = []
 
     def show_logs(self, host: str, tail: int = 200) -> str:
         """Show the last ``tail`` lines of a container's log below the form."""
@@ -260,9 +265,14 @@ class LaunchForm(w.VBox):
             return
         try:
             ended = self.session.terminate()
+            self._close_table()
             self._show_progress(ended)
-            self.hosts.children = []
             self._refresh_room()
         except ClusterError as exc:
             self.error.value = f"<span style='color:var(--jp-error-color1,#c00)'>{_esc(exc)}</span>"
         self.launch_button.disabled = False
+
+    def close(self) -> None:
+        """Close the form; the hosts table stops refreshing (the session stays)."""
+        self._close_table()
+        super().close()

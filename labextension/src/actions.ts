@@ -1,8 +1,8 @@
 /**
  * What the commands do: launch (the dialog, the request, the progress, the
- * notebook), open a notebook on a session's kernel, open a terminal into a
- * container, show a container's log, terminate a session. Loaded when a command
- * first runs.
+ * notebook), open a notebook on a session's kernel, open terminals into its
+ * containers (./terminals), show a container's log, terminate a session.
+ * Loaded when a command first runs.
  */
 
 import { JupyterFrontEnd } from '@jupyterlab/application';
@@ -25,6 +25,8 @@ import { followLaunch } from './progress';
 import { SessionsModel } from './sessions';
 import { LiveNotification } from './toast';
 import { IClusterSettings } from './settings';
+
+export { openAllTerminals, openTerminal } from './terminals';
 
 /** What the actions share. */
 export interface IContext {
@@ -173,50 +175,6 @@ export async function openNotebook(
     path: model.path,
     factory: 'Notebook'
   });
-}
-
-/** A JupyterLab terminal whose shell runs as work in one container. */
-export async function openTerminal(
-  ctx: IContext,
-  session: ISession,
-  host: string
-): Promise<void> {
-  const trans = getTrans();
-  const { commands } = ctx.app;
-  if (!commands.hasCommand('terminal:open')) {
-    throw new Error(trans.__('Terminals are not available on this server.'));
-  }
-  const terminal = await ctx.model.client.openTerminal(session.id, host);
-  const widget: any = await commands.execute('terminal:open', {
-    name: terminal.name
-  });
-  const content = widget?.content;
-  if (!content?.title) {
-    return;
-  }
-  // The terminal names itself "Terminal N" once connected; name it after the
-  // container instead.
-  const rename = () => {
-    content.title.label = `${host} · ${session.name}`;
-    content.title.caption = trans.__(
-      'Terminal %1: %2 of cluster session %3',
-      terminal.name,
-      host,
-      session.name
-    );
-  };
-  const connection = content.session;
-  if (connection && connection.connectionStatus !== 'connected') {
-    const onStatus = (_: unknown, status: string) => {
-      if (status === 'connected') {
-        connection.connectionStatusChanged.disconnect(onStatus);
-        rename();
-      }
-    };
-    connection.connectionStatusChanged.connect(onStatus);
-  } else {
-    rename();
-  }
 }
 
 /** The log panel of the session, on the tab of `host`. */

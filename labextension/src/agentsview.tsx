@@ -17,8 +17,9 @@ import * as React from 'react';
 
 import { AgentsModel } from './agents';
 import { IAgent } from './api';
+import { StatusBadge } from './controls';
 import { getTrans } from './i18n';
-import { describeAmounts, StatusBadge } from './sessionitem';
+import { describeAmounts } from './sessionitem';
 
 /** The section: a header that folds it, then the agents or why there are none. */
 export function AgentsSection(props: { model: AgentsModel }): JSX.Element {

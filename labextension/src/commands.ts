@@ -1,25 +1,21 @@
 /**
  * The extension's commands (palette, launcher, menus, sidebar buttons).
  * Commands that act on a session or a container take `sessionId` (and `host`);
- * from the palette, without them, they ask which one. What they do lives in
- * ./actions, loaded when a command first runs.
+ * from the palette, without them, they ask which one (./pickers). What they do
+ * lives in ./actions, loaded when a command first runs.
  */
 
 import { JupyterFrontEnd } from '@jupyterlab/application';
-import {
-  InputDialog,
-  showErrorMessage,
-  WidgetTracker
-} from '@jupyterlab/apputils';
+import { showErrorMessage, WidgetTracker } from '@jupyterlab/apputils';
 import { LabIcon, refreshIcon } from '@jupyterlab/ui-components';
 import type { CommandRegistry } from '@lumino/commands';
 import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 
 import type { IContext } from './actions';
-import { IContainer, ISession } from './api';
 import { getTrans } from './i18n';
 import { clusterIcon } from './icons';
 import type { LogPanel } from './logs';
+import { pickContainer, pickSession } from './pickers';
 import { SessionsModel, USABLE } from './sessions';
 import { IClusterSettings } from './settings';
 
@@ -31,6 +27,7 @@ export namespace CommandIDs {
   export const terminate = 'cluster:terminate';
   export const openLogs = 'cluster:open-logs';
   export const openTerminal = 'cluster:open-terminal';
+  export const openAllTerminals = 'cluster:open-all-terminals';
 }
 
 /** The commands listed in the palette, in order. */
@@ -41,6 +38,7 @@ export const PALETTE_COMMANDS = [
   CommandIDs.openNotebook,
   CommandIDs.openLogs,
   CommandIDs.openTerminal,
+  CommandIDs.openAllTerminals,
   CommandIDs.terminate
 ];
 
@@ -189,6 +187,24 @@ export function addCommands(options: ICommandsOptions): void {
     run: (a, { session, host }) => a.openTerminal(ctx, session, host),
     failTitle: trans.__('Could not open a terminal')
   });
+
+  addPickerCommand(CommandIDs.openAllTerminals, {
+    label: trans.__('Open terminals in every container'),
+    caption: trans.__(
+      'A terminal tab in each container of a session: main1, sub1, …'
+    ),
+    args: sessionArgs,
+    pick: args =>
+      pickSession(
+        ctx,
+        args,
+        trans.__('Open terminals in every container of which session?'),
+        s =>
+          USABLE.has(s.status) && s.containers.some(c => c.status === 'RUNNING')
+      ),
+    run: (a, session) => a.openAllTerminals(ctx, session),
+    failTitle: trans.__('Could not open terminals')
+  });
 }
 
 /** A command that acts on a session or a container it picks. */
@@ -203,94 +219,4 @@ interface IPickerCommand<T> {
   run: (actions: typeof import('./actions'), picked: T) => Promise<unknown>;
   /** Show a failure of `run` under this title (else `run` reports its own). */
   failTitle?: string;
-}
-
-async function known(ctx: IContext, id: string): Promise<ISession> {
-  return ctx.model.get(id) ?? (await ctx.model.client.getSession(id));
-}
-
-/** The session `args.sessionId`, or one the user picks among those that `ok`. */
-async function pickSession(
-  ctx: IContext,
-  args: ReadonlyPartialJSONObject,
-  question: string,
-  ok: (s: ISession) => boolean = () => true
-): Promise<ISession | null> {
-  const trans = getTrans();
-  const id = args.sessionId as string | undefined;
-  if (id) {
-    return known(ctx, id);
-  }
-  return pick({
-    choices: ctx.model.sessions,
-    ok,
-    label: s => `${s.name} (${s.status}, ${s.containers.length})`,
-    question,
-    empty: [
-      trans.__('No cluster session'),
-      trans.__('There is no cluster session for this. Launch one first.')
-    ]
-  });
-}
-
-/** The container `args.host` of `args.sessionId`, or one the user picks. */
-async function pickContainer(
-  ctx: IContext,
-  args: ReadonlyPartialJSONObject,
-  question: string,
-  ok: (s: ISession, host: string) => boolean = () => true
-): Promise<{ session: ISession; host: string } | null> {
-  const trans = getTrans();
-  const id = args.sessionId as string | undefined;
-  const host = args.host as string | undefined;
-  if (id && host) {
-    return { session: await known(ctx, id), host };
-  }
-  const choices: { session: ISession; container: IContainer }[] = [];
-  for (const session of ctx.model.sessions) {
-    if (!id || session.id === id) {
-      choices.push(
-        ...session.containers.map(container => ({ session, container }))
-      );
-    }
-  }
-  const picked = await pick({
-    choices,
-    ok: c => ok(c.session, c.container.host),
-    label: ({ session, container: c }) =>
-      `${session.name} / ${c.host} (${c.status})`,
-    question,
-    empty: [
-      trans.__('No container'),
-      trans.__('There is no running cluster container for this.')
-    ]
-  });
-  return picked && { session: picked.session, host: picked.container.host };
-}
-
-/**
- * One of the `choices` that `ok`, which the user picks by its label; when
- * there is none, say so (`empty`: title and message) and give null.
- */
-async function pick<T>(options: {
-  choices: T[];
-  ok: (choice: T) => boolean;
-  label: (choice: T) => string;
-  question: string;
-  empty: [title: string, message: string];
-}): Promise<T | null> {
-  const choices = options.choices.filter(options.ok);
-  if (!choices.length) {
-    await showErrorMessage(...options.empty);
-    return null;
-  }
-  const labels = choices.map(options.label);
-  const result = await InputDialog.getItem({
-    title: options.question,
-    items: labels
-  });
-  if (!result.button.accept || result.value === null) {
-    return null;
-  }
-  return choices[labels.indexOf(result.value)] ?? null;
 }

@@ -16,9 +16,9 @@ import * as React from 'react';
 
 import { ClusterClient, ISession } from './api';
 import { CommandIDs } from './commands';
+import { IconButton, StatusBadge } from './controls';
 import { getTrans } from './i18n';
 import { FINAL } from './sessions';
-import { IconButton, StatusBadge } from './sessionitem';
 import { formatAge } from './units';
 
 /** The `limit` sessions that ended last, newest first. */

@@ -6,7 +6,6 @@
  */
 
 import {
-  addIcon,
   caretDownIcon,
   caretRightIcon,
   listIcon,
@@ -18,6 +17,7 @@ import * as React from 'react';
 
 import { ClusterClient, IContainer, IResources, ISession, IUsage } from './api';
 import { CommandIDs } from './commands';
+import { IconButton, StatusBadge } from './controls';
 import { getTrans } from './i18n';
 import { FINAL, USABLE } from './sessions';
 import { formatAge, formatCpu, formatLeft, formatSize } from './units';
@@ -151,6 +151,14 @@ export function SessionItem(props: {
           onClick={() => run(CommandIDs.openNotebook, args)}
         />
         <IconButton
+          icon={terminalIcon}
+          label={trans.__('Terminals')}
+          title={trans.__('Open a terminal in every container, as tabs')}
+          className="jp-ClusterSession-terminals"
+          disabled={!usable || !session.containers.some(isRunning)}
+          onClick={() => run(CommandIDs.openAllTerminals, args)}
+        />
+        <IconButton
           icon={stopIcon}
           label={
             session.status === 'PENDING'
@@ -189,7 +197,7 @@ function ContainerItem(props: {
   const trans = getTrans();
   const { session, container, run } = props;
   const args = { sessionId: session.id, host: container.host };
-  const running = container.status === 'RUNNING' && USABLE.has(session.status);
+  const running = isRunning(container) && USABLE.has(session.status);
   return (
     <li
       className="jp-ClusterContainer"
@@ -237,48 +245,8 @@ function ContainerItem(props: {
   );
 }
 
-/** A status as a coloured badge (`jp-ClusterStatus-<status>`), or its `label`. */
-export function StatusBadge(props: {
-  status: string;
-  label?: string;
-  small?: boolean;
-}): JSX.Element {
-  return (
-    <span
-      className={`jp-ClusterStatus jp-ClusterStatus-${props.status}${props.small ? ' jp-mod-small' : ''}`}
-    >
-      {props.label ?? props.status}
-    </span>
-  );
-}
-
-export function IconButton(props: {
-  icon: typeof addIcon;
-  title: string;
-  label?: string;
-  className?: string;
-  disabled?: boolean;
-  onClick: () => void;
-}): JSX.Element {
-  const Icon = props.icon;
-  return (
-    <button
-      type="button"
-      className={`jp-ClusterButton ${props.className ?? ''}`}
-      title={props.title}
-      aria-label={props.title}
-      disabled={props.disabled}
-      onClick={e => {
-        e.stopPropagation();
-        props.onClick();
-      }}
-    >
-      <Icon.react tag="span" className="jp-ClusterButton-icon" />
-      {props.label && (
-        <span className="jp-ClusterButton-label">{props.label}</span>
-      )}
-    </button>
-  );
+function isRunning(container: IContainer): boolean {
+  return container.status === 'RUNNING';
 }
 
 function kernelText(session: ISession): string {

@@ -25,11 +25,12 @@ import * as React from 'react';
 import { AgentsModel } from './agents';
 import { AgentsSection } from './agentsview';
 import { CommandIDs } from './commands';
+import { IconButton } from './controls';
 import { getTrans } from './i18n';
 import { clusterIcon } from './icons';
 import { SessionsModel } from './sessions';
 import { RecentSessions } from './recent';
-import { IconButton, SessionItem } from './sessionitem';
+import { SessionItem } from './sessionitem';
 
 /** The sidebar widget. */
 export class ClusterSidebar extends ReactWidget {

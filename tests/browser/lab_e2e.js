@@ -22,7 +22,10 @@
  * terminal in sub1 (`hostname`), a second launch that must wait (PENDING, with
  * its reason) and is cancelled, the palette, the dark theme, and terminate from
  * the sidebar; also the live usage graphs of the running session, and the log
- * of sub1 kept after the session ended (from "Recent sessions"). Screenshots go to $ARTIFACTS; results.json says what was seen.
+ * of sub1 kept after the session ended (from "Recent sessions"); last, a size-2
+ * session's "Terminals" button (a terminal tab in main1 and one in sub1, each
+ * asked for its `hostname`). Screenshots go to $ARTIFACTS; results.json says
+ * what was seen.
  */
 
 'use strict';
@@ -187,6 +190,32 @@ async function main() {
       }
       return response.json();
     }, url);
+  // A POST or DELETE of the REST API from the page (same headers as getJSON).
+  const sendJSON = (method, url, body) =>
+    page.evaluate(
+      async ([method, url, body]) => {
+        const xsrf = document.cookie
+          .split(';')
+          .map(part => part.trim())
+          .filter(part => part.startsWith('_xsrf='))
+          .pop();
+        const headers = { 'Content-Type': 'application/json' };
+        if (xsrf) {
+          headers['X-XSRFToken'] = xsrf.slice('_xsrf='.length);
+        }
+        const response = await fetch(url, {
+          method,
+          headers,
+          body: body === undefined ? undefined : JSON.stringify(body)
+        });
+        if (!response.ok) {
+          throw new Error(`${method} ${url} answered ${response.status}`);
+        }
+        const text = await response.text();
+        return text ? JSON.parse(text) : null;
+      },
+      [method, url, body]
+    );
   const fillField = async (name, value) => {
     await page.fill(`.jp-ClusterLaunch [name="${name}"]`, String(value));
   };
@@ -585,6 +614,7 @@ async function main() {
       'Show Cluster Sessions',
       'Show Cluster Container Logs…',
       'Open Terminal in Cluster Container…',
+      'Open terminals in every container',
       'Terminate Cluster Session…'
     ]) {
       if (!items.includes(label)) {
@@ -683,6 +713,98 @@ async function main() {
       '.jp-ClusterLogs-view[data-host="sub1"] .jp-ClusterLogs-text'
     );
     await shot('logs-after-termination');
+  });
+
+  await step('terminals-every-container', async () => {
+    // A size-2 session (no kernel), then its "Terminals" button in the sidebar:
+    // one terminal tab per container, main1 then sub1, each shell in its own.
+    const launched = await sendJSON('POST', api('sessions'), {
+      size: 2,
+      cpu: 0.5,
+      mem: '256m',
+      start_kernel: false
+    });
+    results.tabsSessionId = launched.id;
+    results.outputs.tabsSession = launched.name;
+    await page.evaluate(() =>
+      window.jupyterapp.shell.activateById('jp-cluster-sessions')
+    );
+    const item = `.jp-ClusterSession[data-session-id="${launched.id}"]`;
+    await page.waitForFunction(
+      item => {
+        const node = document.querySelector(item);
+        const containers = node
+          ? [...node.querySelectorAll('.jp-ClusterContainer')]
+          : [];
+        return (
+          node?.getAttribute('data-status') === 'RUNNING' &&
+          containers.length === 2 &&
+          containers.every(c => c.getAttribute('data-status') === 'RUNNING')
+        );
+      },
+      item,
+      { timeout: 120000 }
+    );
+    await page.locator(`${item} .jp-ClusterSession-terminals`).click();
+    const labels = ['main1', 'sub1'].map(h => `${h} · ${launched.name}`);
+    // The tabs of the main area, in order, with the widget each shows.
+    const tabsOf = () =>
+      page.evaluate(() =>
+        [...document.querySelectorAll('#jp-main-dock-panel .lm-TabBar')].map(
+          bar =>
+            [...bar.querySelectorAll('.lm-TabBar-tab')].map(tab => ({
+              label: tab.querySelector('.lm-TabBar-tabLabel')?.textContent,
+              id: tab.getAttribute('data-id')
+            }))
+        )
+      );
+    await page.waitForFunction(
+      labels =>
+        labels.every(label =>
+          [
+            ...document.querySelectorAll(
+              '#jp-main-dock-panel .lm-TabBar-tabLabel'
+            )
+          ].some(n => n.textContent === label)
+        ),
+      labels,
+      { timeout: 60000 }
+    );
+    const bars = await tabsOf();
+    results.outputs.terminalTabs = bars.map(bar => bar.map(t => t.label));
+    const bar = bars.find(b => b.some(t => t.label === labels[0])) || [];
+    const at = bar.findIndex(t => t.label === labels[0]);
+    if (bar[at + 1]?.label !== labels[1]) {
+      throw new Error(
+        `the terminal tabs are not main1 then sub1, side by side: ${JSON.stringify(results.outputs.terminalTabs)}`
+      );
+    }
+    results.outputs.everyTerminal = {};
+    for (const [i, host] of ['main1', 'sub1'].entries()) {
+      const id = bar[at + i].id;
+      await page
+        .locator(`#jp-main-dock-panel .lm-TabBar-tab[data-id="${id}"]`)
+        .click();
+      const terminal = page.locator(`[id="${id}"] .jp-Terminal`);
+      await terminal.waitFor();
+      await page.waitForTimeout(1000);
+      await terminal.click();
+      await page.keyboard.type('echo "I AM $(hostname)"');
+      await page.keyboard.press('Enter');
+      await waitForText(
+        `[id="${id}"] .xterm-accessibility-tree`,
+        `I AM ${host}`,
+        60000
+      );
+      results.outputs.everyTerminal[host] = await textOf(
+        `[id="${id}"] .xterm-accessibility-tree`
+      );
+    }
+    await shot('terminals-every-container');
+    await sendJSON('DELETE', api(`sessions/${launched.id}`));
+    await page
+      .locator(`${item}[data-status="TERMINATED"]`)
+      .waitFor({ timeout: 120000 });
   });
 
   results.ok = true;

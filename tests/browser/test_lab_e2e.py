@@ -7,9 +7,10 @@ Jupyter data, config, runtime, settings and workspace directories; the node scri
 ``lab_e2e.js`` (playwright-core driving Debian's chromium) clicks through it: the
 launcher tile, the launch dialog (size 3), a notebook on the session's kernel, the
 log panel, a terminal in ``sub1``, a session that must wait (PENDING), the palette,
-the dark theme and terminate; with the live usage graphs of the running session and
-sub1's log kept after it ended. Screenshots and ``results.json`` are written to
-``test-artifacts/browser/`` (or ``$JUPYTER_CLUSTER_ARTIFACTS/browser``).
+the dark theme and terminate; with the live usage graphs of the running session,
+sub1's log kept after it ended, and a size-2 session's terminal tabs in every
+container. Screenshots and ``results.json`` are written to ``test-artifacts/browser/``
+(or ``$JUPYTER_CLUSTER_ARTIFACTS/browser``).
 
 Needs Docker, the kernel image, chromium, node and ``labextension/node_modules``
 (``make setup``): the test fails, never skips, without them. Every container and
@@ -204,6 +205,7 @@ def test_lab_end_to_end(lab: Lab) -> None:
 
     assert_results(results, output, ARTIFACTS)
     _assert_usage_and_kept_logs(results)
+    _assert_terminals_in_every_container(results)
 
 
 def _assert_usage_and_kept_logs(results: dict[str, Any]) -> None:
@@ -222,3 +224,21 @@ def _assert_usage_and_kept_logs(results: dict[str, Any]) -> None:
     assert READY in outputs["keptLog"], outputs["keptLog"]
     for name in ("usage-graphs", "logs-after-termination"):
         assert any(name in shot for shot in results["screenshots"]), name
+
+
+def _assert_terminals_in_every_container(results: dict[str, Any]) -> None:
+    """A size-2 session's "Terminals" button opened a terminal tab in main1, then one in
+    sub1 right after it, titled with host and session; each shell runs in its host."""
+    ran = {s["name"] for s in results["steps"] if s["ok"]}
+    assert "terminals-every-container" in ran, results["steps"]
+    outputs = results["outputs"]
+    shells = outputs["everyTerminal"]
+    assert list(shells) == ["main1", "sub1"], shells
+    for host, text in shells.items():
+        other = "sub1" if host == "main1" else "main1"
+        assert f"I AM {host}" in text and f"I AM {other}" not in text, text
+    name = outputs["tabsSession"]
+    bar = next(b for b in outputs["terminalTabs"] if f"main1 · {name}" in b)
+    at = bar.index(f"main1 · {name}")
+    assert bar[at + 1] == f"sub1 · {name}", bar
+    assert any("terminals-every-container" in shot for shot in results["screenshots"])

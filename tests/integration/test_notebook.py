@@ -161,11 +161,12 @@ async def test_python_api_async_in_a_kernel(ws: Workspace) -> None:
 
 FORM_STATE = (
     "import json\n"
+    "rows = list(form.table.rows.values()) if form.table else []\n"
     "print(json.dumps({'total': form.total.value, 'error': form.error.value,"
     " 'disabled': form.launch_button.disabled, 'progress': form.progress.value,"
-    " 'hosts': [row.children[0].value for row in form.hosts.children[:-1]],"
-    " 'buttons': [b.description for row in form.hosts.children[:-1] for b in row.children[1:]]"
-    " + [b.description for b in form.hosts.children[-1:]]}))"
+    " 'hosts': [row.label.value for row in rows],"
+    " 'buttons': [row.logs.description for row in rows]"
+    " + ([form.table.terminate_button.description] if form.table else [])}))"
 )
 
 
@@ -234,13 +235,13 @@ async def test_launch_form_through_its_widgets(ws: Workspace) -> None:
         # The logs button of sub1 shows its log below the form.
         cell = await ok_cell(
             kc,
-            "form.hosts.children[1].children[1].click()\nprint(form.log_output.outputs[0]['text'])",
+            "form.table.rows['sub1'].logs.click()\nprint(form.log_output.outputs[0]['text'])",
         )
         assert cell.stdout.startswith("--- sub1 ---\n")
         assert "boot-sub1" in cell.stdout.splitlines()
 
         # Terminate through its button: the session ends, the table goes.
-        await ok_cell(kc, "form.hosts.children[-1].click()")
+        await ok_cell(kc, "form.table.terminate_button.click()")
         state = await form_state(kc)
         assert "TERMINATED" in state["progress"] and state["hosts"] == []
         assert state["disabled"] is False

@@ -2,13 +2,7 @@ import { WidgetTracker } from '@jupyterlab/apputils';
 import { KernelAPI, ServerConnection } from '@jupyterlab/services';
 import { CommandRegistry } from '@lumino/commands';
 
-import {
-  IContext,
-  openLogs,
-  openNotebook,
-  openTerminal,
-  terminate
-} from '../actions';
+import { IContext, openLogs, openNotebook, terminate } from '../actions';
 import { ClusterClient } from '../api';
 import { LogPanel, LogView } from '../logs';
 import { SessionsModel } from '../sessions';
@@ -84,39 +78,6 @@ describe('openNotebook', () => {
     ).rejects.toThrow(/has no kernel/);
     jest.spyOn(KernelAPI, 'getKernelModel').mockResolvedValue(undefined);
     await expect(openNotebook(ctx, session())).rejects.toThrow(/not running/);
-    ctx.model.dispose();
-  });
-});
-
-describe('openTerminal', () => {
-  it('opens the server terminal and names it after the container', async () => {
-    const openTerminalApi = jest.fn(async () => ({ name: '7' }));
-    const { ctx, commands } = context({ openTerminal: openTerminalApi } as any);
-    const widget = {
-      content: {
-        title: { label: 'Terminal 7', caption: '' },
-        session: { connectionStatus: 'connected' }
-      }
-    };
-    const opened: any[] = [];
-    commands.addCommand('terminal:open', {
-      execute: args => {
-        opened.push(args);
-        return widget;
-      }
-    });
-    await openTerminal(ctx, session(), 'sub1');
-    expect(openTerminalApi).toHaveBeenCalledWith(session().id, 'sub1');
-    expect(opened).toEqual([{ name: '7' }]);
-    expect(widget.content.title.label).toBe('sub1 · e104916a');
-    ctx.model.dispose();
-  });
-
-  it('fails clearly when terminals are off', async () => {
-    const { ctx } = context();
-    await expect(openTerminal(ctx, session(), 'main1')).rejects.toThrow(
-      /Terminals are not available/
-    );
     ctx.model.dispose();
   });
 });

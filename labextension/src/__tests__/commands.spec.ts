@@ -19,6 +19,7 @@ jest.mock('../actions', () => ({
   openNotebook: jest.fn(async () => undefined),
   openLogs: jest.fn(async () => undefined),
   openTerminal: jest.fn(async () => undefined),
+  openAllTerminals: jest.fn(async () => ({ opened: [], failed: [] })),
   terminate: jest.fn(async () => true)
 }));
 
@@ -94,6 +95,41 @@ describe('the commands on a session or container', () => {
     });
     await commands.execute(CommandIDs.openNotebook);
     expect(mocked.openNotebook).toHaveBeenCalledWith(expect.anything(), s);
+  });
+
+  it('open terminals in every container of a running session', async () => {
+    const s = running();
+    model.upsert(s);
+    model.upsert(running({ id: 'pending-1', status: 'PENDING' }));
+    expect(commands.label(CommandIDs.openAllTerminals)).toBe(
+      'Open terminals in every container'
+    );
+    await commands.execute(CommandIDs.openAllTerminals, { sessionId: s.id });
+    expect(mocked.openAllTerminals).toHaveBeenCalledWith(
+      expect.objectContaining({ model }),
+      s
+    );
+    expect(getItem).not.toHaveBeenCalled();
+
+    // From the palette: which session, among those that run.
+    getItem.mockResolvedValue({
+      button: { accept: true },
+      value: 'e104916a (RUNNING, 3)'
+    });
+    await commands.execute(CommandIDs.openAllTerminals, { isPalette: true });
+    expect(getItem).toHaveBeenCalledWith({
+      title: 'Open terminals in every container of which session?',
+      items: ['e104916a (RUNNING, 3)']
+    });
+    expect(mocked.openAllTerminals).toHaveBeenCalledTimes(2);
+
+    const error = new Error('Session e104916a is TERMINATED, not running');
+    mocked.openAllTerminals.mockRejectedValueOnce(error);
+    await commands.execute(CommandIDs.openAllTerminals, { sessionId: s.id });
+    expect(errorMessage).toHaveBeenCalledWith(
+      'Could not open terminals',
+      error
+    );
   });
 
   it('do nothing when the question is cancelled', async () => {

@@ -95,6 +95,10 @@ describe('ClusterSidebar', () => {
         .disabled
     ).toBe(true);
     expect(
+      (item.querySelector('.jp-ClusterSession-terminals') as HTMLButtonElement)
+        .disabled
+    ).toBe(true);
+    expect(
       item.querySelector('.jp-ClusterSession-terminate')!.textContent
     ).toBe('Cancel');
   });
@@ -125,11 +129,13 @@ describe('ClusterSidebar', () => {
       await act(async () => button.click());
     };
     await click('.jp-ClusterSession-notebook');
+    await click('.jp-ClusterSession-terminals');
     await click('.jp-ClusterSession-terminate');
     await click('[data-host="sub1"] .jp-ClusterContainer-logs');
     await click('[data-host="sub2"] .jp-ClusterContainer-terminal');
     expect(calls).toEqual([
       { id: CommandIDs.openNotebook, args: { sessionId: s.id } },
+      { id: CommandIDs.openAllTerminals, args: { sessionId: s.id } },
       { id: CommandIDs.terminate, args: { sessionId: s.id } },
       { id: CommandIDs.openLogs, args: { sessionId: s.id, host: 'sub1' } },
       { id: CommandIDs.openTerminal, args: { sessionId: s.id, host: 'sub2' } }
