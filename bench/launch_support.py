@@ -254,13 +254,14 @@ def cluster_config() -> Any:
     return Config({"ClusterManager": {"agents": [{"id": "local", "cpu": 1024}]}})
 
 
-async def ours_launch(size: int, opts: Any, shutdowns: list[float]) -> float:
+async def ours_launch(size: int, opts: Any, shutdowns: list[float], config: Any = None) -> float:
     """Seconds from ``start_kernel()`` of the ``bench-<size>`` kernelspec (returns at
     RUNNING) until the kernel answers ``kernel_info`` and (size > 1) ``ssh <last sub>
-    true`` run in main1 (docker exec) exits 0; then ``shutdown_kernel()`` into ``shutdowns``."""
+    true`` run in main1 (docker exec) exits 0; then ``shutdown_kernel()`` into ``shutdowns``.
+    ``config``: the kernel manager's (default :func:`cluster_config`)."""
     from jupyter_client.manager import AsyncKernelManager
 
-    km = AsyncKernelManager(kernel_name=f"bench-{size}", config=cluster_config())
+    km = AsyncKernelManager(kernel_name=f"bench-{size}", config=config or cluster_config())
     client = None
     start = time.monotonic()
     try:

@@ -7,7 +7,8 @@ a benchmark module: it is given ``--quick`` and ``--repeat N`` when those are
 given here (each keeps its own defaults otherwise) and run in turn, each in its
 own event loop. Modules without them (``bench_kernel_start.py``,
 ``bench_soak.py``: a table of their own, or a pass/fail verdict rather than rows)
-are skipped, with a line saying how to run them. ``all.json`` holds every row, the
+are skipped, with a line saying how to run them; so are the modules of ``OPT_IN``
+(``bench_multiagent.py``) unless ``--only`` names them. ``all.json`` holds every row, the
 machine, the options, the date, and which modules ran, were skipped or failed; the
 script exits with 1 if any failed (each module's own JSON is written only by its
 own ``main``).
@@ -29,6 +30,8 @@ from typing import Any
 import harness
 
 HERE = Path(__file__).resolve().parent
+#: Modules run only when named in ``--only`` (they need minutes of set-up), and why.
+OPT_IN = {"multiagent": "starts two Docker-in-Docker agents first; run with --only multiagent"}
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -44,7 +47,7 @@ def discover(only: str) -> list[str]:
     """The names (``scheduler`` for bench_scheduler.py) of the modules to consider."""
     names = sorted(p.stem.removeprefix("bench_") for p in HERE.glob("bench_*.py"))
     if not only:
-        return names
+        return [n for n in names if n not in OPT_IN]
     wanted = [w.strip().removeprefix("bench_") for w in only.split(",") if w.strip()]
     unknown = [w for w in wanted if w not in names]
     if unknown:
@@ -72,6 +75,10 @@ def main(argv: list[str] | None = None) -> int:
     ran: dict[str, float] = {}
     skipped: dict[str, str] = {}
     failed: dict[str, str] = {}
+    if not args.only:
+        for name, why in OPT_IN.items():
+            skipped[name] = why
+            print(f"== {name}: skipped ({why})", flush=True)
     for name in discover(args.only):
         module = importlib.import_module(f"bench_{name}")
         if not (

@@ -1,0 +1,301 @@
+"""Our cluster provisioner at size 1 beside gateway_provisioners' DockerProvisioner (issue #13, 2).
+
+Run as ``.venv/bin/python bench/bench_gateway.py [--gateway-python PY] [--repeat 5] [--quick]``.
+
+gateway_provisioners is not a dependency of the project: install it in an
+environment of its own (``python -m venv DIR && DIR/bin/pip install
+'gateway_provisioners[docker]'``) and pass that Python (``--gateway-python``, or
+$JC_BENCH_GATEWAY_PYTHON). Without it, its column is skipped with a message saying
+so and only ours and the floors are measured.
+
+Three kernels of one container each, every one with ``--cpu`` CPUs and ``--mem``
+memory (swap equal to it), the same image underneath:
+
+ours
+    ``AsyncKernelManager`` of a size-1 cluster kernelspec (a whole session: store,
+    keys, network, the container with sshd, the kernel as ``work`` in main1, its
+    ports published on 127.0.0.1).
+gateway_provisioners
+    ``AsyncKernelManager`` of a ``DockerProvisioner`` kernelspec made by its
+    ``jupyter-docker-spec install``, in a process of its own (``gateway_worker.py``,
+    run by its Python); its launcher ``docker run``\\ s an image built from ours
+    with its kernel launcher added (``gateway_support.build_image``), on the default
+    bridge, and the kernel sends its connection info back to the provisioner. Its
+    launcher has no CPU/memory options: ``gateway_launch.py`` adds ours to its
+    ``docker run``.
+floor
+    a bare container of our image on the default bridge running ``python3 -m
+    ipykernel_launcher`` with its connection file put in before start, reached on
+    the container's address (``gateway_support.BareKernel``; aiodocker only).
+
+Measured, alternating (the order rotates every repeat), after one untimed run of each:
+
+- start → ``kernel_info`` reply, each against the floor's, and ours against
+  gateway_provisioners';
+- ``shutdown_kernel()`` until it returns (ours: the session's containers and
+  network are gone then; gateway_provisioners: also until its container is gone,
+  as its ``docker run --rm`` may still be removing it), each against removing the
+  floor's container (``force``), and ours against gateway_provisioners' (the
+  issue's goal: no slower, ratio <= 1.0);
+- an empty cell's round trip (``--calls`` 200, one call of each kind in turn, the
+  order rotating; median and p95) from this process's client, each against a local
+  ipykernel's (the floor of ``bench_io.py`` (d)), and ours against theirs.
+
+Everything runs in temporary Jupyter dirs; every container and network made is
+removed and the script fails if any is left.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import uuid
+from collections.abc import Awaitable, Callable
+from types import SimpleNamespace
+from typing import Any
+
+import harness
+from bench_kernel_start import (
+    BENCH_LABEL,
+    IMAGE,
+    MANAGER_LABEL,
+    force_clean,
+    install_kernelspecs,
+    jupyter_dirs,
+    leftovers,
+    remove_bench_containers,
+    store_manager_id,
+)
+from gateway_support import (
+    GATEWAY_IMAGE,
+    KERNEL_NAME,
+    BareKernel,
+    GatewayWorker,
+    build_image,
+    client_of,
+    default_gateway_python,
+    find_gateway,
+    install_kernelspec,
+)
+from io_support import cluster_config, round_trip, start_kernel, stop_kernel
+from launch_support import ours_launch
+
+NAME = "gateway"
+GP = "gateway_provisioners"
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """Command-line options (``--quick``: one repeat, 20 calls)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, help="starts/shutdowns of each kind (default 5)")
+    parser.add_argument("--calls", type=int, help="empty cells of each kind (default 200)")
+    parser.add_argument("--cpu", default="1", help="CPUs of each kernel's container")
+    parser.add_argument("--mem", default="512m", help="memory of each kernel's container")
+    parser.add_argument(
+        "--image", default=IMAGE, help="ours and the floor's; theirs is built on it"
+    )
+    parser.add_argument(
+        "--gateway-python",
+        default=default_gateway_python(),
+        help="the Python of an environment with gateway_provisioners[docker] "
+        "(default: $JC_BENCH_GATEWAY_PYTHON, or this one if it has it)",
+    )
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per start")
+    parser.add_argument("--quick", action="store_true", help="a small, fast variant")
+    args = parser.parse_args(argv)
+    args.repeat = args.repeat or (1 if args.quick else 5)
+    args.calls = args.calls or (20 if args.quick else 200)
+    return args
+
+
+def log(text: str) -> None:
+    """Progress on stderr."""
+    print(text, file=sys.stderr, flush=True)
+
+
+async def rotate(repeat: int, runs: dict[str, Callable[[], Awaitable[None]]]) -> None:
+    """Call each run ``repeat`` times, one of each in turn, the first one rotating."""
+    names = list(runs)
+    for i in range(repeat):
+        k = i % len(names)
+        for name in names[k:] + names[:k]:
+            await runs[name]()
+
+
+async def lifecycle(
+    args: argparse.Namespace, docker: Any, worker: GatewayWorker | None, run_id: str
+) -> list[dict[str, Any]]:
+    """Start → kernel_info and shutdown_kernel of each kind; their rows."""
+    from jupyter_cluster.core.units import parse_cpu, parse_size
+
+    cpu, mem = parse_cpu(args.cpu, "cpu"), parse_size(args.mem, "mem")
+    samples: dict[str, list[float]] = {
+        k: [] for k in ("ours", "ours_down", "gp", "gp_down", "gp_gone", "floor", "floor_down")
+    }
+
+    async def ours() -> None:
+        down: list[float] = []
+        samples["ours"].append(await ours_launch(1, args, down))
+        samples["ours_down"] += down
+        log(f"ours: start {samples['ours'][-1]:.3f} s, shutdown {down[0]:.3f} s")
+
+    async def gateway() -> None:
+        assert worker is not None
+        started = await worker.call(cmd="start", kernel=KERNEL_NAME, timeout=args.timeout)
+        down = await worker.call(cmd="shutdown")
+        samples["gp"].append(started["seconds"])
+        samples["gp_down"].append(down["seconds"])
+        samples["gp_gone"].append(down["gone"])
+        log(f"{GP}: start {started['seconds']:.3f} s, shutdown {down['seconds']:.3f} s")
+
+    async def floor() -> None:
+        bare = BareKernel(docker, args.image, cpu, mem, run_id)
+        try:
+            samples["floor"].append(await bare.start(args.timeout))
+        finally:
+            samples["floor_down"].append(await bare.remove())
+        log(f"floor: start {samples['floor'][-1]:.3f} s, remove {samples['floor_down'][-1]:.3f} s")
+
+    runs = {"ours": ours, "floor": floor, **({"gp": gateway} if worker else {})}
+    await rotate(1, runs)  # warm-up: imports, page cache, the store, their response socket
+    for values in samples.values():
+        values.clear()
+    await rotate(args.repeat, runs)
+    s = samples
+    note = f"cpu {args.cpu}, mem {args.mem}; floor: a bare ipykernel container"
+    start, down = "start → kernel_info", "shutdown_kernel"
+    rows = [harness.result(NAME, f"{start}, ours size 1", "seconds", s["ours"], s["floor"])]
+    rows.append(
+        harness.result(
+            NAME,
+            f"{down}, ours size 1",
+            "seconds",
+            s["ours_down"],
+            s["floor_down"],
+            note="floor: removing the bare container",
+        )
+    )
+    if worker is not None:
+        rows += [
+            harness.result(NAME, f"{start}, {GP}", "seconds", s["gp"], s["floor"], note=note),
+            harness.result(
+                NAME,
+                f"{start}, ours vs {GP}",
+                "seconds",
+                s["ours"],
+                s["gp"],
+                note=f"floor column: {GP}",
+            ),
+            harness.result(NAME, f"{down}, {GP}", "seconds", s["gp_down"], s["floor_down"]),
+            harness.result(
+                NAME,
+                f"{down} to gone, {GP}",
+                "seconds",
+                s["gp_gone"],
+                s["floor_down"],
+                note="until its container no longer exists",
+            ),
+            harness.result(
+                NAME,
+                f"{down}, ours vs {GP}",
+                "seconds",
+                s["ours_down"],
+                s["gp_down"],
+                goal=1.0,
+                note=f"floor column: {GP}; goal: no slower",
+            ),
+        ]
+    return rows
+
+
+async def cells(args: argparse.Namespace, worker: GatewayWorker | None) -> list[dict[str, Any]]:
+    """An empty cell's round trip on each kind of kernel, interleaved; median and p95 rows."""
+    clients: dict[str, Any] = {}
+    managers: list[tuple[Any, Any]] = []
+    try:
+        local = await start_kernel("python3")
+        managers.append(local)
+        ours = await start_kernel("bench-1", cluster_config("direct"), args.timeout)
+        managers.append(ours)
+        clients["floor"], clients["ours"] = local[1], ours[1]
+        if worker is not None:
+            started = await worker.call(cmd="start", kernel=KERNEL_NAME, timeout=args.timeout)
+            clients["gp"] = client_of(started["connection"])
+        for _ in range(5):  # warm-up: the first cells import and compile
+            for client in clients.values():
+                await round_trip(client)
+        samples: dict[str, list[float]] = {k: [] for k in clients}
+
+        def one(kind: str) -> Callable[[], Awaitable[None]]:
+            async def call() -> None:
+                samples[kind].append(await round_trip(clients[kind]))
+
+            return call
+
+        await rotate(args.calls, {k: one(k) for k in clients})
+    finally:
+        if "gp" in clients:
+            clients["gp"].stop_channels()
+            await worker.call(cmd="shutdown")  # type: ignore[union-attr]
+        for km, client in managers:
+            await stop_kernel(km, client)
+    rows = []
+    note = f"{args.calls} calls; floor: local ipykernel"
+    kinds = [("ours size 1", "ours", "floor")]
+    if "gp" in samples:
+        kinds += [(GP, "gp", "floor"), (f"ours vs {GP}", "ours", "gp")]
+    for label, mine, base in kinds:
+        case = f"empty cell, {label}"
+        text = note if base == "floor" else f"{args.calls} calls; floor column: {GP}"
+        rows.append(harness.result(NAME, case, "median", samples[mine], samples[base], note=text))
+        p95 = [harness.percentile(samples[mine], 95)], [harness.percentile(samples[base], 95)]
+        rows.append(harness.result(NAME, case, "p95", *p95, note=text))
+    return rows
+
+
+async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Every measurement; fails if a Docker object is left behind."""
+    import aiodocker
+
+    from jupyter_cluster.core.units import parse_cpu, parse_size
+
+    run_id = uuid.uuid4().hex[:12]
+    with jupyter_dirs() as root:
+        manager_id = store_manager_id()
+        spec = SimpleNamespace(image=args.image, cpu=args.cpu, mem=args.mem, timeout=args.timeout)
+        install_kernelspecs(root, [1], spec)  # type: ignore[arg-type]
+        package, why = find_gateway(args.gateway_python)
+        worker = None
+        if package:
+            log(f"building {GATEWAY_IMAGE} on {args.image} with {GP}' kernel launcher")
+            build_image(package, args.image)
+            cpu, mem = parse_cpu(args.cpu, "cpu"), parse_size(args.mem, "mem")
+            label = f"{BENCH_LABEL}={run_id}"
+            install_kernelspec(args.gateway_python, root, GATEWAY_IMAGE, cpu, mem, label)
+            worker = GatewayWorker(args.gateway_python)
+            await worker.open()
+        else:
+            print(f"{GP} column skipped: {why}", flush=True)
+        docker = aiodocker.Docker()
+        try:
+            rows = await lifecycle(args, docker, worker, run_id)
+            rows += await cells(args, worker)
+        finally:
+            if worker is not None:
+                await worker.close()
+            await remove_bench_containers(docker, run_id)
+            await docker.close()
+        left = leftovers([f"{BENCH_LABEL}={run_id}", f"{MANAGER_LABEL}={manager_id}"])
+    if left:
+        force_clean(left)
+        raise SystemExit(f"the benchmark left Docker objects behind (removed now): {left}")
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure, print the table, write ``bench/results/gateway[_quick].json``."""
+    return harness.main_of(NAME, parse_args, run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,239 @@
+"""A size-4 session over two agents against bare containers on the same agents (issue #13, 1h).
+
+Run as ``.venv/bin/python bench/bench_multiagent.py [--repeat 3] [--quick]`` (or
+``bench/run.py --only multiagent``). Not in ``run.py``'s default set: it first
+starts two Docker-in-Docker agents (a minute or more: engines, a Swarm, the image
+loaded into each) and removes them at the end.
+
+The agents are those of the multi-host tests (``tests.multihost.agents.AgentCluster``):
+two ``dockerd`` in containers of this machine, each serving its API over TLS with
+a client certificate, in one Swarm, the image loaded into each. Both sides get
+``--cpu`` CPUs and ``--mem`` memory (swap equal to it) per container; each agent
+is given room for exactly two containers (``cpu`` = 2 x ``--cpu``), so a size-4
+multi-node session takes two on each.
+
+ours
+    ``AsyncKernelManager(kernel_name=<cluster kernelspec: size 4, multi-node>)``
+    ``.start_kernel()`` (returns once the session is RUNNING: every sshd listens),
+    then, concurrently, a ``kernel_info`` reply and ``ssh <last sub> true`` run in
+    main1 (``ClusterManager.exec``) exiting 0. The session must span both agents.
+    The kernel's traffic goes the way the engine sends it for an agent off this
+    machine's loopback (``--kernel-transport``, default ``ssh``: forwarded through
+    main1's SSH port). Then ``shutdown_kernel()``. Separately,
+    ``ClusterManager.launch`` of the same session (untimed) and ``terminate``
+    until it returns (every container and the network gone from both agents;
+    checked after).
+floor
+    the same hosts on the same agents as ours' placement (two on each): an
+    attachable Swarm overlay network created through main1's agent (as the engine
+    does), then the four bare containers created, given their files (host key,
+    root's authorized key; main1 also the client key and the kernel's connection
+    file) and started concurrently with aiodocker over each agent's TLS API. Each
+    runs the image's sshd on port 2200; main1 also ``python3 -m ipykernel_launcher``
+    with its five ports published on its agent's address. Timed from the first API
+    call until the kernel answers ``kernel_info`` and ``ssh HOST true`` run in main1
+    (docker exec) worked for every host, the last sub last (each retried every 20 ms).
+    Then removed: the containers concurrently (``force``), then the network.
+
+Rows: launch to ready (no goal of its own in the issue; (a)'s is 1.05 at size 4),
+``shutdown_kernel`` and ``terminate`` to gone against the floor's removal (goal
+1.2, as (b)). Everything runs in temporary Jupyter dirs; every container and
+network made is removed, on the agents and here, and the script fails if any is left.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import harness
+from bench_kernel_start import BENCH_LABEL, IMAGE, MANAGER_LABEL, jupyter_dirs, store_manager_id
+from launch_support import floor_keys
+from multiagent_support import AgentFloor, agent_client, engine_config, ours_launch, ours_terminate
+
+NAME = "multiagent"
+SIZE = 4
+KERNEL = "bench-multiagent"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """Command-line options (``--quick``: one run of each kind, no warm-up run)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, help="runs of each kind (default 3)")
+    parser.add_argument("--cpu", default="0.5", help="CPUs per container (both kinds)")
+    parser.add_argument("--mem", default="256m", help="memory per container (both kinds)")
+    parser.add_argument("--image", default=IMAGE)
+    parser.add_argument("--kernel-transport", default="ssh", choices=("ssh", "direct"))
+    parser.add_argument(
+        "--storage",
+        choices=("volume", "tmpfs"),
+        help="the agents' /var/lib/docker (default: the multi-host tests' default)",
+    )
+    parser.add_argument("--timeout", type=float, default=240.0, help="seconds per launch")
+    parser.add_argument("--quick", action="store_true", help="one run of each, no warm-up")
+    args = parser.parse_args(argv)
+    args.repeat = args.repeat or (1 if args.quick else 3)
+    return args
+
+
+def log(text: str) -> None:
+    """Progress on stderr."""
+    print(text, file=sys.stderr, flush=True)
+
+
+def install_kernelspec(root: str, args: argparse.Namespace) -> None:
+    """The size-4 multi-node cluster kernelspec under the run's private prefix."""
+    from jupyter_cluster.core.models import LaunchSpec
+    from jupyter_cluster.provisioning import kernelspec
+
+    spec = LaunchSpec.create(
+        image=args.image, size=SIZE, mode="multi-node", cpu=args.cpu, mem=args.mem
+    )
+    config = kernelspec.provisioner_config(spec, True, args.timeout)
+    kernelspec.install(KERNEL, f"bench {SIZE} over 2 agents", config, prefix=f"{root}/prefix")
+
+
+def agent_cluster(args: argparse.Namespace) -> Any:
+    """Two started agents (both TLS) in one Swarm, the image loaded in each."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from tests.multihost.agents import AgentCluster
+    from tests.multihost.dockercli import remove_stale
+
+    remove_stale()  # what crashed runs of the agents left (their owners are gone)
+    cluster = AgentCluster(2, images=[args.image], tls_agents=(1, 2), storage=args.storage)
+    cluster.start()
+    log(f"agents started: {', '.join(f'{k} {v:.1f} s' for k, v in cluster.timings.items())}")
+    return cluster
+
+
+async def measure(args: argparse.Namespace, cluster: Any, run_id: str) -> list[dict[str, Any]]:
+    """Every run, alternating; the rows."""
+    from jupyter_cluster.core.units import parse_cpu, parse_size
+    from jupyter_cluster.engine.manager import ClusterManager
+
+    cpu, mem = parse_cpu(args.cpu, "cpu"), parse_size(args.mem, "mem")
+    agents = cluster.configs(cpu=2 * cpu, mem="64g", kernel_transport=args.kernel_transport)
+    config = engine_config(agents, cluster.data_root)
+    clients = {a.id: agent_client(a.url, a.tls) for a in cluster}
+    floor = AgentFloor(
+        clients, {a.id: a.ip for a in cluster}, args.image, cpu, mem, run_id, floor_keys()
+    )
+    manager = ClusterManager(config=config)
+    samples: dict[str, list[float]] = {"shutdown": [], "terminate": [], "removal": []}
+    try:
+        await manager.start()
+        spec = manager.make_spec(image=args.image, size=SIZE, mode="multi-node", cpu=cpu, mem=mem)
+        placement: dict[str, str] = {}
+
+        async def ours() -> float:
+            seconds, placed = await ours_launch(KERNEL, config, args.timeout, samples["shutdown"])
+            placement.update(placed)
+            samples["terminate"].append(await ours_terminate(manager, spec))
+            log(
+                f"ours: launch {seconds:.3f} s, shutdown_kernel {samples['shutdown'][-1]:.3f} s, "
+                f"terminate {samples['terminate'][-1]:.3f} s ({placed})"
+            )
+            return seconds
+
+        async def bare() -> float:
+            try:
+                seconds = await floor.launch(placement, args.timeout)
+            finally:
+                samples["removal"].append(await floor.remove())
+            log(f"floor: launch {seconds:.3f} s, removal {samples['removal'][-1]:.3f} s")
+            return seconds
+
+        if not args.quick:  # warm-up; ours goes first anyway: the floor copies its placement
+            await ours()
+            await bare()
+            for values in samples.values():
+                values.clear()
+        launch, base = await harness.alternate(args.repeat, ours, bare)
+    finally:
+        await floor.remove_run()
+        await manager.close()
+        await asyncio.gather(*(c.close() for c in clients.values()))
+    where = f"size {SIZE} over 2 agents"
+    note = f"cpu {args.cpu}, mem {args.mem} per container; kernel over {args.kernel_transport}"
+    removal = "floor: removing the bare containers and the overlay"
+    return [
+        harness.result(NAME, f"h: launch to ready, {where}", "seconds", launch, base, note=note),
+        harness.result(
+            NAME,
+            f"h: shutdown_kernel, {where}",
+            "seconds",
+            samples["shutdown"],
+            samples["removal"],
+            note=removal,
+        ),
+        harness.result(
+            NAME,
+            f"h: terminate to gone, {where}",
+            "seconds",
+            samples["terminate"],
+            samples["removal"],
+            goal=1.2,
+            note=removal,
+        ),
+    ]
+
+
+def agent_leftovers(cluster: Any, labels: list[str], settle: float = 10.0) -> list[str]:
+    """Containers and networks carrying any of ``labels`` still on an agent, after
+    up to ``settle`` seconds (a node may list a removed Swarm overlay for a moment)."""
+    deadline = time.monotonic() + settle
+    while True:
+        found = []
+        for agent in cluster:
+            for label in labels:
+                for kind in (("ps", "-a"), ("network", "ls")):
+                    listing = agent.docker(
+                        *kind,
+                        "--filter",
+                        f"label={label}",
+                        "--format",
+                        "{{.ID}} {{.Names}}" if kind[0] == "ps" else "{{.ID}} {{.Name}}",
+                    ).stdout.splitlines()
+                    found += [f"{agent.id}: {kind[0]} {line}" for line in listing]
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.5)
+
+
+async def run(args: argparse.Namespace, cluster: Any = None) -> list[dict[str, Any]]:
+    """Start the agents (unless given started ``cluster``, e.g. the multi-host tests'),
+    measure, check that nothing is left on them, stop the agents that it started."""
+    run_id = uuid.uuid4().hex[:12]
+    with jupyter_dirs() as root:
+        manager_id = store_manager_id()
+        install_kernelspec(root, args)
+        own = cluster is None
+        if own:
+            log("starting two Docker-in-Docker agents (engines, Swarm, images)...")
+            cluster = await asyncio.to_thread(agent_cluster, args)
+        try:
+            rows = await measure(args, cluster, run_id)
+            labels = [f"{BENCH_LABEL}={run_id}", f"{MANAGER_LABEL}={manager_id}"]
+            left = await asyncio.to_thread(agent_leftovers, cluster, labels)
+        finally:
+            if own:
+                await asyncio.to_thread(cluster.stop)
+    if left:
+        raise SystemExit(f"the benchmark left Docker objects on the agents: {left}")
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure, print the table, write ``bench/results/multiagent[_quick].json``."""
+    return harness.main_of(NAME, parse_args, run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
