@@ -36,6 +36,8 @@ HOSTFILE_PATH = "/home/config/hostfile"
 RUNTIME_DIR = "/opt/jupyter-cluster"
 #: On the kernel's PYTHONPATH: holds the in-container ``jupyter_cluster`` magic package.
 PYTHON_DIR = RUNTIME_DIR + "/python"
+#: Where a warm main1's pre-started kernel interpreter waits (runtime/prestart.py).
+PRESTART_DIR = "/run/jupyter-cluster-kernel"
 WORK_USER = "work"
 WORK_UID = 1000
 WORK_HOME = "/home/work"

@@ -22,6 +22,7 @@ import contextlib
 import logging
 import uuid
 from collections.abc import Callable
+from importlib.resources import files as package_files
 
 from ..core import naming
 from ..core.models import Session
@@ -29,7 +30,7 @@ from ..core.resources import Resources
 from ..core.state import LIVE, SessionStatus
 from ..core.warm import WarmShape, WarmTarget, refill_plan, shape_of, to_evict
 from ..errors import AgentError
-from .agents.base import Agent, ContainerSpec
+from .agents.base import Agent, ContainerSpec, FileEntry
 from .agents.pool import AgentPool
 from .hardening import Limits
 from .launcher import WARM_ENV_FILE, WARM_GO_FIFO, published_ports_of
@@ -37,14 +38,47 @@ from .store import Store
 from .warm_table import WarmTable
 
 log = logging.getLogger(__name__)
+PRESTART = f"{naming.RUNTIME_DIR}/prestart.py"
+#: Lines runtime/prestart.py prints (in the container's log) once it is ready or not.
+PRESTART_READY = "jupyter-cluster: kernel interpreter ready"
+PRESTART_NOT_READY = "jupyter-cluster: no kernel interpreter ahead"
+#: Seconds a warm main1 may take to import ipykernel ahead.
+PRESTART_TIMEOUT = 120.0
 #: A warm container's first process: wait for the signal, then be a normal container.
-WAIT_COMMAND = (
-    "/bin/sh",
-    "-c",
+WAIT_SCRIPT = (
     f"mkdir -p -m 0700 {WARM_GO_FIFO.rsplit('/', 1)[0]} && mkfifo -m 0600 {WARM_GO_FIFO} && "
     f'read -r go <{WARM_GO_FIFO} && [ "$go" = go ] && set -a && . {WARM_ENV_FILE} && '
-    f"set +a && exec /bin/sh {naming.RUNTIME_DIR}/start.sh",
+    f"set +a && exec /bin/sh {naming.RUNTIME_DIR}/start.sh"
 )
+# main1 first starts, as work, an interpreter that imports ipykernel ahead and waits
+# for its kernel (runtime/prestart.py; the kernel's start-up hands it over). Without
+# python3 or setpriv in the image, kernels start the usual way.
+_PRESTART_SCRIPT = (
+    f"if command -v python3 >/dev/null && command -v setpriv >/dev/null; then "
+    f"mkdir -p -m 0700 {naming.PRESTART_DIR} && chown 1000:1000 {naming.PRESTART_DIR} && "
+    f"mkfifo -m 0600 {naming.PRESTART_DIR}/go && chown 1000:1000 {naming.PRESTART_DIR}/go && "
+    f"(setpriv --reuid=1000 --regid=1000 --clear-groups python3 {PRESTART} "
+    f"</dev/null 2>&1 &); else echo '{PRESTART_NOT_READY}: no python3 or setpriv'; fi; "
+)
+
+
+def _prestart_code() -> bytes:
+    return (package_files("jupyter_cluster.runtime") / "prestart.py").read_bytes()
+
+
+async def _prestarted(agent: Agent, container_id: str) -> None:
+    """Wait until a warm main1's kernel interpreter is ready (or known not to be)."""
+
+    async def follow() -> None:
+        async for line in agent.logs(container_id, follow=True):
+            if line.startswith(PRESTART_NOT_READY):
+                log.warning("jupyter-cluster: warm main1 %s: %s", container_id[:12], line.strip())
+                return
+            if line.startswith(PRESTART_READY):
+                return
+        raise AgentError(f"warm container {container_id[:12]} exited", agent.id)
+
+    await asyncio.wait_for(follow(), PRESTART_TIMEOUT)
 
 
 class WarmPool:
@@ -178,13 +212,17 @@ class WarmPool:
                 **{naming.LABEL_WARM: shape.key, naming.LABEL_HOST: host, naming.LABEL_ROLE: role}
             ),
             resources=shape.resources,
-            command=WAIT_COMMAND,
+            command=("/bin/sh", "-c", (_PRESTART_SCRIPT if role == "main" else "") + WAIT_SCRIPT),
             publish=published_ports_of(role, agent),
             limits=self.limits(),
         )
         container_id = await agent.create_container(spec)
         try:
+            if role == "main":
+                await agent.put_files(container_id, [FileEntry(PRESTART, _prestart_code(), 0o644)])
             await agent.start_container(container_id)
+            if role == "main":
+                await _prestarted(agent, container_id)
         except BaseException:
             with contextlib.suppress(AgentError):
                 await agent.remove_container(container_id)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import signal
 from collections.abc import Mapping, Sequence
 from typing import Protocol
@@ -34,6 +35,21 @@ _WRAPPER = (
     '(umask 077; printf %s "$JC_CONNECTION" > "$JC_CONNECTION_FILE") || exit 126; '
     "unset JC_CONNECTION JC_CONNECTION_FILE JC_PID_FILE; "
     f'exec "$@" >>"{LOG_FIFO}" 2>&1'
+)
+PRESTART_DIR = naming.PRESTART_DIR
+# When main1 came from the warm pool, an interpreter with ipykernel imported waits
+# there: hand it the kernel (one JSON message) instead of starting python, then stay
+# attached until that process ends. The FIFO is opened read-write so a dead reader
+# can never block the write; whether the reader lives is checked just before.
+_HANDOFF = (
+    f'if [ -p "{PRESTART_DIR}/go" ] && [ "$1 $2 $3" = "python3 -m ipykernel_launcher" ] '
+    f'&& kill -0 "$(cat {PRESTART_DIR}/pid 2>/dev/null)" 2>/dev/null; then '
+    f'exec 3<>"{PRESTART_DIR}/go" && printf %s "$JC_HANDOFF" >&3 && exec 3>&- || exit 124; '
+    "unset JC_HANDOFF JC_CONNECTION; "
+    'i=0; until [ -s "$JC_PID_FILE" ]; do '
+    'i=$((i+1)); [ "$i" -gt 1500 ] && exit 125; sleep 0.02; done; '
+    'p=$(cat "$JC_PID_FILE"); while kill -0 "$p" 2>/dev/null; do sleep 0.1; done; exit 0; '
+    "fi; unset JC_HANDOFF; "
 )
 #: The kernel's user as uid:gid, so it can be started before start.sh has added
 #: ``work`` to an image that lacks it.
@@ -89,17 +105,27 @@ class KernelProcess:
         """
         if any("ipykernel" in part for part in cmd):
             cmd = [*cmd, f"--ext={MAGIC_EXTENSION}"]  # %cluster, loaded in every kernel
+        kernel_env = {"PYTHONPATH": naming.PYTHON_DIR, **env}
+        handoff = {
+            "argv": list(cmd),
+            "env": kernel_env,
+            "cwd": naming.WORK_HOME,
+            "log": LOG_FIFO,
+            "pid_file": self.pid_file,
+            "connection_file": self.connection_file,
+            "connection": connection.decode(),
+        }
         self._task = asyncio.ensure_future(
             self.agent.exec(
                 self.container_id,
-                ["/bin/sh", "-c", _WRAPPER, "jupyter-cluster-kernel", *cmd],
+                ["/bin/sh", "-c", _HANDOFF + _WRAPPER, "jupyter-cluster-kernel", *cmd],
                 user=KERNEL_USER,
                 env={
-                    "PYTHONPATH": naming.PYTHON_DIR,
-                    **env,
+                    **kernel_env,
                     "JC_PID_FILE": self.pid_file,
                     "JC_CONNECTION_FILE": self.connection_file,
                     "JC_CONNECTION": connection.decode(),
+                    "JC_HANDOFF": json.dumps(handoff),
                 },
             )
         )

@@ -5,15 +5,18 @@ sessions and leaves nothing behind.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 
 import pytest
+from jupyter_client.manager import AsyncKernelManager
 
 from jupyter_cluster.core import naming
 from jupyter_cluster.core.models import Session
 from jupyter_cluster.core.state import SessionStatus
 from jupyter_cluster.engine.manager import ClusterManager
+from tests.support.kernels import json_of, ok_cell, reply_to, start_client
 
 from .support import Workspace
 
@@ -132,3 +135,54 @@ async def test_the_pool_gives_way_to_a_session_that_needs_its_room(ws: Workspace
         await manager.warm.drain()
     finally:
         await manager.close()
+
+
+async def test_a_kernel_on_a_warm_set_is_the_prestarted_interpreter_and_behaves(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kernel takes over main1's waiting interpreter (ipykernel imported ahead),
+    and is then a kernel like any other: the session's environment, %cluster, an
+    interrupt, a restart (the usual way), a shutdown that ends the session."""
+    pool = [{"cpu": 0.25, "mem": "256m", "size": 2}]
+    ws.write_config(f"c.ClusterManager.warm_pool = {pool!r}\n")
+    name = ws.install_kernelspec(
+        monkeypatch, "itest-warm", "--size", "2", "--cpu", "0.25", "--mem", "256m"
+    )
+    keeper = ws.manager(warm_pool=pool)
+    km = AsyncKernelManager(kernel_name=name)
+    try:
+        await keeper.start()
+        assert await keeper.warm.fill() == 1
+        kc = await start_client(km)
+        try:
+            session_id = km.provisioner.session_id  # type: ignore[union-attr]
+            assert keeper.warm.table.ready() == []  # its set was taken
+            cmdline = "open(f'/proc/{os.getpid()}/cmdline').read().replace(chr(0), ' ')"
+            assert "prestart.py" in await json_of(kc, cmdline)
+            assert await json_of(kc, "os.environ['BACKENDAI_SESSION_ID']") == session_id
+            assert await json_of(kc, "os.getcwd()") == "/home/work"
+            cell = await ok_cell(kc, "%cluster hosts")
+            assert "sub1" in cell.stdout
+            msg_id = kc.execute("import time\ntime.sleep(60)", stop_on_error=False)
+            while True:  # wait until the cell really runs
+                msg = await kc.get_iopub_msg(timeout=30)
+                if msg["msg_type"] == "execute_input":
+                    break
+            await asyncio.sleep(0.5)
+            await km.interrupt_kernel()
+            reply = await reply_to(kc, msg_id, timeout=10)
+            assert reply["content"]["ename"] == "KeyboardInterrupt"
+            await km.restart_kernel()
+            await kc.wait_for_ready(timeout=60)
+            assert "ipykernel_launcher" in await json_of(kc, cmdline)
+            assert await json_of(kc, "os.environ['BACKENDAI_CLUSTER_HOST']") == "main1"
+        finally:
+            kc.stop_channels()
+        await km.shutdown_kernel()
+        ended = await keeper.get(session_id)
+        assert ended.status is SessionStatus.TERMINATED
+        await keeper.warm.drain()
+    finally:
+        if km.has_kernel:
+            await km.shutdown_kernel(now=True)
+        await keeper.close()

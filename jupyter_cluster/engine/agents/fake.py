@@ -230,6 +230,8 @@ class FakeAgent:
         box.status, box.exit_code = "running", None
         box.ports = {p: (self.config.address, next(self._ports)) for p in box.spec.publish}
         if self.ready_on_start:
+            if "prestart.py" in " ".join(box.spec.command):  # a warm main1 (warm_pool.py)
+                self.emit(container_id, "jupyter-cluster: kernel interpreter ready")
             self.emit(container_id, READY_MARKER)
 
     async def run_beside(
