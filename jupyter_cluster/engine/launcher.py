@@ -31,8 +31,10 @@ from .agents.base import Agent, BindMount, ContainerSpec, FileEntry
 from .hardening import Limits
 
 log = logging.getLogger(__name__)
-#: Attempts (0.5 s apart) to remove a session network that agents still list.
-NETWORK_RETRIES = 6
+#: Attempts (0.05 s apart: a Swarm node stops listing a removed overlay within a
+#: moment, and a coarse wait was most of a multi-agent terminate) to remove a session
+#: network that agents still list.
+NETWORK_RETRIES = 60
 #: Characters kept of each log line quoted in a failed launch's reason.
 TAIL_LINE = 400
 
@@ -381,5 +383,5 @@ async def _remove_network(session: Session, involved: list[Agent]) -> list[str]:
         if not listed:
             return []
         if attempt + 1 < NETWORK_RETRIES:
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(0.05)
     return problems or [f"the network {name} is still listed on {', '.join(listed)}"]

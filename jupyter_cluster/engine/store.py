@@ -302,6 +302,13 @@ class Store:
             self._write(db, new)
         return new
 
+    def mark_terminating(self, session_id: str) -> None:
+        """A running session is being ended (its removal may follow in the background)."""
+        with self._tx() as db:
+            old = self._get(db, session_id)
+            if old.status in (SessionStatus.RUNNING, SessionStatus.RUNNING_DEGRADED):
+                self._write(db, old.with_(status=SessionStatus.TERMINATING, updated_at=time.time()))
+
     def set_network(self, session_id: str, network: str) -> Session:
         """Record the Docker network of a session launched on a warm set."""
         with self._tx() as db:

@@ -78,7 +78,9 @@ def kernel_json(display_name: str, config: dict[str, Any]) -> dict[str, Any]:
         "argv": KERNEL_ARGV,
         "display_name": display_name,
         "language": "python",
-        "interrupt_mode": "signal",
+        # ipykernel interrupts itself on an interrupt_request: no docker exec (or SSH
+        # round trip) to signal it, which jupyter_client also pays on every shutdown.
+        "interrupt_mode": "message",
         "metadata": {
             "kernel_provisioner": {"provisioner_name": PROVISIONER_NAME, "config": config}
         },

@@ -21,6 +21,7 @@ Jupyter config path, overridden by the kernel manager's own configuration (e.g.
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
 import time
 from typing import Any
@@ -28,7 +29,7 @@ from typing import Any
 from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.connect import KernelConnectionInfo
 from jupyter_client.provisioning import KernelProvisionerBase
-from traitlets import Float, List, Unicode
+from traitlets import Bool, Float, List, Unicode
 from traitlets import Int as IntTrait
 from traitlets.config import Config
 
@@ -46,6 +47,26 @@ from .process import KernelProcess
 
 #: Seconds to reach main1's sshd from a user's server in team mode.
 REMOTE_CONNECT_TIMEOUT = 30.0
+
+
+#: Sessions being ended in the background (``end_session_in_background``).
+ENDING: set[asyncio.Future[None]] = set()
+
+
+async def _end(engine: ClusterManager, session_id: str) -> None:
+    """Remove a TERMINATING session's containers; then close the provisioner's engine."""
+    try:
+        await engine.terminate(session_id)
+    except Exception:  # the server's reconciliation finishes TERMINATING sessions
+        logging.getLogger(__name__).exception("ending cluster session %s failed", session_id)
+    finally:
+        await engine.close()
+
+
+async def wait_for_endings() -> None:
+    """Wait for the sessions being ended in the background (the server, as it stops)."""
+    while ENDING:
+        await asyncio.gather(*list(ENDING), return_exceptions=True)
 
 
 class ClusterProvisioner(KernelProvisionerBase):
@@ -75,6 +96,15 @@ class ClusterProvisioner(KernelProvisionerBase):
         help="Start the kernel in main1 of this existing RUNNING session instead of "
         "launching one (the server's REST API passes it as the ``cluster_session_id`` "
         "argument of start_kernel); shutting the kernel down still terminates it.",
+    )
+    end_session_in_background = Bool(
+        False,
+        config=True,
+        help="Let shutdown_kernel return once the kernel has ended and its session is "
+        "TERMINATING, and remove the containers and network in the background. The "
+        "server extension turns this on for its kernels (it keeps running, waits for "
+        "these removals when it stops, and its reconciliation finishes any that were "
+        "cut short); off by default, since a script's event loop may end first.",
     )
     #: Set (by the server extension, when the server stops) to shut the kernel down
     #: but leave its session running.
@@ -365,14 +395,29 @@ class ClusterProvisioner(KernelProvisionerBase):
         if restart:
             return
         await self._close_tunnel()
+        session_id, self.session_id = self.session_id, None
+        engine, self._manager = self._manager, None
         try:
-            if self.session_id is not None and not self.keep_session:
-                await self.manager.terminate(self.session_id)
+            if session_id is not None and not self.keep_session:
+                engine = engine or self._engine_for_cleanup()
+                if self.end_session_in_background and not engine.remote:
+                    engine.store.mark_terminating(session_id)
+                    ending = asyncio.ensure_future(_end(engine, session_id))
+                    ENDING.add(ending)
+                    ending.add_done_callback(ENDING.discard)
+                    engine = None  # _end closes it
+                else:
+                    await engine.terminate(session_id)
         finally:
-            self.session_id = None
-            if self._manager is not None:
-                await self._manager.close()
-                self._manager = None
+            if engine is not None:
+                await engine.close()
+
+    def _engine_for_cleanup(self) -> ClusterManager:
+        """The engine, made now if this provisioner never needed it (then closed by
+        :func:`_end` or right here)."""
+        engine = self.manager
+        self._manager = None
+        return engine
 
     def get_shutdown_wait_time(self, recommended: float = 5.0) -> float:
         """Seconds the kernel manager waits for a graceful shutdown (its default)."""

@@ -149,6 +149,12 @@ class ClusterApp(ExtensionApp, LaunchSettings):
         remote = service_client(self.config)
         if remote is None:
             self.use_manager(ClusterManager(parent=self, log=self.log))
+            # This server outlives its kernels: their sessions are removed after
+            # shutdown_kernel returns (the service waits for that when it stops).
+            assert self.serverapp is not None
+            provisioner = self.serverapp.config.ClusterProvisioner
+            if "end_session_in_background" not in provisioner:
+                provisioner.end_session_in_background = True
         else:  # a user's server in team mode: the shared service is the engine
             self.manager, self._defaults = cast(ClusterManager, remote), {}
             self.log.info("jupyter-cluster: using the shared service at %s", remote.url)

@@ -93,3 +93,24 @@ async def test_a_session_ended_elsewhere_takes_its_kernel_along(
 
     await eventually(gone, 30, "the kernel to be shut down")
     assert (await ok_http(jp_fetch, "sessions", sid))["kernel_state"] == "gone"
+
+
+@jp_async
+async def test_deleting_a_kernel_returns_once_it_ended_and_its_session_follows(
+    jp_fetch: Any, cluster: Any
+) -> None:
+    """In a server, shutdown_kernel does not wait for Docker to remove the containers:
+    the session is TERMINATING when it returns and TERMINATED soon after, nothing left."""
+    kernel = {"name": "jupyter-cluster-session"}
+    started = json.loads(
+        (await jp_fetch("api", "kernels", method="POST", body=json.dumps(kernel))).body
+    )
+    km = cluster.serverapp.kernel_manager.get_kernel(started["id"])
+    assert km.provisioner.end_session_in_background is True
+    [session] = await ok_http(jp_fetch, "sessions")
+    await jp_fetch("api", "kernels", started["id"], method="DELETE")
+    assert not await kernel_known(jp_fetch, started["id"])
+    now = await ok_http(jp_fetch, "sessions", session["id"])
+    assert now["status"] in ("TERMINATING", "TERMINATED"), now
+    await wait_status(jp_fetch, session["id"], "TERMINATED")
+    assert running_hosts(session["id"]) == {}

@@ -14,7 +14,7 @@ import pytest
 from jupyter_cluster.config import local_owner
 from tests.support.docker import running_hosts
 
-from .support import call, jp_async, ok_http
+from .support import call, jp_async, ok_http, wait_status
 
 pytestmark = pytest.mark.docker
 
@@ -45,4 +45,5 @@ async def test_kernels_count_against_the_session_limit(jp_fetch: Any, cluster: A
     [mine] = await ok_http(jp_fetch, "sessions")
     assert mine["owner"] == local_owner() and mine["status"] == "RUNNING"
     await jp_fetch("api", "kernels", started["id"], method="DELETE")
+    await wait_status(jp_fetch, mine["id"], "TERMINATED")  # removed in the background
     assert running_hosts(mine["id"]) == {}

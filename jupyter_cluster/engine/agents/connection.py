@@ -160,4 +160,8 @@ class DockerConnection:
         for client in (self._client, self._stream_client):
             if client is not None:
                 await client.close()
+                # aiodocker closes only a connector it made itself: ours (tcp://) too.
+                connector = getattr(client, "connector", None)
+                if connector is not None and not connector.closed:
+                    await connector.close()
         self._client = self._stream_client = None
