@@ -76,6 +76,18 @@ SSH = [
 OURS_PORTS = (SSH_PORT, *KERNEL_PORTS)
 
 
+async def remove_made(containers: list[Any], networks: list[Any]) -> float:
+    """Remove floor containers concurrently (force, volumes), then their networks, and
+    forget them; seconds (the floor of a terminate)."""
+    start = time.monotonic()
+    await asyncio.gather(*(c.delete(force=True, v=True) for c in containers))
+    await asyncio.gather(*(n.delete() for n in networks))
+    seconds = time.monotonic() - start
+    containers.clear()
+    networks.clear()
+    return seconds
+
+
 @dataclass
 class Floor:
     """Bare-container launches with aiodocker; what they made, for :meth:`remove`."""
@@ -193,15 +205,8 @@ class Floor:
         return time.monotonic() - start
 
     async def remove(self) -> float:
-        """Remove what was made: containers concurrently (force, volumes), then the
-        networks; seconds."""
-        start = time.monotonic()
-        await asyncio.gather(*(c.delete(force=True, v=True) for c in self.containers))
-        await asyncio.gather(*(n.delete() for n in self.networks))
-        seconds = time.monotonic() - start
-        self.containers.clear()
-        self.networks.clear()
-        return seconds
+        """Remove what was made (see :func:`remove_made`); seconds."""
+        return await remove_made(self.containers, self.networks)
 
     async def remove_run(self) -> None:
         """Remove every floor container and network of this run (final clean-up)."""

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench_kernel_start import BENCH_LABEL, KERNEL_PORTS, PORT_NAMES
-from launch_support import KERNEL, SSH, SSH_PORT, SSHD, exec_ok, files_archive
+from launch_support import KERNEL, SSH, SSH_PORT, SSHD, exec_ok, files_archive, remove_made
 
 
 def agent_client(url: str, tls: dict[str, str] | None) -> Any:
@@ -152,15 +152,8 @@ class AgentFloor:
                 client.stop_channels()
 
     async def remove(self) -> float:
-        """Remove what was made: the containers concurrently (force, volumes), then the
-        network; seconds."""
-        start = time.monotonic()
-        await asyncio.gather(*(c.delete(force=True, v=True) for c in self.containers))
-        await asyncio.gather(*(n.delete() for n in self.networks))
-        seconds = time.monotonic() - start
-        self.containers.clear()
-        self.networks.clear()
-        return seconds
+        """Remove what was made (see :func:`launch_support.remove_made`); seconds."""
+        return await remove_made(self.containers, self.networks)
 
     async def remove_run(self) -> None:
         """Remove every floor container and network of this run on every agent."""
