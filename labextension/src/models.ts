@@ -178,6 +178,19 @@ export interface IContainerUsage {
   pids: number;
   /** When Docker read it (ISO 8601). */
   at: string;
+  /** Only for a container given GPUs: each GPU it sees (from nvidia-smi). */
+  gpus?: IGpuUsage[];
+  /** Only for a container given GPUs: why some or all GPU figures are missing. */
+  gpu_note?: string;
+}
+
+/** One GPU seen in a container: utilization % (null: not reported), bytes. */
+export interface IGpuUsage {
+  /** nvidia-smi's index of the GPU inside the container. */
+  index: string;
+  util_percent: number | null;
+  mem_used: number;
+  mem_total: number;
 }
 
 /** One sample of a session's use: per host, null when it does not run. */

@@ -13,6 +13,7 @@ import {
   ClusterAPIError,
   ClusterClient,
   IContainerUsage,
+  IGpuUsage,
   IStatsSample
 } from './api';
 import { SSEParser } from './sse';
@@ -21,6 +22,36 @@ import { SSEParser } from './sse';
 export interface IUsagePoint {
   t: number;
   usage: IContainerUsage | null;
+}
+
+/** A container's GPUs at a glance: what the sidebar graphs and shows. */
+export interface IGpuSummary {
+  /** Mean utilization % of the GPUs that report it; null when none does. */
+  util: number | null;
+  /** Memory used and total (bytes), summed over its GPUs. */
+  memUsed: number;
+  memTotal: number;
+  gpus: readonly IGpuUsage[];
+}
+
+/**
+ * The GPUs of one sample summed up, or null when it has no GPU figures (a
+ * container without GPUs, or one whose GPUs could not be read this time).
+ */
+export function gpuSummary(usage: IContainerUsage | null): IGpuSummary | null {
+  const gpus = usage?.gpus ?? [];
+  if (!gpus.length) {
+    return null;
+  }
+  const utils = gpus
+    .map(g => g.util_percent)
+    .filter((u): u is number => u !== null && Number.isFinite(u));
+  return {
+    util: utils.length ? utils.reduce((a, b) => a + b, 0) / utils.length : null,
+    memUsed: gpus.reduce((sum, g) => sum + g.mem_used, 0),
+    memTotal: gpus.reduce((sum, g) => sum + g.mem_total, 0),
+    gpus
+  };
 }
 
 /** The samples of the last `windowMs` per container. */

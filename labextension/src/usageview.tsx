@@ -1,16 +1,20 @@
 /**
  * The sidebar's live resource graphs: per container, a sparkline of CPU % and
  * one of memory used (of its limit) over the last minutes, with the current
- * values as text and the network and block IO totals in the tooltip. The data
- * comes from a {@link UsageStream} (./usage) that {@link useUsage} opens while
- * a session is shown expanded and running, and closes otherwise.
+ * values as text and the network and block IO totals in the tooltip; for a
+ * container given GPUs, one of their mean utilization with the GPU memory in
+ * use as text (or why there are no GPU figures). One {@link Sparkline}
+ * (./sparkline) draws each graph. The data comes from a {@link UsageStream}
+ * (./usage) that {@link useUsage} opens while a session is shown expanded and
+ * running, and closes otherwise.
  */
 
 import * as React from 'react';
 
 import { ClusterClient, IContainerUsage } from './api';
 import { getTrans } from './i18n';
-import { IUsagePoint, UsageModel, UsageStream } from './usage';
+import { ISparkPoint, Sparkline } from './sparkline';
+import { gpuSummary, IUsagePoint, UsageModel, UsageStream } from './usage';
 import { formatPercent, formatSizeShort } from './units';
 
 /**
@@ -39,86 +43,44 @@ export function useUsage(
   return active ? model : null;
 }
 
-/** A point of a sparkline: time (ms) and value, null for a gap. */
-export interface ISparkPoint {
-  t: number;
-  v: number | null;
-}
-
-/**
- * The SVG path of `points` in a `width` × `height` box: time runs from
- * `end - windowMs` (left) to `end` (right), values from 0 (bottom) to `max`
- * (top, larger values are clipped); a null value breaks the line. `count` is
- * the number of points drawn.
- */
-export function sparklinePath(
-  points: readonly ISparkPoint[],
-  options: {
-    max: number;
-    end: number;
-    windowMs: number;
-    width: number;
-    height: number;
-  }
-): { d: string; count: number } {
-  const { max, end, windowMs, width, height } = options;
-  const start = end - windowMs;
-  const parts: string[] = [];
-  let count = 0;
-  let pen = false;
-  for (const p of points) {
-    if (p.v === null || !Number.isFinite(p.v) || p.t < start) {
-      pen = false;
-      continue;
-    }
-    const x = ((p.t - start) / windowMs) * width;
-    const y = height - (Math.min(Math.max(p.v, 0), max) / (max || 1)) * height;
-    parts.push(`${pen ? 'L' : 'M'}${round(x)} ${round(y)}`);
-    pen = true;
-    count++;
-  }
-  return { d: parts.join(' '), count };
-}
-
-/** A small inline line graph, labelled for screen readers. */
-export function Sparkline(props: {
-  points: readonly ISparkPoint[];
+/** One graph of a container: a value per sample, its scale, the value now. */
+interface IMetric {
+  /** Names the graph's class, `jp-ClusterUsage-{kind}`. */
+  kind: 'cpu' | 'mem' | 'gpu';
+  points: ISparkPoint[];
   max: number;
-  end: number;
-  windowMs: number;
+  /** The value now, shown beside the graph. */
+  text: string;
+  /** What a screen reader says of the graph. */
   label: string;
-  className?: string;
-  width?: number;
-  height?: number;
-}): JSX.Element {
-  const width = props.width ?? 72;
-  const height = props.height ?? 16;
-  const { d, count } = sparklinePath(props.points, {
-    max: props.max,
-    end: props.end,
-    windowMs: props.windowMs,
-    width,
-    height
-  });
+  /** A tooltip with details (e.g. each GPU's figures). */
+  title?: string;
+}
+
+/** A sparkline with its value now as text: each graph of a container. */
+function UsageMetric(
+  props: IMetric & { end: number; windowMs: number }
+): JSX.Element {
   return (
-    <svg
-      className={`jp-ClusterSparkline ${props.className ?? ''}`}
-      role="img"
-      aria-label={props.label}
-      width={width}
-      height={height}
-      viewBox={`0 0 ${width} ${height}`}
-      preserveAspectRatio="none"
-      data-points={count}
-    >
-      <path className="jp-ClusterSparkline-line" d={d} />
-    </svg>
+    <span className="jp-ClusterUsage-metric" title={props.title}>
+      <Sparkline
+        className={`jp-ClusterUsage-${props.kind}`}
+        points={props.points}
+        max={props.max}
+        end={props.end}
+        windowMs={props.windowMs}
+        label={props.label}
+      />
+      <span className="jp-ClusterUsage-value">{props.text}</span>
+    </span>
   );
 }
 
 /**
  * One container's graphs: CPU % (scaled to `cpus` CPUs, or more when used)
- * and memory used of its limit, the values now, the IO totals as a tooltip.
+ * and memory used of its limit, the values now, the IO totals as a tooltip;
+ * for a container given GPUs, their mean utilization with the GPU memory in
+ * use, or the note saying why there are no GPU figures.
  */
 export function ContainerUsage(props: {
   model: UsageModel;
@@ -140,56 +102,102 @@ export function ContainerUsage(props: {
       </div>
     );
   }
+  const end = model.end;
+  const minutes = Math.round(model.windowMs / 60000);
   const cpu = points.map(p => spark(p, u => u.cpu_percent));
   const mem = points.map(p => spark(p, u => u.mem_used));
-  const cpuMax = Math.max(
-    (props.cpus ?? 1) * 100,
-    ...cpu.map(p => p.v ?? 0),
-    1
-  );
-  const memMax = Math.max(now.mem_limit, ...mem.map(p => p.v ?? 0), 1);
-  const minutes = Math.round(model.windowMs / 60000);
-  const cpuText = trans.__('CPU %1', formatPercent(now.cpu_percent));
+  const cpuNow = formatPercent(now.cpu_percent);
   const memText = trans.__(
     'MEM %1 / %2',
     formatSizeShort(now.mem_used),
     formatSizeShort(now.mem_limit)
   );
-  const common = { end: model.end, windowMs: model.windowMs };
+  const metrics: IMetric[] = [
+    {
+      kind: 'cpu',
+      points: cpu,
+      max: Math.max((props.cpus ?? 1) * 100, ...cpu.map(p => p.v ?? 0), 1),
+      text: trans.__('CPU %1', cpuNow),
+      label: trans.__(
+        'CPU use of %1 over the last %2 minutes: %3 now',
+        host,
+        minutes,
+        cpuNow
+      )
+    },
+    {
+      kind: 'mem',
+      points: mem,
+      max: Math.max(now.mem_limit, ...mem.map(p => p.v ?? 0), 1),
+      text: memText,
+      label: trans.__(
+        'Memory use of %1 over the last %2 minutes: %3',
+        host,
+        minutes,
+        memText
+      )
+    }
+  ];
+  const gpu = gpuMetric(points, now, host, minutes);
+  if (gpu) {
+    metrics.push(gpu);
+  }
   return (
     <div className="jp-ClusterUsage" data-host={host} title={describeIO(now)}>
-      <span className="jp-ClusterUsage-metric">
-        <Sparkline
-          {...common}
-          className="jp-ClusterUsage-cpu"
-          points={cpu}
-          max={cpuMax}
-          label={trans.__(
-            'CPU use of %1 over the last %2 minutes: %3 now',
-            host,
-            minutes,
-            formatPercent(now.cpu_percent)
-          )}
-        />
-        <span className="jp-ClusterUsage-value">{cpuText}</span>
-      </span>
-      <span className="jp-ClusterUsage-metric">
-        <Sparkline
-          {...common}
-          className="jp-ClusterUsage-mem"
-          points={mem}
-          max={memMax}
-          label={trans.__(
-            'Memory use of %1 over the last %2 minutes: %3',
-            host,
-            minutes,
-            memText
-          )}
-        />
-        <span className="jp-ClusterUsage-value">{memText}</span>
-      </span>
+      {metrics.map(m => (
+        <UsageMetric key={m.kind} {...m} end={end} windowMs={model.windowMs} />
+      ))}
+      {now.gpu_note && (
+        <span className="jp-ClusterUsage-note">{now.gpu_note}</span>
+      )}
     </div>
   );
+}
+
+/**
+ * The GPU graph of a container whose samples carry GPU figures (mean
+ * utilization over its GPUs, 0–100 %), or null when none in the window does.
+ */
+function gpuMetric(
+  points: readonly IUsagePoint[],
+  now: IContainerUsage,
+  host: string,
+  minutes: number
+): IMetric | null {
+  const trans = getTrans();
+  if (!points.some(p => gpuSummary(p.usage))) {
+    return null;
+  }
+  const utils = points.map(p => spark(p, u => gpuSummary(u)?.util ?? null));
+  const gpus = gpuSummary(now);
+  const util = (u: number | null) => (u === null ? '–' : formatPercent(u));
+  const mem = (used: number, total: number) =>
+    `${formatSizeShort(used)} / ${formatSizeShort(total)}`;
+  const text = gpus
+    ? trans.__('GPU %1 · %2', util(gpus.util), mem(gpus.memUsed, gpus.memTotal))
+    : trans.__('GPU –');
+  return {
+    kind: 'gpu',
+    points: utils,
+    max: 100,
+    text,
+    label: trans.__(
+      'GPU use of %1 over the last %2 minutes: %3',
+      host,
+      minutes,
+      text
+    ),
+    title: gpus?.gpus
+      .map(g =>
+        trans.__(
+          'GPU %1: %2, memory %3',
+          g.index,
+          util(g.util_percent),
+          mem(g.mem_used, g.mem_total)
+        )
+      )
+      .join('\n')
+  };
 }
 
 /** The IO totals and process count of a sample, one per line. */
@@ -212,7 +220,7 @@ export function describeIO(usage: IContainerUsage): string {
 
 function spark(
   point: IUsagePoint,
-  value: (u: IContainerUsage) => number
+  value: (u: IContainerUsage) => number | null
 ): ISparkPoint {
   return { t: point.t, v: point.usage ? value(point.usage) : null };
 }
@@ -227,8 +235,4 @@ function useChanged(model: UsageModel): void {
       model.changed.disconnect(onChanged);
     };
   }, [model]);
-}
-
-function round(n: number): number {
-  return Math.round(n * 10) / 10;
 }

@@ -2,14 +2,15 @@ import { ReactWidget } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
-import { ClusterAPIError, ClusterClient, IContainerUsage } from '../api';
-import { UsageModel, UsageStream } from '../usage';
 import {
-  ContainerUsage,
-  describeIO,
-  Sparkline,
-  sparklinePath
-} from '../usageview';
+  ClusterAPIError,
+  ClusterClient,
+  IContainerUsage,
+  IGpuUsage
+} from '../api';
+import { gpuSummary, UsageModel, UsageStream } from '../usage';
+import { Sparkline, sparklinePath } from '../sparkline';
+import { ContainerUsage, describeIO } from '../usageview';
 import { FakeStatsClient, usage } from './fixtures';
 import { act, render } from './render';
 
@@ -26,6 +27,50 @@ function sse(event: string, data: unknown): string {
 }
 
 const flush = () => new Promise(resolve => setTimeout(resolve, 0));
+
+const GIB = 1024 ** 3;
+
+/** A GPU as the server reports it: utilization %, memory in GiB. */
+function gpu(
+  index: string,
+  util: number | null,
+  usedGiB: number,
+  totalGiB = 16
+): IGpuUsage {
+  return {
+    index,
+    util_percent: util,
+    mem_used: usedGiB * GIB,
+    mem_total: totalGiB * GIB
+  };
+}
+
+/** A container given two GPUs, both read. */
+const withGpus = (util0: number | null, util1: number | null) =>
+  usage({ gpus: [gpu('0', util0, 1), gpu('1', util1, 2)], gpu_note: '' });
+
+/** A container given GPUs that could not be read. */
+const NOTE = 'no GPU figures: nvidia-smi is not available in the container';
+const withNote = () => usage({ gpus: [], gpu_note: NOTE });
+
+describe('gpuSummary', () => {
+  it('averages the utilization of the GPUs that report it, sums memory', () => {
+    expect(gpuSummary(withGpus(30, 70))).toEqual({
+      util: 50,
+      memUsed: 3 * GIB,
+      memTotal: 32 * GIB,
+      gpus: [gpu('0', 30, 1), gpu('1', 70, 2)]
+    });
+    expect(gpuSummary(withGpus(null, 40))!.util).toBe(40);
+    expect(gpuSummary(withGpus(null, null))!.util).toBeNull();
+  });
+
+  it('is null without GPU figures', () => {
+    expect(gpuSummary(usage())).toBeNull();
+    expect(gpuSummary(withNote())).toBeNull();
+    expect(gpuSummary(null)).toBeNull();
+  });
+});
 
 describe('UsageModel', () => {
   it('keeps only the samples of the window, per host', () => {
@@ -96,6 +141,21 @@ describe('UsageStream', () => {
     client.streams[0].feed(text.slice(30));
     expect(stream.model.points('main1').length).toBe(2);
     expect(stream.model.latest('main1')!.cpu_percent).toBe(3);
+  });
+
+  it('keeps the GPU figures of a sample as the server sends them', async () => {
+    stream.start();
+    // the JSON of a container given one GPU (the server's Usage.to_dict)
+    const served = {
+      ...usage(),
+      gpus: [
+        { index: '0', util_percent: 12.0, mem_used: GIB, mem_total: 8 * GIB }
+      ],
+      gpu_note: ''
+    };
+    client.streams[0].feed(sse('stats', sample(5, { main1: served })));
+    expect(stream.model.latest('main1')!.gpus).toEqual(served.gpus);
+    expect(gpuSummary(stream.model.latest('main1'))!.util).toBe(12);
   });
 
   it('stops for good when the session ends', async () => {
@@ -214,6 +274,72 @@ describe('ContainerUsage', () => {
       'Network: 1.5m received, 300k sent\nBlock IO: 10m read, 2m written\n12 processes'
     );
     expect(of('sub1').textContent).toBe('not running');
+    // no GPUs: no GPU graph, no note
+    expect(main1.querySelector('.jp-ClusterUsage-gpu')).toBeNull();
+    expect(main1.querySelector('.jp-ClusterUsage-note')).toBeNull();
+  });
+
+  it('graphs the mean GPU utilization with GPU memory as text', async () => {
+    await act(async () => {
+      model.add(sample(10, { main1: withGpus(10, 30), sub1: usage() }));
+      model.add(sample(12, { main1: withGpus(30, 70), sub1: usage() }));
+    });
+    const main1 = of('main1');
+    const svgs = [...main1.querySelectorAll('svg[role="img"]')];
+    expect(svgs.length).toBe(3);
+    const graph = main1.querySelector('svg.jp-ClusterUsage-gpu')!;
+    expect(graph).toBe(svgs[2]);
+    expect(graph.getAttribute('data-points')).toBe('2');
+    // 20% then 50% of 100%, in a 16 px high box; the newest at the right
+    expect(graph.querySelector('path')!.getAttribute('d')).toMatch(
+      /^M\S+ 12\.8 L72 8$/
+    );
+    expect(main1.textContent).toContain('CPU 47%');
+    expect(main1.textContent).toContain('MEM 120m / 512m');
+    expect(main1.textContent).toContain('GPU 50% · 3g / 32g');
+    expect(graph.getAttribute('aria-label')).toBe(
+      'GPU use of main1 over the last 5 minutes: GPU 50% · 3g / 32g'
+    );
+    expect(graph.parentElement!.getAttribute('title')).toBe(
+      'GPU 0: 30%, memory 1g / 16g\nGPU 1: 70%, memory 2g / 16g'
+    );
+    expect(main1.querySelector('.jp-ClusterUsage-note')).toBeNull();
+    // sub1 has no GPUs: as without
+    expect(of('sub1').querySelectorAll('svg').length).toBe(2);
+    expect(of('sub1').textContent).not.toContain('GPU');
+  });
+
+  it('shows the note instead of a graph when GPUs could not be read', async () => {
+    await act(async () => {
+      model.add(sample(10, { main1: withNote(), sub1: usage() }));
+    });
+    const main1 = of('main1');
+    expect(main1.querySelectorAll('svg').length).toBe(2);
+    expect(main1.querySelector('.jp-ClusterUsage-gpu')).toBeNull();
+    expect(main1.querySelector('.jp-ClusterUsage-note')!.textContent).toBe(
+      NOTE
+    );
+    expect(main1.textContent).not.toContain('GPU 0');
+  });
+
+  it('keeps the GPU graph, with a gap, when a reading fails', async () => {
+    await act(async () => {
+      model.add(sample(10, { main1: withGpus(50, 50), sub1: usage() }));
+      model.add(sample(12, { main1: withNote(), sub1: usage() }));
+      model.add(sample(14, { main1: withGpus(null, null), sub1: usage() }));
+    });
+    const main1 = of('main1');
+    const graph = main1.querySelector('svg.jp-ClusterUsage-gpu')!;
+    // only the first sample has a utilization: the other two are gaps
+    expect(graph.getAttribute('data-points')).toBe('1');
+    expect(main1.textContent).toContain('GPU – · 3g / 32g');
+    await act(async () => {
+      model.add(sample(16, { main1: withNote(), sub1: usage() }));
+    });
+    expect(main1.textContent).toContain('GPU –');
+    expect(main1.querySelector('.jp-ClusterUsage-note')!.textContent).toBe(
+      NOTE
+    );
   });
 
   it('says why no samples come', async () => {
