@@ -79,9 +79,9 @@ class KernelTunnel:
             except (OSError, asyncssh.Error, asyncio.TimeoutError) as exc:
                 # Not listening yet: refused, or (through docker-proxy, which accepts
                 # on the published port and then finds nothing behind it) dropped.
-                refused = isinstance(exc, (ConnectionRefusedError, asyncssh.ConnectionLost)) or (
-                    isinstance(exc, asyncssh.Error) and "closed" in str(exc).lower()
-                )
+                refused = isinstance(
+                    exc, (ConnectionRefusedError, ConnectionResetError, asyncssh.ConnectionLost)
+                ) or (isinstance(exc, asyncssh.Error) and "closed" in str(exc).lower())
                 if refused and asyncio.get_running_loop().time() < deadline:
                     await asyncio.sleep(0.1)  # sshd in main1 is not listening yet
                     continue

@@ -118,7 +118,8 @@ async def test_hosts_table_shows_live_use_until_the_session_ends(ws: Workspace) 
             " [r.cpu.value for r in table.rows.values()])",
         )
         assert stopped and threads == [], (note, threads)
-        assert "is TERMINATED: no more readings" in note
+        # it may stop as soon as it sees the session TERMINATING
+        assert re.search(r"is TERMINAT(ING|ED): no more readings", note), note
         assert figures == ["–", "–"]  # noqa: RUF001
 
         # The form closed while its session runs: the refresh ends, the session stays.
