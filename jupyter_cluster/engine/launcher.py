@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 #: moment, and a coarse wait was most of a multi-agent terminate) to remove a session
 #: network that agents still list.
 NETWORK_RETRIES = 60
+#: Seconds after which, and between which, wait_ready also reads the log's last lines.
+POLL_AFTER, POLL_EVERY = 5.0, 3.0
 #: Characters kept of each log line quoted in a failed launch's reason.
 TAIL_LINE = 400
 
@@ -139,8 +141,30 @@ async def wait_ready(
                 return False
         return False
 
+    async def poll() -> bool:
+        # A followed log can stall when Docker rotates it under a flood (seen with
+        # Docker 20.10): after a while, also look at the log's last lines.
+        await asyncio.sleep(POLL_AFTER)
+        while True:
+            async for line in agent.logs(container_id, tail=20):
+                if line.startswith(naming.READY_MARKER):
+                    return True
+                if line.startswith(naming.FAILED_MARKERS):
+                    return False
+            await asyncio.sleep(POLL_EVERY)
+
+    async def either() -> bool:
+        tasks = [asyncio.ensure_future(follow()), asyncio.ensure_future(poll())]
+        try:
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            return next(iter(done)).result()
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
     try:
-        ready = await asyncio.wait_for(follow(), timeout)
+        ready = await asyncio.wait_for(either(), timeout)
     except asyncio.TimeoutError:
         raise LaunchFailed(
             f"{host} was not ready within {timeout:g} s; its log ends with:\n" + "\n".join(tail)
