@@ -76,6 +76,19 @@ SSH = [
 OURS_PORTS = (SSH_PORT, *KERNEL_PORTS)
 
 
+def floor_connection() -> tuple[dict[str, int], dict[str, Any]]:
+    """A floor kernel's ports inside its container, and its connection file (fresh key)."""
+    inner = dict(zip(PORT_NAMES, KERNEL_PORTS, strict=True))
+    connection: dict[str, Any] = {
+        **inner,
+        "ip": "0.0.0.0",
+        "key": uuid.uuid4().hex,
+        "transport": "tcp",
+        "signature_scheme": "hmac-sha256",
+    }
+    return inner, connection
+
+
 async def remove_made(containers: list[Any], networks: list[Any]) -> float:
     """Remove floor containers concurrently (force, volumes), then their networks, and
     forget them; seconds (the floor of a terminate)."""
@@ -148,14 +161,7 @@ class Floor:
         banner and (size > 1) ``ssh <last sub> true`` run in main1 exits 0."""
         from jupyter_client.asynchronous import AsyncKernelClient
 
-        inner = dict(zip(PORT_NAMES, KERNEL_PORTS, strict=True))
-        connection: dict[str, Any] = {
-            **inner,
-            "ip": "0.0.0.0",
-            "key": uuid.uuid4().hex,
-            "transport": "tcp",
-            "signature_scheme": "hmac-sha256",
-        }
+        inner, connection = floor_connection()
         main_files = {**self.files[1], "/tmp/bench/kernel.json": json.dumps(connection).encode()}
         hosts = ["main1", *(f"sub{i}" for i in range(1, size))]
         client = None

@@ -19,8 +19,17 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench_kernel_start import BENCH_LABEL, KERNEL_PORTS, PORT_NAMES
-from launch_support import KERNEL, SSH, SSH_PORT, SSHD, exec_ok, files_archive, remove_made
+from bench_kernel_start import BENCH_LABEL, KERNEL_PORTS
+from launch_support import (
+    KERNEL,
+    SSH,
+    SSH_PORT,
+    SSHD,
+    exec_ok,
+    files_archive,
+    floor_connection,
+    remove_made,
+)
 
 
 def agent_client(url: str, tls: dict[str, str] | None) -> Any:
@@ -103,14 +112,7 @@ class AgentFloor:
         as the engine's does)."""
         from jupyter_client.asynchronous import AsyncKernelClient
 
-        inner = dict(zip(PORT_NAMES, KERNEL_PORTS, strict=True))
-        connection: dict[str, Any] = {
-            **inner,
-            "ip": "0.0.0.0",
-            "key": uuid.uuid4().hex,
-            "transport": "tcp",
-            "signature_scheme": "hmac-sha256",
-        }
+        inner, connection = floor_connection()
         main_files = {**self.files[1], "/tmp/bench/kernel.json": json.dumps(connection).encode()}
         hosts = list(placement)
         home = placement["main1"]
