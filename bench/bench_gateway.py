@@ -135,7 +135,7 @@ async def lifecycle(
     }
 
     async def ours() -> None:
-        from jupyter_cluster.provisioning.provisioner import wait_for_endings
+        from jupyter_cluster.provisioning.endings import wait_for_endings
 
         down: list[float] = []
         # As in a Jupyter server (the extension's default there): shutdown_kernel returns

@@ -1,4 +1,4 @@
-"""Bringing a placed session up on its agents, and tearing sessions down.
+"""Bringing a placed session up on its agents: network, containers, readiness.
 
 Called by :class:`~jupyter_cluster.engine.manager.ClusterManager` once the store has
 placed a session (PREPARING): makes the private network, creates every container
@@ -6,15 +6,17 @@ concurrently, copies the start-up files in, starts them and waits until each say
 it is ready. All or nothing: on any failure everything made is removed and the
 caller marks the session ERROR. The phases (network, create, files, start,
 ssh_ready, bootstrap) are timed with the context's :class:`LaunchClock`.
+
+Its helpers: :mod:`.readiness` waits for each container's start-up script,
+:mod:`.warm_adoption` takes over a warm set's containers, and :mod:`.teardown`
+removes what a failed launch made (as it does for the manager and the reconciler).
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import logging
-import shlex
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,16 +31,11 @@ from ..runtime.files import container_files
 from . import egress
 from .agents.base import Agent, BindMount, ContainerSpec, FileEntry
 from .hardening import Limits
+from .readiness import wait_ready
+from .teardown import tear_down
+from .warm_adoption import adopt_warm
 
 log = logging.getLogger(__name__)
-#: Attempts (0.05 s apart: a Swarm node stops listing a removed overlay within a
-#: moment, and a coarse wait was most of a multi-agent terminate) to remove a session
-#: network that agents still list.
-NETWORK_RETRIES = 60
-#: Seconds after which, and between which, wait_ready also reads the log's last lines.
-POLL_AFTER, POLL_EVERY = 5.0, 3.0
-#: Characters kept of each log line quoted in a failed launch's reason.
-TAIL_LINE = 400
 
 #: Called as containers progress: (host, status, container id or None).
 ProgressCallback = Callable[[str, ContainerStatus, str | None], Awaitable[None]]
@@ -46,13 +43,6 @@ ProgressCallback = Callable[[str, ContainerStatus, str | None], Awaitable[None]]
 #: launch removes them.
 KeepLogs = Callable[[Session, Sequence[Container]], Awaitable[None]]
 START_COMMAND = ("/bin/sh", f"{naming.RUNTIME_DIR}/start.sh")
-#: Where a warm container finds its session's environment, and how it is told to go
-#: (its waiting command is :data:`~.warm_pool.WAIT_COMMAND`).
-WARM_ENV_FILE = f"{naming.RUNTIME_DIR}/env"
-WARM_GO_FIFO = "/run/jupyter-cluster-warm/go"
-WARM_GO_COMMAND = ("/bin/sh", "-c", f"echo go >{WARM_GO_FIFO}")
-#: The start-up script's line when the bootstrap command begins (ends ``ssh_ready``).
-BOOTSTRAP_MARKER = "jupyter-cluster: running the bootstrap command"
 
 
 @dataclass
@@ -115,64 +105,6 @@ def _spec_for(session: Session, container: Container, ctx: LaunchContext) -> Con
     )
 
 
-async def wait_ready(
-    agent: Agent,
-    container_id: str,
-    host: str,
-    timeout: float,
-    on_bootstrap: Callable[[], None] | None = None,
-) -> None:
-    """Follow a container's log until the start-up script says ready.
-
-    ``on_bootstrap`` is called when the bootstrap command begins. Raises
-    :class:`LaunchFailed` with the tail of the log if the container exits first
-    (e.g. a failed bootstrap) or the timeout passes.
-    """
-    tail: collections.deque[str] = collections.deque(maxlen=15)
-
-    async def follow() -> bool:
-        async for line in agent.logs(container_id, follow=True):
-            tail.append(line.rstrip("\n")[:TAIL_LINE])  # reasons stay small
-            if on_bootstrap is not None and line.startswith(BOOTSTRAP_MARKER):
-                on_bootstrap()
-            if line.startswith(naming.READY_MARKER):
-                return True
-            if line.startswith(naming.FAILED_MARKERS):
-                return False
-        return False
-
-    async def poll() -> bool:
-        # A followed log can stall when Docker rotates it under a flood (seen with
-        # Docker 20.10): after a while, also look at the log's last lines.
-        await asyncio.sleep(POLL_AFTER)
-        while True:
-            async for line in agent.logs(container_id, tail=20):
-                if line.startswith(naming.READY_MARKER):
-                    return True
-                if line.startswith(naming.FAILED_MARKERS):
-                    return False
-            await asyncio.sleep(POLL_EVERY)
-
-    async def either() -> bool:
-        tasks = [asyncio.ensure_future(follow()), asyncio.ensure_future(poll())]
-        try:
-            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-            return next(iter(done)).result()
-        finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-
-    try:
-        ready = await asyncio.wait_for(either(), timeout)
-    except asyncio.TimeoutError:
-        raise LaunchFailed(
-            f"{host} was not ready within {timeout:g} s; its log ends with:\n" + "\n".join(tail)
-        ) from None
-    if not ready:
-        raise LaunchFailed(f"{host} failed during start-up; its log ends with:\n" + "\n".join(tail))
-
-
 async def _bring_up(
     session: Session,
     container: Container,
@@ -190,7 +122,7 @@ async def _bring_up(
     warm_id = ctx.warm.get(host)
     if warm_id:
         container_id = warm_id
-        await _adopt_warm(session, container, ctx, progress, warm_id, files)
+        await adopt_warm(session, container, agent, warm_id, files, progress, ctx.mark)
     else:
         container_id = await _create_and_start(
             session, container, ctx, progress, main_started, files
@@ -237,32 +169,6 @@ async def _create_and_start(
         await main_started.wait()
         await agent.start_container(container_id)
     return container_id
-
-
-async def _adopt_warm(
-    session: Session,
-    container: Container,
-    ctx: LaunchContext,
-    progress: ProgressCallback,
-    container_id: str,
-    files: list[FileEntry],
-) -> None:
-    """The warm path: a running container of a warm set (on the session's network
-    already, as ``host``) gets the session's files and environment, then runs the
-    usual start-up script."""
-    assert container.agent is not None
-    agent = ctx.agents[container.agent]
-    host = container.host
-    await progress(host, ContainerStatus.CREATING, container_id)  # ours to remove from now
-    ctx.mark(host, "create")
-    env = naming.container_env(session, container)
-    script = "".join(f"{key}={shlex.quote(value)}\n" for key, value in env.items())
-    await agent.put_files(container_id, [*files, FileEntry(WARM_ENV_FILE, script.encode(), 0o644)])
-    ctx.mark(host, "files")
-    code = await agent.exec(container_id, WARM_GO_COMMAND, user="root", workdir="/")
-    if code != 0:
-        raise LaunchFailed(f"{host}: the warm container did not take its start signal ({code})")
-    await progress(host, ContainerStatus.STARTING, container_id)
 
 
 async def bring_up(session: Session, ctx: LaunchContext, progress: ProgressCallback) -> None:
@@ -343,69 +249,3 @@ async def _keep_logs(session: Session, ctx: LaunchContext, keep: KeepLogs) -> No
         await keep(session, created)
     except Exception as exc:  # the logs are a courtesy; the clean-up must happen
         log.warning("could not keep the logs of failed session %s: %s", session.id, exc)
-
-
-async def tear_down(session: Session, agents: Mapping[str, Agent], manager_id: str) -> list[str]:
-    """Remove every container and the network of ``session`` on every agent.
-
-    Finds containers by label as well as by recorded id, so containers whose
-    creation was interrupted are removed too. Returns problems it could not fix
-    (empty when everything is gone).
-    """
-    problems: list[str] = []
-    involved = {c.agent for c in session.containers if c.agent} or set(agents)
-    labels = {naming.LABEL_SESSION: session.id, naming.LABEL_MANAGER: manager_id}
-
-    async def clean(agent: Agent) -> None:
-        ids = {c.container_id for c in session.containers if c.agent == agent.id and c.container_id}
-        with contextlib.suppress(AgentError):
-            ids |= {s.id for s in await agent.list_containers(labels)}
-        results = await asyncio.gather(
-            *(agent.remove_container(cid) for cid in ids), return_exceptions=True
-        )
-        problems.extend(str(r) for r in results if isinstance(r, BaseException))
-
-    await asyncio.gather(*(clean(agents[a]) for a in involved if a in agents))
-    problems.extend(
-        f"agent {a!r} is not in this manager's configuration; its containers were not removed"
-        for a in sorted(involved - set(agents))
-    )
-    problems.extend(await _remove_network(session, [agents[a] for a in involved if a in agents]))
-    for problem in problems:
-        log.warning("clean-up of session %s: %s", session.id, problem)
-    return problems
-
-
-async def _remove_network(session: Session, involved: list[Agent]) -> list[str]:
-    """Remove the session's network from every involved agent; problems left.
-
-    A Swarm overlay is one network seen from every node, and a node may still
-    list it for a moment after another removed it (or refuse while containers
-    detach): remove it through main1's agent first and retry until no involved
-    agent lists it any more.
-    """
-    name = naming.network_name(session)
-    main_agent = session.containers[0].agent if session.containers else None
-    ordered = sorted(involved, key=lambda a: a.id != main_agent)
-    # A warm set's network has no session label: look for it among the pool's.
-    labels = (
-        {naming.LABEL_WARM: "network"} if session.network else {naming.LABEL_SESSION: session.id}
-    )
-    problems: list[str] = []
-    for attempt in range(NETWORK_RETRIES):
-        problems = []
-        for agent in ordered:
-            try:
-                await agent.remove_network(name)
-            except AgentError as exc:
-                problems.append(str(exc))
-        listed: list[str] = []
-        for agent in ordered:
-            with contextlib.suppress(AgentError):
-                if any(n.name == name for n in await agent.list_networks(labels)):
-                    listed.append(agent.id)
-        if not listed:
-            return []
-        if attempt + 1 < NETWORK_RETRIES:
-            await asyncio.sleep(0.05)
-    return problems or [f"the network {name} is still listed on {', '.join(listed)}"]

@@ -32,13 +32,14 @@ from .agents.registry import agent_configs, make_agent
 from .drivers import this_process
 from .folders import DataFolders
 from .hardening import ContainerHardening
-from .launcher import LaunchContext, bring_up, tear_down
+from .launcher import LaunchContext, bring_up
 from .log_archive import LogArchive
 from .owned import OwnerViews
 from .pending import QueuePolicy, place_once, wait_for_room
 from .reconcile import Reconciler
 from .ssh import generate_session_keys
 from .store import Store
+from .teardown import tear_down
 from .warm_pool import WarmPool
 
 #: Extra clean-up sweeps (0.5 s apart) when terminating a session still PREPARING.

@@ -24,8 +24,8 @@ from ..core.state import LIVE, ContainerStatus, SessionStatus, exit_reason
 from ..errors import AgentError, ClusterError, Conflict
 from .agents.base import Agent, ContainerState
 from .drivers import describe, driver_alive
-from .launcher import tear_down
 from .store import Store
+from .teardown import tear_down
 
 log = logging.getLogger(__name__)
 

@@ -33,8 +33,9 @@ from ..errors import AgentError
 from .agents.base import Agent, ContainerSpec, FileEntry
 from .agents.pool import AgentPool
 from .hardening import Limits
-from .launcher import WARM_ENV_FILE, WARM_GO_FIFO, published_ports_of
+from .launcher import published_ports_of
 from .store import Store
+from .warm_adoption import WARM_ENV_FILE, WARM_GO_FIFO
 from .warm_table import WarmTable
 
 log = logging.getLogger(__name__)

@@ -16,78 +16,43 @@ session behind. Once the kernel answers ``kernel_info`` the session's
 The engine is configured like the CLI's: ``jupyter_cluster_config`` files on the
 Jupyter config path, overridden by the kernel manager's own configuration (e.g.
 ``jupyter_server_config.py``).
+
+This module is the jupyter_client API; the work is in its helpers: the launch
+options (:mod:`.options`), launching a session (:mod:`.session_launch`), reaching
+the kernel (:mod:`.kernel_link`, :mod:`.ports`, :mod:`.process`), its
+``kernel_ready`` timing (:mod:`.kernel_ready`) and ending the session
+(:mod:`.endings`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import signal
-import time
 from typing import Any
 
-from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.connect import KernelConnectionInfo
 from jupyter_client.provisioning import KernelProvisionerBase
-from traitlets import Bool, Float, List, Unicode
-from traitlets import Int as IntTrait
+from traitlets import Bool, Unicode
 from traitlets.config import Config
 
-from ..client.shell import ContainerShell, SshRunner
-from ..config import LaunchSettings, file_config, local_owner, make_engine
-from ..core import naming, timings
+from ..config import file_config, make_engine
+from ..core import naming
 from ..core.models import Session
-from ..core.state import USABLE, ContainerStatus, SessionStatus
-from ..engine.agents.base import Agent, ContainerState
+from ..core.state import USABLE
 from ..engine.manager import ClusterManager
-from ..engine.tunnel import KernelTunnel
-from ..errors import ClusterError, LaunchFailed
-from .ports import connect_kernel, kernel_side_connection, tunnel_kernel, wait_running
+from ..errors import ClusterError
+from .endings import end_session
+from .kernel_link import KernelLink, Reached
+from .kernel_ready import kernel_ready_seconds
+from .options import LaunchOptions
+from .ports import kernel_side_connection
 from .process import KernelProcess
-
-#: Seconds to reach main1's sshd from a user's server in team mode.
-REMOTE_CONNECT_TIMEOUT = 30.0
+from .session_launch import launch_session
 
 
-#: Sessions being ended in the background (``end_session_in_background``).
-ENDING: set[asyncio.Future[None]] = set()
-
-
-async def _end(engine: ClusterManager, session_id: str) -> None:
-    """Remove a TERMINATING session's containers; then close the provisioner's engine."""
-    try:
-        await engine.terminate(session_id)
-    except Exception:  # the server's reconciliation finishes TERMINATING sessions
-        logging.getLogger(__name__).exception("ending cluster session %s failed", session_id)
-    finally:
-        await engine.close()
-
-
-async def wait_for_endings() -> None:
-    """Wait for the sessions being ended in the background (the server, as it stops)."""
-    while ENDING:
-        await asyncio.gather(*list(ENDING), return_exceptions=True)
-
-
-class ClusterProvisioner(KernelProvisionerBase):
+# mypy cannot see that jupyter_client's KernelProvisionerMeta derives from MetaHasTraits.
+class ClusterProvisioner(LaunchOptions, KernelProvisionerBase):  # type: ignore[metaclass]
     """Provision a kernel inside ``main1`` of a new cluster session."""
-
-    image = Unicode("", config=True, help="Kernel image; empty uses the manager's default.")
-    size = IntTrait(1, config=True, help="Cluster size: main1 plus size-1 sub containers.")
-    mode = Unicode("single-node", config=True, help="single-node or multi-node.")
-    cpu = Unicode("1", config=True, help="CPUs per container, e.g. 0.5.")
-    mem = Unicode("1g", config=True, help="Memory per container, e.g. 512m or 2g.")
-    shm = Unicode("64m", config=True, help="Shared memory per container.")
-    gpu = IntTrait(0, config=True, help="GPUs per container.")
-    mounts = List(Unicode(), config=True, help="Data folders to mount (NAME or NAME:ro).")
-    resource_group = Unicode("default", config=True, help="Resource group to schedule in.")
-    bootstrap = Unicode("", config=True, help="Shell command run in every container at start.")
-    launch_timeout = Float(
-        300.0,
-        config=True,
-        help="Seconds the kernel may take to answer, pending time included; then the "
-        "start fails and the session is cancelled or removed.",
-    )
 
     session_id = Unicode(
         None,
@@ -111,9 +76,7 @@ class ClusterProvisioner(KernelProvisionerBase):
     keep_session = False
     _manager: ClusterManager | None = None
     _process: KernelProcess | None = None
-    _tunnel: KernelTunnel | None = None
-    _shell: ContainerShell | None = None
-    _transport = "direct"
+    _link_: KernelLink | None = None
     _ready_task: asyncio.Future[None] | None = None
 
     # -- helpers -------------------------------------------------------------------
@@ -127,163 +90,49 @@ class ClusterProvisioner(KernelProvisionerBase):
             self._manager = make_engine(self, config)
         return self._manager
 
-    def _launch_fields(self) -> dict[str, Any]:
-        fields: dict[str, Any] = {
-            "size": self.size,
-            "mode": self.mode,
-            "cpu": self.cpu,
-            "mem": self.mem,
-            "shm": self.shm,
-            "gpu": self.gpu,
-            "mounts": list(self.mounts),
-            "resource_group": self.resource_group,
-            "bootstrap": self.bootstrap or None,
-        }
-        if self.image:
-            fields["image"] = self.image
-        return fields
+    @property
+    def _link(self) -> KernelLink:
+        """The route to the kernel in main1 (made on first use)."""
+        if self._link_ is None:
+            self._link_ = KernelLink(self.parent, self.kernel_id)
+        return self._link_
+
+    def _reached(self, reached: Reached) -> KernelProcess:
+        """Keep the handle on the kernel, and the connection info if it changed."""
+        if reached.connection is not None:
+            self.connection_info = reached.connection
+        self._process = reached.process
+        return reached.process
 
     async def _launch_session(self, cmd: list[str], env: dict[str, str]) -> Session:
-        """Launch a new session, starting the kernel in main1 as early as possible.
+        """Launch a new session, starting the kernel in main1 as early as possible
+        (see :func:`~.session_launch.launch_session`); on any failure the session is
+        cancelled or removed before the exception propagates."""
 
-        With no bootstrap command the kernel starts as soon as main1's container
-        runs (its start-up overlaps sshd's and the other containers'); with one,
-        once main1 is ready (bootstrap done). Either way this returns only when
-        the whole session is RUNNING. On any failure (launch error, timeout,
-        cancellation) the session is cancelled or removed before the exception
-        propagates.
-        """
-        early: asyncio.Future[None] | None = None
-        seen: Session | None = None  # the latest state reported by the launch
-        ready_when = ContainerStatus.RUNNING if self.bootstrap else ContainerStatus.STARTING
-
-        async def start_kernel(s: Session) -> None:
-            if self.manager.remote:
-                self._process = await self._connect_remote(s.id)
-                await self._process.start(cmd, kernel_side_connection(self.parent, "ssh"), env=env)
-                return
-            main = s.containers[0]
-            agent = self.manager.agent(main.agent or "")
-            state = await wait_running(agent, main.container_id or "")
-            await self._connect(agent, state, s.id)
-            self._process = KernelProcess(agent, main.container_id or "", self.kernel_id)
-            # Given explicitly: a warm pool's container predates the session.
-            full_env = {**naming.container_env(s, main), **env}
-            await self._process.start(
-                cmd, kernel_side_connection(self.parent, self._transport), env=full_env
-            )
-
-        def report(s: Session) -> None:
-            nonlocal seen, early
-            if s.status_reason and (seen is None or s.status_reason != seen.status_reason):
-                self.log.info("cluster session %s %s: %s", s.name, s.status.value, s.status_reason)
-            seen = s
-            main = s.containers[0]
-            if (
-                early is None
-                and not self.manager.remote  # over SSH: once work and sshd are ready
-                and main.container_id
-                and main.status in (ready_when, ContainerStatus.RUNNING)
-            ):
-                early = asyncio.ensure_future(start_kernel(s))
+        def submitted(session: Session) -> None:
+            self.session_id = session.id
 
         try:
-            manager = self.manager
-            await manager.start()
-            spec = manager.make_spec(**self._launch_fields())
-            # Kernels from /api/kernels count against the REST limit as well.
-            quota = None  # the shared service counts every launch of its users
-            if not manager.remote:
-                default = LaunchSettings.max_sessions_per_user.default_value
-                limit = int(manager.config.ClusterApp.get("max_sessions_per_user", default))
-                quota = manager.quota(sessions=limit)
-            session = await manager.submit(spec, owner=local_owner(), quota=quota)
-            self.session_id = session.id
-            seen = session
-            try:
-                session = await asyncio.wait_for(
-                    manager.drive(session.id, on_change=report), self.launch_timeout
-                )
-            except asyncio.TimeoutError:
-                seen = seen or session
-                fate = "cancelled" if seen.status is SessionStatus.PENDING else "removed"
-                raise LaunchFailed(
-                    f"cluster session {seen.name} was not ready within "
-                    f"{self.launch_timeout:g} s (it was {seen.status.value}: "
-                    f"{seen.status_reason or 'no reason given'}); it was {fate}. Raise the "
-                    "kernelspec's launch_timeout or free resources (see `jupyter cluster ls`)"
-                ) from None
-            if session.status not in USABLE:
-                raise LaunchFailed(
-                    f"cluster session {session.name} is {session.status.value}: "
-                    f"{session.status_reason or 'no reason given'}"
-                )
-            if early is None:
-                early = asyncio.ensure_future(start_kernel(session))
-            await early
-            return session
+            return await launch_session(
+                self.manager,
+                self.launch_fields(),
+                self.launch_timeout,
+                lambda s: self._start_kernel(s, cmd, env),
+                submitted,
+                self.log,
+            )
         except BaseException:
-            if early is not None and not early.done():
-                early.cancel()
-            if early is not None:
-                await asyncio.gather(early, return_exceptions=True)
             await self.cleanup(restart=False)
             raise
 
-    async def _connect(
-        self, agent: Agent, state: ContainerState, session_id: str, reuse: bool = False
-    ) -> None:
-        """Point the kernel manager at the kernel in main1 (see :mod:`.ports`)."""
-        km = self.parent
-        assert km is not None, "ClusterProvisioner runs under a KernelManager"
-        await self._close_tunnel()
-        previous = self.connection_info if reuse else {}
-        self._transport = agent.config.kernel_transport
-        keys = self.manager.store.load_keys(session_id) or {}
-        self._tunnel = await connect_kernel(km, agent, state, keys, previous)
-        self.connection_info = km.get_connection_info()
-
-    async def _connect_remote(self, session_id: str, reuse: bool = False) -> KernelProcess:
-        """Team mode: tunnel the kernel's ports over SSH to main1 with the session's
-        keys from the service; the kernel process is run and signalled over SSH too."""
-        km = self.parent
-        assert km is not None, "ClusterProvisioner runs under a KernelManager"
-        access = await self.manager.access(session_id)
-        await self._close_tunnel()
-        previous = self.connection_info if reuse else {}
-        self._transport = "ssh"
-        self._tunnel = await tunnel_kernel(
-            km, access.address, access.port, access.keys, previous, REMOTE_CONNECT_TIMEOUT
-        )
-        self.connection_info = km.get_connection_info()
-        self._shell = ContainerShell(access)
-        return KernelProcess(SshRunner(self._shell), "", self.kernel_id)
-
-    async def _close_tunnel(self) -> None:
-        if self._tunnel is not None:
-            await self._tunnel.close()
-            self._tunnel = None
-        if self._shell is not None:
-            await self._shell.close()
-            self._shell = None
-
-    async def _attach(self, session: Session) -> KernelProcess:
-        """Point the kernel manager at a running main1; a process handle for its kernel."""
-        if self.manager.remote:
-            self._process = await self._connect_remote(session.id, reuse=True)
-            return self._process
-        main = session.containers[0]
-        agent = self.manager.agent(main.agent or "")
-        state = await agent.inspect_container(main.container_id or "")
-        if state is None or not state.running:
-            why = "is gone" if state is None else f"exited with code {state.exit_code}"
-            raise ClusterError(
-                f"main1 of cluster session {session.name} {why}, so its kernel cannot be "
-                "restarted; shut the kernel down (that ends the session) and start a new one"
-            )
-        await self._connect(agent, state, session.id, reuse=True)  # a restart keeps its ports
-        self._process = KernelProcess(agent, main.container_id or "", self.kernel_id)
-        return self._process
+    async def _start_kernel(self, s: Session, cmd: list[str], env: dict[str, str]) -> None:
+        """Start the kernel in main1 of ``s``, a session being launched."""
+        engine = self.manager
+        process = self._reached(await self._link.launched(engine, s))
+        if not engine.remote:  # over SSH, ~/.ssh/environment sets it
+            # Given explicitly: a warm pool's container predates the session.
+            env = {**naming.container_env(s, s.containers[0]), **env}
+        await process.start(cmd, kernel_side_connection(self.parent, self._link.transport), env=env)
 
     # -- KernelProvisionerBase -------------------------------------------------------
 
@@ -313,7 +162,7 @@ class ClusterProvisioner(KernelProvisionerBase):
             session = await self.manager.get(self.session_id)
             if session.status not in USABLE:
                 raise ClusterError(f"cluster session {session.name} is {session.status.value}")
-            await self._attach(session)
+            self._reached(await self._link.attach(self.manager, session, self.connection_info))
             if not self.manager.remote:  # over SSH, ~/.ssh/environment sets it
                 env = {**naming.container_env(session, session.containers[0]), **env}
         return {**kwargs, "cmd": cmd, "env": env}
@@ -325,7 +174,7 @@ class ClusterProvisioner(KernelProvisionerBase):
         if not self._process.started:
             await self._process.start(
                 cmd,
-                kernel_side_connection(self.parent, self._transport),
+                kernel_side_connection(self.parent, self._link.transport),
                 env=kwargs.get("env") or {},
             )
         self._time_kernel_ready()
@@ -342,22 +191,11 @@ class ClusterProvisioner(KernelProvisionerBase):
         self._ready_task = asyncio.ensure_future(self._record_kernel_ready(session))
 
     async def _record_kernel_ready(self, session: Session) -> None:
-        """Wait until the kernel answers ``kernel_info``; keep how long after the
-        session was RUNNING (0 if before: the kernel starts early)."""
-        client = AsyncKernelClient()
-        client.load_connection_info(self.connection_info)
-        try:
-            client.start_channels(hb=False)  # no manager here to judge the heartbeat
-            await client.wait_for_ready(timeout=self.launch_timeout)
-        except Exception as exc:  # the kernel manager reports a kernel that fails
-            self.log.debug("cluster session %s: no kernel_ready timing: %s", session.name, exc)
-            return
-        finally:
-            client.stop_channels()
-        running = timings.elapsed_until_running(session.created_at, session.timings)
-        seconds = max(0.0, time.time() - running)
-        self.log.debug("session %s: phase kernel_ready took %.3f s", session.id, seconds)
-        if self._manager is not None:
+        """Keep the session's ``kernel_ready`` timing (see :mod:`.kernel_ready`)."""
+        seconds = await kernel_ready_seconds(
+            session, self.connection_info, self.launch_timeout, self.log
+        )
+        if seconds is not None and self._manager is not None:
             self._manager.store.add_timings(session.id, {"kernel_ready": seconds})
 
     async def poll(self) -> int | None:
@@ -394,27 +232,19 @@ class ClusterProvisioner(KernelProvisionerBase):
             self._process = None
         if restart:
             return
-        await self._close_tunnel()
+        await self._link.close()
         session_id, self.session_id = self.session_id, None
         engine, self._manager = self._manager, None
-        try:
-            if session_id is not None and not self.keep_session:
-                engine = engine or self._engine_for_cleanup()
-                if self.end_session_in_background and not engine.remote:
-                    engine.store.mark_terminating(session_id)
-                    ending = asyncio.ensure_future(_end(engine, session_id))
-                    ENDING.add(ending)
-                    ending.add_done_callback(ENDING.discard)
-                    engine = None  # _end closes it
-                else:
-                    await engine.terminate(session_id)
-        finally:
+        if session_id is None or self.keep_session:
             if engine is not None:
                 await engine.close()
+            return
+        engine = engine or self._engine_for_cleanup()
+        await end_session(engine, session_id, self.end_session_in_background)
 
     def _engine_for_cleanup(self) -> ClusterManager:
         """The engine, made now if this provisioner never needed it (then closed by
-        :func:`_end` or right here)."""
+        :func:`~.endings.end_session`)."""
         engine = self.manager
         self._manager = None
         return engine
@@ -441,15 +271,6 @@ class ClusterProvisioner(KernelProvisionerBase):
         """Re-attach to a kernel of a running session (see get_provisioner_info)."""
         await super().load_provisioner_info(provisioner_info)
         self.session_id = provisioner_info.get("session_id")
-        if self.session_id and self.manager.remote:
-            self._process = await self._connect_remote(self.session_id, reuse=True)
-        elif self.session_id:
-            session = await self.manager.get(self.session_id)
-            main = session.containers[0]
-            agent = self.manager.agent(main.agent or "")
-            if agent.config.kernel_transport == "ssh":
-                state = await agent.inspect_container(main.container_id or "")
-                if state is None or not state.running:
-                    raise ClusterError(f"main1 of cluster session {session.name} is not running")
-                await self._connect(agent, state, session.id, reuse=True)
-            self._process = KernelProcess(agent, main.container_id or "", self.kernel_id)
+        if self.session_id:
+            previous = self.connection_info
+            self._reached(await self._link.reattach(self.manager, self.session_id, previous))

@@ -25,7 +25,7 @@ from ..core.state import USABLE, SessionStatus
 from ..engine.manager import ClusterManager
 from ..errors import ClusterError, InvalidRequest, NotFound
 from ..paths import cluster_dir
-from ..provisioning import provisioner
+from ..provisioning.endings import wait_for_endings
 from .events import Event, EventHub, is_ended
 from .idle import IdleWatcher
 from .terminals import ClusterTerminals
@@ -156,7 +156,7 @@ class ClusterService:
         await self.idle.stop()
         for session_id, task in list(self._launches.items()):
             await self._settle(session_id, task, 30.0)
-        await provisioner.wait_for_endings()
+        await wait_for_endings()
         tasks = list(self._housekeeping)
         for task in tasks:
             task.cancel()

@@ -1,0 +1,82 @@
+"""Waiting until a container's start-up script says it is ready (or failed).
+
+Called by :mod:`.launcher` for every container it brings up: follows the
+container's log for the start-up script's markers (``naming.READY_MARKER``,
+``naming.FAILED_MARKERS``, and :data:`BOOTSTRAP_MARKER`, which ends the
+``ssh_ready`` phase), and fails the launch with the log's last lines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+from collections.abc import Callable
+
+from ..core import naming
+from ..errors import LaunchFailed
+from .agents.base import Agent
+
+#: Seconds after which, and between which, wait_ready also reads the log's last lines.
+POLL_AFTER, POLL_EVERY = 5.0, 3.0
+#: Characters kept of each log line quoted in a failed launch's reason.
+TAIL_LINE = 400
+#: The start-up script's line when the bootstrap command begins (ends ``ssh_ready``).
+BOOTSTRAP_MARKER = "jupyter-cluster: running the bootstrap command"
+
+
+async def wait_ready(
+    agent: Agent,
+    container_id: str,
+    host: str,
+    timeout: float,
+    on_bootstrap: Callable[[], None] | None = None,
+) -> None:
+    """Follow a container's log until the start-up script says ready.
+
+    ``on_bootstrap`` is called when the bootstrap command begins. Raises
+    :class:`LaunchFailed` with the tail of the log if the container exits first
+    (e.g. a failed bootstrap) or the timeout passes.
+    """
+    tail: collections.deque[str] = collections.deque(maxlen=15)
+
+    async def follow() -> bool:
+        async for line in agent.logs(container_id, follow=True):
+            tail.append(line.rstrip("\n")[:TAIL_LINE])  # reasons stay small
+            if on_bootstrap is not None and line.startswith(BOOTSTRAP_MARKER):
+                on_bootstrap()
+            if line.startswith(naming.READY_MARKER):
+                return True
+            if line.startswith(naming.FAILED_MARKERS):
+                return False
+        return False
+
+    async def poll() -> bool:
+        # A followed log can stall when Docker rotates it under a flood (seen with
+        # Docker 20.10): after a while, also look at the log's last lines.
+        await asyncio.sleep(POLL_AFTER)
+        while True:
+            async for line in agent.logs(container_id, tail=20):
+                if line.startswith(naming.READY_MARKER):
+                    return True
+                if line.startswith(naming.FAILED_MARKERS):
+                    return False
+            await asyncio.sleep(POLL_EVERY)
+
+    async def either() -> bool:
+        tasks = [asyncio.ensure_future(follow()), asyncio.ensure_future(poll())]
+        try:
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            return next(iter(done)).result()
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    try:
+        ready = await asyncio.wait_for(either(), timeout)
+    except asyncio.TimeoutError:
+        raise LaunchFailed(
+            f"{host} was not ready within {timeout:g} s; its log ends with:\n" + "\n".join(tail)
+        ) from None
+    if not ready:
+        raise LaunchFailed(f"{host} failed during start-up; its log ends with:\n" + "\n".join(tail))

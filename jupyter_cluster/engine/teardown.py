@@ -1,0 +1,91 @@
+"""Removing a session's containers and network from every agent involved.
+
+Called by :class:`~.manager.ClusterManager` (terminate, cancelled launches), by
+:class:`~.reconcile.Reconciler` (sessions left behind) and by :mod:`.launcher`
+when a launch fails. Finds containers by label as well as by recorded id, and
+retries removing a Swarm overlay that agents still list.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Mapping
+
+from ..core import naming
+from ..core.models import Session
+from ..errors import AgentError
+from .agents.base import Agent
+
+log = logging.getLogger(__name__)
+#: Attempts (0.05 s apart: a Swarm node stops listing a removed overlay within a
+#: moment, and a coarse wait was most of a multi-agent terminate) to remove a session
+#: network that agents still list.
+NETWORK_RETRIES = 60
+
+
+async def tear_down(session: Session, agents: Mapping[str, Agent], manager_id: str) -> list[str]:
+    """Remove every container and the network of ``session`` on every agent.
+
+    Finds containers by label as well as by recorded id, so containers whose
+    creation was interrupted are removed too. Returns problems it could not fix
+    (empty when everything is gone).
+    """
+    problems: list[str] = []
+    involved = {c.agent for c in session.containers if c.agent} or set(agents)
+    labels = {naming.LABEL_SESSION: session.id, naming.LABEL_MANAGER: manager_id}
+
+    async def clean(agent: Agent) -> None:
+        ids = {c.container_id for c in session.containers if c.agent == agent.id and c.container_id}
+        with contextlib.suppress(AgentError):
+            ids |= {s.id for s in await agent.list_containers(labels)}
+        results = await asyncio.gather(
+            *(agent.remove_container(cid) for cid in ids), return_exceptions=True
+        )
+        problems.extend(str(r) for r in results if isinstance(r, BaseException))
+
+    await asyncio.gather(*(clean(agents[a]) for a in involved if a in agents))
+    problems.extend(
+        f"agent {a!r} is not in this manager's configuration; its containers were not removed"
+        for a in sorted(involved - set(agents))
+    )
+    problems.extend(await _remove_network(session, [agents[a] for a in involved if a in agents]))
+    for problem in problems:
+        log.warning("clean-up of session %s: %s", session.id, problem)
+    return problems
+
+
+async def _remove_network(session: Session, involved: list[Agent]) -> list[str]:
+    """Remove the session's network from every involved agent; problems left.
+
+    A Swarm overlay is one network seen from every node, and a node may still
+    list it for a moment after another removed it (or refuse while containers
+    detach): remove it through main1's agent first and retry until no involved
+    agent lists it any more.
+    """
+    name = naming.network_name(session)
+    main_agent = session.containers[0].agent if session.containers else None
+    ordered = sorted(involved, key=lambda a: a.id != main_agent)
+    # A warm set's network has no session label: look for it among the pool's.
+    labels = (
+        {naming.LABEL_WARM: "network"} if session.network else {naming.LABEL_SESSION: session.id}
+    )
+    problems: list[str] = []
+    for attempt in range(NETWORK_RETRIES):
+        problems = []
+        for agent in ordered:
+            try:
+                await agent.remove_network(name)
+            except AgentError as exc:
+                problems.append(str(exc))
+        listed: list[str] = []
+        for agent in ordered:
+            with contextlib.suppress(AgentError):
+                if any(n.name == name for n in await agent.list_networks(labels)):
+                    listed.append(agent.id)
+        if not listed:
+            return []
+        if attempt + 1 < NETWORK_RETRIES:
+            await asyncio.sleep(0.05)
+    return problems or [f"the network {name} is still listed on {', '.join(listed)}"]

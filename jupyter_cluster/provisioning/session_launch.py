@@ -1,0 +1,97 @@
+"""Launching a fresh cluster session for a kernel, starting the kernel as early as it can.
+
+Called by :class:`~.provisioner.ClusterProvisioner` when a kernel starts without an
+existing session: submits the launch (counted against the REST limit of sessions
+per user, unless the shared service counts it), drives it with the kernelspec's
+``launch_timeout``, logs its progress, and has the provisioner start the kernel in
+main1 as soon as main1 can run it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ..config import LaunchSettings, local_owner
+from ..core.models import Session
+from ..core.state import USABLE, ContainerStatus, SessionStatus
+from ..engine.manager import ClusterManager
+from ..errors import LaunchFailed
+
+
+async def launch_session(
+    manager: ClusterManager,
+    fields: dict[str, Any],
+    timeout: float,
+    start_kernel: Callable[[Session], Awaitable[None]],
+    submitted: Callable[[Session], None],
+    log: logging.Logger | logging.LoggerAdapter[Any],
+) -> Session:
+    """Launch a session of ``fields`` (see ``ClusterManager.make_spec``); it once RUNNING.
+
+    ``submitted`` is told the session as soon as it is recorded. With no bootstrap
+    command ``start_kernel`` is called as soon as main1's container runs (its
+    start-up overlaps sshd's and the other containers'); with one, once main1 is
+    ready (bootstrap done); in team mode once the whole session is RUNNING. Either
+    way this returns only when the whole session is RUNNING and the kernel started.
+    On any failure (launch error, timeout, cancellation) a kernel start under way
+    is cancelled; removing the session is the caller's.
+    """
+    early: asyncio.Future[None] | None = None
+    seen: Session | None = None  # the latest state reported by the launch
+    ready_when = ContainerStatus.RUNNING if fields["bootstrap"] else ContainerStatus.STARTING
+
+    def report(s: Session) -> None:
+        nonlocal seen, early
+        if s.status_reason and (seen is None or s.status_reason != seen.status_reason):
+            log.info("cluster session %s %s: %s", s.name, s.status.value, s.status_reason)
+        seen = s
+        main = s.containers[0]
+        if (
+            early is None
+            and not manager.remote  # over SSH: once work and sshd are ready
+            and main.container_id
+            and main.status in (ready_when, ContainerStatus.RUNNING)
+        ):
+            early = asyncio.ensure_future(start_kernel(s))
+
+    try:
+        await manager.start()
+        spec = manager.make_spec(**fields)
+        # Kernels from /api/kernels count against the REST limit as well.
+        quota = None  # the shared service counts every launch of its users
+        if not manager.remote:
+            default = LaunchSettings.max_sessions_per_user.default_value
+            limit = int(manager.config.ClusterApp.get("max_sessions_per_user", default))
+            quota = manager.quota(sessions=limit)
+        session = await manager.submit(spec, owner=local_owner(), quota=quota)
+        submitted(session)
+        seen = session
+        try:
+            session = await asyncio.wait_for(manager.drive(session.id, on_change=report), timeout)
+        except asyncio.TimeoutError:
+            seen = seen or session
+            fate = "cancelled" if seen.status is SessionStatus.PENDING else "removed"
+            raise LaunchFailed(
+                f"cluster session {seen.name} was not ready within "
+                f"{timeout:g} s (it was {seen.status.value}: "
+                f"{seen.status_reason or 'no reason given'}); it was {fate}. Raise the "
+                "kernelspec's launch_timeout or free resources (see `jupyter cluster ls`)"
+            ) from None
+        if session.status not in USABLE:
+            raise LaunchFailed(
+                f"cluster session {session.name} is {session.status.value}: "
+                f"{session.status_reason or 'no reason given'}"
+            )
+        if early is None:
+            early = asyncio.ensure_future(start_kernel(session))
+        await early
+        return session
+    except BaseException:
+        if early is not None and not early.done():
+            early.cancel()
+        if early is not None:
+            await asyncio.gather(early, return_exceptions=True)
+        raise
