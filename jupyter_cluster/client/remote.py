@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
+import os
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,8 +27,10 @@ from ..core.models import LaunchSpec, Session
 from ..core.naming import DEFAULT_IMAGE
 from ..core.state import SessionStatus
 from ..core.stats import Usage
+from ..engine.exec_log import ExecLog
 from ..engine.folders import FolderInfo
 from ..errors import InvalidRequest, LaunchFailed, NotFound
+from ..paths import cluster_dir
 from .http import ServiceHTTP
 from .shell import ContainerShell, OutputCallback
 
@@ -91,12 +94,23 @@ class RemoteEngine:
     remote = True
 
     def __init__(
-        self, url: str, token: str, *, timeout: float = 30.0, poll_interval: float = 0.25
+        self,
+        url: str,
+        token: str,
+        *,
+        timeout: float = 30.0,
+        poll_interval: float = 0.25,
+        exec_log: str | None = None,
     ) -> None:
+        """``exec_log``: the file of this user's :class:`ExecLog` (default:
+        ``activity.db`` in the user's jupyter-cluster directory)."""
         self.url = url
         self.http = ServiceHTTP(url, token, timeout)
         self.store = RemoteStore(self.http)
         self.poll_interval = poll_interval
+        # Commands go over SSH, unseen by the service: this user's server counts them
+        # as use (its idle clean-up) from this log, shared by the user's processes.
+        self.exec_log = ExecLog(exec_log or os.path.join(cluster_dir(), "activity.db"))
 
     # -- life ------------------------------------------------------------------------
 
@@ -108,8 +122,9 @@ class RemoteEngine:
         """Nothing to do: the service reconciles its agents itself."""
 
     async def close(self) -> None:
-        """Close the HTTP clients."""
+        """Close the HTTP clients and the exec log."""
         await self.http.close()
+        self.exec_log.close()
 
     # -- launching ----------------------------------------------------------------------
 
@@ -260,7 +275,8 @@ class RemoteEngine:
         session.locate(host)
         shell = ContainerShell(await self.access(session.id))
         try:
-            return await shell.run(host, cmd, on_output=on_output)
+            with self.exec_log.running(session.id):
+                return await shell.run(host, cmd, on_output=on_output)
         finally:
             await shell.close()
 

@@ -30,6 +30,7 @@ from .agents.base import Agent, OutputCallback
 from .agents.pool import AgentPool
 from .agents.registry import agent_configs, make_agent
 from .drivers import this_process
+from .exec_log import ExecLog
 from .folders import DataFolders
 from .hardening import ContainerHardening
 from .launcher import LaunchContext, bring_up
@@ -60,6 +61,8 @@ class ClusterManager(OwnerViews):
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)
         self.store = Store(self.db_path)
+        #: Commands running in sessions (exec), in the store's file: see :mod:`.exec_log`.
+        self.exec_log = ExecLog(self.db_path)
         self.folders = DataFolders(self.data_root)
         self.log_archive = LogArchive(
             os.path.join(os.path.dirname(os.path.abspath(self.db_path)), "logs"),
@@ -390,16 +393,12 @@ class ClusterManager(OwnerViews):
         if session.status not in USABLE:
             raise InvalidRequest(f"session {session.name} is {session.status}, not running")
         agent, container_id = self.locate(session, host)
-        # Recorded in the store, so a server's idle clean-up sees execs of any process.
-        exec_id = self.store.exec_began(session.id, this_process())
-        try:
-            # The environment is given at every exec: a container taken from the warm
-            # pool was created before its session existed.
-            env = naming.container_env(session, session.locate(host))
+        # The environment is given at every exec: a container taken from the warm pool
+        # was created before its session existed.
+        env = naming.container_env(session, session.locate(host))
+        # Logged, so a server's idle clean-up sees the execs of any process.
+        with self.exec_log.running(session.id):
             return await agent.exec(container_id, cmd, env=env, on_output=on_output)
-        finally:
-            with contextlib.suppress(Exception):  # never hide the command's own outcome
-                self.store.exec_ended(exec_id)
 
     # -- ending ------------------------------------------------------------------
 
@@ -444,6 +443,7 @@ class ClusterManager(OwnerViews):
     async def close(self) -> None:
         """Close the agents' connections and the store."""
         await self.pool.close()
+        self.exec_log.close()
         self.store.close()
 
     async def _keep_launch_logs(self, session: Session, containers: Sequence[Container]) -> None:

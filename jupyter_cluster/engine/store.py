@@ -14,15 +14,12 @@ session is its ``to_record()`` JSON, and each container is a row of its own.
 from __future__ import annotations
 
 import builtins
-import contextlib
 import json
 import os
 import sqlite3
-import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -34,6 +31,7 @@ from ..core.scheduler import AgentSlot, Pending, Placement
 from ..core.state import ENDED, ContainerStatus, SessionStatus
 from ..errors import ClusterError, Conflict, InvalidRequest, NotFound
 from .drivers import Driver
+from .sqlite_file import Transactions, open_private
 
 SCHEMA_VERSION = 1
 #: How the reason of a session queued behind earlier ones begins.
@@ -53,11 +51,6 @@ _SCHEMA = (
     " local_rank INTEGER NOT NULL, agent TEXT, status TEXT NOT NULL, record TEXT NOT NULL,"
     " PRIMARY KEY (session_id, host))",
     "CREATE TABLE IF NOT EXISTS keys (session_id TEXT PRIMARY KEY, material TEXT NOT NULL)",
-    # Commands running in a session's containers (exec), by process: the idle clean-up
-    # of a server counts those of every process (the CLI, kernels) as use.
-    "CREATE TABLE IF NOT EXISTS execs (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL,"
-    " pid INTEGER NOT NULL, host TEXT NOT NULL, started TEXT NOT NULL)",
-    "CREATE INDEX IF NOT EXISTS execs_session ON execs (session_id)",
 )
 _UPSERT = (
     "INSERT INTO sessions (id, name, status, status_reason, record, created_at, updated_at,"
@@ -80,38 +73,15 @@ class Store:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
-        os.makedirs(os.path.dirname(os.path.abspath(self.path)), mode=0o700, exist_ok=True)
-        # 0600 from birth; an existing store is never opened (and closed) here:
-        # closing any descriptor of the file drops every SQLite lock this process
-        # holds on it, and another process would then delete the shared WAL.
-        with contextlib.suppress(FileExistsError):
-            os.close(os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))
-        if os.stat(self.path).st_mode & 0o077:
-            os.chmod(self.path, 0o600)
-        self._lock = threading.RLock()
-        self._db = sqlite3.connect(self.path, 10.0, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA busy_timeout = 10000")
-        deadline = time.monotonic() + 10.0
-        while True:  # switching to WAL skips the busy handler when processes open at once
-            try:
-                self._db.execute("PRAGMA journal_mode = WAL")
-                break
-            except sqlite3.OperationalError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.02)
-        self._db.execute("PRAGMA synchronous = NORMAL")
-        # Deleted rows (private keys of ended sessions) are overwritten, not left
-        # readable in free pages of the file.
-        self._db.execute("PRAGMA secure_delete = ON")
-        with self._tx() as db:
+        self.transactions = Transactions(open_private(self.path))
+        #: One transaction (see :class:`.sqlite_file.Transactions`); the warm table uses it too.
+        self.tx = self.transactions.tx
+        with self.tx() as db:
             for statement in _SCHEMA:
                 db.execute(statement)
             columns = {row[1] for row in db.execute("PRAGMA table_info(sessions)")}
             if "driver_started" not in columns:  # a store written before it was recorded
                 db.execute("ALTER TABLE sessions ADD COLUMN driver_started TEXT")
-            if "last_activity" not in columns:  # when an exec last began or ended
-                db.execute("ALTER TABLE sessions ADD COLUMN last_activity REAL")
             fresh = {"schema_version": str(SCHEMA_VERSION), "manager_id": str(uuid.uuid4())}
             db.executemany("INSERT OR IGNORE INTO meta VALUES (?, ?)", fresh.items())
             meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
@@ -125,25 +95,12 @@ class Store:
 
     def close(self) -> None:
         """Close the connection; the store cannot be used afterwards."""
-        with self._lock:
-            self._db.close()
+        self.transactions.close()
 
     @property
     def manager_id(self) -> str:
         """This database's manager id: a UUID made once, labelling our Docker objects."""
         return self._manager_id
-
-    @contextmanager
-    def _tx(self, write: bool = True) -> Iterator[sqlite3.Connection]:
-        """One transaction: IMMEDIATE (write lock taken up front) or a consistent read."""
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
 
     def _select(self, db: sqlite3.Connection, where: str, params: Any = ()) -> list[Session]:
         """Sessions matching ``where``, oldest first, with their containers."""
@@ -189,7 +146,7 @@ class Store:
         now = time.time()
         session = session.with_(created_at=session.created_at or now, updated_at=now)
         name = session.spec.name
-        with self._tx() as db:
+        with self.tx() as db:
             if db.execute("SELECT 1 FROM sessions WHERE id = ?", (session.id,)).fetchone():
                 raise Conflict(f"a session with id {session.id} already exists")
             # Names are per owner: on a shared service nobody learns or blocks another
@@ -209,7 +166,7 @@ class Store:
 
     def get(self, session_id: str) -> Session | None:
         """The session with exactly this id, or None."""
-        with self._tx(write=False) as db:
+        with self.tx(write=False) as db:
             found = self._select(db, "WHERE id = ?", (session_id,))
         return found[0] if found else None
 
@@ -224,7 +181,7 @@ class Store:
         """
         mine = "" if owner is None else f" AND {_OWNED}"
         who: tuple[str, ...] = () if owner is None else (owner,)
-        with self._tx(write=False) as db:
+        with self.tx(write=False) as db:
             found = self._select(db, "WHERE id = ?" + mine, (ref, *who))
             if not found:
                 named = self._select(db, "WHERE name = ?" + mine, (ref, *who))
@@ -244,7 +201,7 @@ class Store:
     def list(self, include_ended: bool = False) -> list[Session]:
         """Sessions oldest first; only those in ``state.ACTIVE`` unless ``include_ended``."""
         where = "" if include_ended else "WHERE " + _status_in(state.ACTIVE)
-        with self._tx(write=False) as db:
+        with self.tx(write=False) as db:
             return self._select(db, where)
 
     def set_status(
@@ -257,7 +214,7 @@ class Store:
         when the session enters TERMINATED, CANCELLED or ERROR.
         """
         status = SessionStatus(status)
-        with self._tx() as db:
+        with self.tx() as db:
             old = self._get(db, session_id)
             state.check_transition(old.status, status)
             now, changed = time.time(), status != old.status
@@ -285,7 +242,7 @@ class Store:
             changes["status"] = ContainerStatus(changes["status"])
         if "gpu_ids" in changes:
             changes["gpu_ids"] = tuple(changes["gpu_ids"])
-        with self._tx() as db:
+        with self.tx() as db:
             old = self._get(db, session_id)
             old.locate(host)
             containers = tuple(
@@ -297,28 +254,28 @@ class Store:
 
     def set_kernel_id(self, session_id: str, kernel_id: str | None) -> Session:
         """Record (or clear) the Jupyter kernel started for a session; raises NotFound."""
-        with self._tx() as db:
+        with self.tx() as db:
             new = self._get(db, session_id).with_(kernel_id=kernel_id, updated_at=time.time())
             self._write(db, new)
         return new
 
     def mark_terminating(self, session_id: str) -> None:
         """A running session is being ended (its removal may follow in the background)."""
-        with self._tx() as db:
+        with self.tx() as db:
             old = self._get(db, session_id)
             if old.status in (SessionStatus.RUNNING, SessionStatus.RUNNING_DEGRADED):
                 self._write(db, old.with_(status=SessionStatus.TERMINATING, updated_at=time.time()))
 
     def set_network(self, session_id: str, network: str) -> Session:
         """Record the Docker network of a session launched on a warm set."""
-        with self._tx() as db:
+        with self.tx() as db:
             new = self._get(db, session_id).with_(network=network, updated_at=time.time())
             self._write(db, new)
         return new
 
     def add_timings(self, session_id: str, timings: Mapping[str, float]) -> Session:
         """Record launch phases (seconds; see core.timings) with those already kept."""
-        with self._tx() as db:
+        with self.tx() as db:
             old = self._get(db, session_id)
             new = old.with_(timings={**old.timings, **timings})
             self._write(db, new)
@@ -327,7 +284,7 @@ class Store:
     def set_driver(self, session_id: str, driver: Driver | None) -> None:
         """Record which process drives the session's launch, or clear it."""
         pid, host, started = driver or (None, None, None)
-        with self._tx() as db:
+        with self.tx() as db:
             sql = (
                 "UPDATE sessions SET driver_pid = ?, driver_host = ?, driver_started = ?"
                 " WHERE id = ?"
@@ -338,8 +295,8 @@ class Store:
     def driver(self, session_id: str) -> Driver | None:
         """The driver recorded by :meth:`set_driver` (None if none); raises NotFound."""
         sql = "SELECT driver_pid, driver_host, driver_started FROM sessions WHERE id = ?"
-        with self._lock:
-            row = self._db.execute(sql, (session_id,)).fetchone()
+        with self.transactions.lock:
+            row = self.transactions.db.execute(sql, (session_id,)).fetchone()
         if row is None:
             raise NotFound(f"no session has id {session_id!r}")
         pid, host, started = row
@@ -350,7 +307,7 @@ class Store:
         or beyond the newest ``max_count`` of them (0: no limit); how many went."""
         now = time.time() if now is None else now
         final = _status_in(state.FINAL)
-        with self._tx() as db:
+        with self.tx() as db:
             order = "ORDER BY ended_at DESC, rowid DESC"
             rows = db.execute(f"SELECT id, ended_at FROM sessions WHERE {final} {order}").fetchall()
             doomed = [
@@ -359,17 +316,16 @@ class Store:
                 if (max_age and (ended or 0) < now - max_age) or (max_count and i >= max_count)
             ]
             for sid in doomed:
-                for table in ("keys", "containers", "execs"):
+                for table in ("keys", "containers"):
                     db.execute(f"DELETE FROM {table} WHERE session_id = ?", (sid,))
                 db.execute("DELETE FROM sessions WHERE id = ?", (sid,))
         return len(doomed)
 
     def delete_session(self, session_id: str) -> None:
         """Remove a session, its containers and its keys (no error if absent)."""
-        with self._tx() as db:
+        with self.tx() as db:
             db.execute("DELETE FROM keys WHERE session_id = ?", (session_id,))
             db.execute("DELETE FROM containers WHERE session_id = ?", (session_id,))
-            db.execute("DELETE FROM execs WHERE session_id = ?", (session_id,))
             db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
 
     def _holdings(self, db: sqlite3.Connection) -> tuple[dict[str, Resources], dict[str, set[str]]]:
@@ -389,7 +345,7 @@ class Store:
 
     def waiting_ahead(self, session: Session) -> builtins.list[Session]:
         """PENDING sessions of ``session``'s resource group that came before it."""
-        with self._tx(write=False) as db:
+        with self.tx(write=False) as db:
             return self._ahead(db, session)
 
     def _ahead(self, db: sqlite3.Connection, session: Session) -> builtins.list[Session]:
@@ -416,7 +372,7 @@ class Store:
         its ``queue`` and ``place`` timings (see :mod:`..core.timings`).
         """
         began, clock = time.time(), time.monotonic()
-        with self._tx() as db:
+        with self.tx() as db:
             session = self._get(db, session_id)
             if session.status is not SessionStatus.PENDING:
                 raise Conflict(
@@ -455,12 +411,12 @@ class Store:
 
     def usage(self) -> dict[str, Resources]:
         """Resources held per agent id by ALLOCATING sessions (for ``cluster agents``)."""
-        with self._tx(write=False) as db:
+        with self.tx(write=False) as db:
             return self._holdings(db)[0]
 
     def save_keys(self, session_id: str, material: dict[str, str]) -> None:
         """Store (or replace) a session's key material; raises NotFound for no session."""
-        with self._tx() as db:
+        with self.tx() as db:
             if not db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
                 raise NotFound(f"no session has id {session_id!r}")
             db.execute(
@@ -469,45 +425,13 @@ class Store:
 
     def load_keys(self, session_id: str) -> dict[str, str] | None:
         """A session's key material, or None if none is stored."""
-        with self._lock:
-            row = self._db.execute(
+        with self.transactions.lock:
+            row = self.transactions.db.execute(
                 "SELECT material FROM keys WHERE session_id = ?", (session_id,)
             ).fetchone()
         return None if row is None else dict(json.loads(row[0]))
 
     def delete_keys(self, session_id: str) -> None:
         """Forget a session's key material (no error if there is none)."""
-        with self._tx() as db:
+        with self.tx() as db:
             db.execute("DELETE FROM keys WHERE session_id = ?", (session_id,))
-
-    # -- activity (the idle clean-up) --------------------------------------------------
-
-    def exec_began(self, session_id: str, driver: Driver) -> int:
-        """Record a command that process ``driver`` runs in one of the session's
-        containers (ClusterManager.exec), and that the session is used now; its id."""
-        with self._tx() as db:
-            sql = "UPDATE sessions SET last_activity = ? WHERE id = ?"
-            if db.execute(sql, (time.time(), session_id)).rowcount == 0:
-                raise NotFound(f"no session has id {session_id!r}")
-            sql = "INSERT INTO execs (session_id, pid, host, started) VALUES (?, ?, ?, ?)"
-            return int(db.execute(sql, (session_id, *driver)).lastrowid or 0)
-
-    def exec_ended(self, exec_id: int) -> None:
-        """The command ``exec_id`` has ended: forget it; its session was used now."""
-        with self._tx() as db:
-            db.execute(
-                "UPDATE sessions SET last_activity = ?"
-                " WHERE id = (SELECT session_id FROM execs WHERE id = ?)",
-                (time.time(), exec_id),
-            )
-            db.execute("DELETE FROM execs WHERE id = ?", (exec_id,))
-
-    def exec_activity(self, session_id: str) -> tuple[float | None, builtins.list[Driver]]:
-        """When a command run in the session (exec) last began or ended (None: never),
-        and the processes of those recorded as running (a server's idle watcher asks)."""
-        with self._tx(write=False) as db:
-            row = db.execute("SELECT last_activity FROM sessions WHERE id = ?", (session_id,))
-            found = row.fetchone()
-            sql = "SELECT pid, host, started FROM execs WHERE session_id = ? ORDER BY id"
-            running = [Driver(*r) for r in db.execute(sql, (session_id,))]
-        return (found[0] if found else None), running

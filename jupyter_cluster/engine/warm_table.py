@@ -29,7 +29,7 @@ class WarmTable:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        with store._tx() as db:
+        with store.tx() as db:
             db.execute(_SCHEMA)
 
     def add_set(
@@ -43,7 +43,7 @@ class WarmTable:
     ) -> None:
         """Record a made and started set (``containers``: id by host) as ready."""
         now, held = time.time(), json.dumps(total.to_dict())
-        with self.store._tx() as db:
+        with self.store.tx() as db:
             db.executemany(
                 "INSERT INTO warm (container_id, set_id, agent, shape, host, network, total,"
                 " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -55,7 +55,7 @@ class WarmTable:
 
     def ready(self) -> list[WarmSet]:
         """Every warm set nobody has taken."""
-        with self.store._tx(write=False) as db:
+        with self.store.tx(write=False) as db:
             rows = db.execute(
                 "SELECT DISTINCT set_id, agent, shape, total FROM warm WHERE session_id IS NULL"
             ).fetchall()
@@ -64,7 +64,7 @@ class WarmTable:
     def take(self, session_id: str, agent: str, shape_key: str) -> tuple[str, dict[str, str]]:
         """Give ``session_id`` the oldest ready set of that agent and shape: its network
         and container ids by host; ("", {}) when there is none."""
-        with self.store._tx() as db:
+        with self.store.tx() as db:
             row = db.execute(
                 "SELECT set_id, network FROM warm WHERE session_id IS NULL AND agent = ? AND"
                 " shape = ? ORDER BY created_at LIMIT 1",
@@ -79,7 +79,7 @@ class WarmTable:
 
     def taken(self) -> list[tuple[str, str, str]]:
         """(container id, agent, session id) of every container a launch has taken."""
-        with self.store._tx(write=False) as db:
+        with self.store.tx(write=False) as db:
             rows = db.execute(
                 "SELECT container_id, agent, session_id FROM warm WHERE session_id IS NOT NULL"
             ).fetchall()
@@ -89,7 +89,7 @@ class WarmTable:
         """Forget those of ``set_ids`` still ready (so nobody can take them any more);
         (agent, network, container ids) of each, for the caller to remove."""
         gone = []
-        with self.store._tx() as db:
+        with self.store.tx() as db:
             for set_id in set_ids:
                 rows = db.execute(
                     "SELECT agent, network, container_id FROM warm WHERE set_id = ? AND"
@@ -103,17 +103,17 @@ class WarmTable:
 
     def containers_of(self, set_id: str) -> set[str]:
         """The container ids of one set."""
-        with self.store._tx(write=False) as db:
+        with self.store.tx(write=False) as db:
             rows = db.execute("SELECT container_id FROM warm WHERE set_id = ?", (set_id,))
             return {r[0] for r in rows.fetchall()}
 
     def forget(self, container_id: str) -> None:
         """Drop the record of a container (taken or not)."""
-        with self.store._tx() as db:
+        with self.store.tx() as db:
             db.execute("DELETE FROM warm WHERE container_id = ?", (container_id,))
 
     def known(self) -> tuple[set[str], set[str]]:
         """The ids of every recorded warm container, and their networks."""
-        with self.store._tx(write=False) as db:
+        with self.store.tx(write=False) as db:
             rows = db.execute("SELECT container_id, network FROM warm").fetchall()
         return {r[0] for r in rows}, {r[1] for r in rows}

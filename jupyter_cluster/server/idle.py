@@ -5,9 +5,9 @@ Started by :class:`~jupyter_cluster.server.service.ClusterService` when
 ``idle_check_interval`` seconds it looks at each session with a kernel in this
 server: the kernel's last activity and execution state (the server's kernel
 manager tracks both), the terminals opened into the session's containers, and
-the commands run in them by any process sharing the store (``exec``: the store
-records each while it runs, and when one last began or ended; one whose process
-has died no longer counts).
+the commands run in them by any of the user's processes (``exec``: the engine's
+exec log, :mod:`~jupyter_cluster.engine.exec_log`, records each while it runs, and
+when one last began or ended; one whose process has died no longer counts).
 A session idle for the timeout is terminated with the reason saying so; until
 then its REST model carries ``idle_deadline`` (the sidebar shows the time left).
 """
@@ -58,13 +58,9 @@ class IdleWatcher:
 
     def execs(self, session: Session) -> tuple[float | None, list[Driver]]:
         """When an exec into the session last began or ended, and the processes of
-        those running, from the store (nothing known with a shared service's client,
-        whose execs go over SSH)."""
-        store = self.service.manager.store
-        if not hasattr(store, "exec_activity"):
-            return None, []
-        last, running = store.exec_activity(session.id)
-        return last, running
+        those running: from the engine's exec log, which this user's processes share
+        (the store's file, or the shared service's client's own log)."""
+        return self.service.manager.exec_log.activity(session.id)
 
     def deadline(self, session: Session) -> float | None:
         """When the session will be terminated if it stays idle (None: never)."""

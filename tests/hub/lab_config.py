@@ -26,6 +26,12 @@ DIRS = {
     "root": None,  # the server's root directory (Spawner.notebook_dir)
 }
 
+#: A named server whose idle clean-up is on (``tests/hub/test_team_idle.py``); the
+#: other servers keep the default (off), so no other test's session times out.
+IDLE_SERVER = "idle"
+IDLE_TIMEOUT = 15.0
+IDLE_ARGS = (f"--ClusterApp.idle_timeout={IDLE_TIMEOUT:g}", "--ClusterApp.idle_check_interval=0.5")
+
 
 def user_dir(base: Path, user: str, name: str = "") -> Path:
     """``base/<user>/<name>``: where the Lab directory ``name`` of ``user`` is."""
@@ -50,6 +56,8 @@ def prepare(base: Path, spawner: Any) -> None:
     for path in (home, *home.rglob("*")):
         os.lchown(path, entry.pw_uid, entry.pw_gid)
     home.chmod(0o700)
+    if spawner.name == IDLE_SERVER:  # a new list: the configured one is shared
+        spawner.args = [*spawner.args, *IDLE_ARGS]
 
 
 def configure(c: Any, base: str) -> None:

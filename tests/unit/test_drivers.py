@@ -110,7 +110,7 @@ def test_a_store_from_before_start_tokens_gains_the_column(tmp_path: Path) -> No
     db.close()
     store = Store(path)
     try:
-        columns = {row[1] for row in store._db.execute("PRAGMA table_info(sessions)")}
+        columns = {row[1] for row in store.transactions.db.execute("PRAGMA table_info(sessions)")}
         assert "driver_started" in columns
     finally:
         store.close()

@@ -102,7 +102,7 @@ async def test_stats_read_nvidia_smi_in_containers_given_gpus(tmp_path: Path) ->
     table = usage_table(found).splitlines()
     assert "GPU:" in table[0] and table[-1].startswith("sub1: no GPU figures")
     # reading stats is not use of the session (the idle clean-up ignores it)
-    assert manager.store.exec_activity(session.id) == (None, [])
+    assert manager.exec_log.activity(session.id) == (None, [])
     await manager.terminate(session.id)
 
 
