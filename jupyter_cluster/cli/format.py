@@ -9,6 +9,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..core.lines import printable
 from ..core.models import Session
 from ..core.stats import Usage
 from ..core.units import format_size
@@ -44,7 +45,7 @@ def sessions_table(sessions: Sequence[Session]) -> str:
             s.spec.size,
             s.spec.image,
             age(s.created_at),
-            s.status_reason.splitlines()[0] if s.status_reason else "",
+            printable(s.status_reason).splitlines()[0] if s.status_reason else "",
         )
         for s in sessions
     ]
@@ -58,7 +59,7 @@ def session_details(session: Session) -> str:
         f"session   {session.id}",
         f"name      {session.name}",
         f"status    {session.status.value}"
-        + (f" ({session.status_reason})" if session.status_reason else ""),
+        + (f" ({printable(session.status_reason)})" if session.status_reason else ""),
         f"mode      {spec.mode.value}, size {spec.size}",
         f"image     {spec.image}",
         f"each      {spec.resources.describe()}",
@@ -75,6 +76,8 @@ def session_details(session: Session) -> str:
         for c in session.containers
     ]
     lines += ["", table(("HOST", "ROLE", "AGENT", "STATUS", "CONTAINER", "KERNEL ID"), rows)]
+    reasons = [(c.host, printable(c.status_reason)) for c in session.containers]
+    lines += [f"{host}: {reason}" for host, reason in reasons if reason]
     return "\n".join(lines)
 
 

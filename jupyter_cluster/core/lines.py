@@ -5,15 +5,33 @@ longer than any chunk (or than memory: a container can print 100 MB without a
 newline). :class:`LineSplitter` yields whole lines as they complete, and cuts a
 line longer than ``max_line`` characters into pieces of that size, so a reader
 (the launcher waiting for "ready", a log stream) never holds more than one
-piece. Used by the Docker agent's log reader.
+piece. Used by the Docker agent's log reader. :func:`printable` makes a container's
+own text safe to quote in a status reason that terminals print.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 #: Characters after which a line without a newline is passed on in pieces.
 MAX_LINE = 64 * 1024
+#: Terminal escape sequences (CSI, OSC, other ESC sequences), then other control
+#: characters but the newline and the tab.
+_ESCAPES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC, to BEL or ST
+    r"|\x1b[ -/]*[0-~]"  # other ESC sequences
+    r"|\x9b[0-?]*[ -/]*[@-~]"  # CSI in one byte
+)
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` without terminal escape sequences or control characters (newlines and
+    tabs stay): container log lines quoted in a failed launch's reason, which the CLI
+    prints to whoever runs ``ls``/``show`` (an admin too, in team mode)."""
+    return _CONTROLS.sub("", _ESCAPES.sub("", text))
 
 
 class LineSplitter:

@@ -13,6 +13,7 @@ import collections
 from collections.abc import Callable
 
 from ..core import naming
+from ..core.lines import printable
 from ..errors import LaunchFailed
 from .agents.base import Agent
 
@@ -41,7 +42,7 @@ async def wait_ready(
 
     async def follow() -> bool:
         async for line in agent.logs(container_id, follow=True):
-            tail.append(line.rstrip("\n")[:TAIL_LINE])  # reasons stay small
+            tail.append(printable(line.rstrip("\n"))[:TAIL_LINE])  # small, no escapes
             if on_bootstrap is not None and line.startswith(BOOTSTRAP_MARKER):
                 on_bootstrap()
             if line.startswith(naming.READY_MARKER):
