@@ -182,6 +182,10 @@ class Container:
     container_id: str | None = None
     gpu_ids: tuple[str, ...] = ()
     status_reason: str = ""
+    #: Processes of the still-running container the out-of-memory killer ended, and
+    #: when it last did (seconds since the epoch); recorded by a server's OOM watch.
+    oom_kills: int = 0
+    oom_killed_at: float | None = None
 
     def with_(self, **changes: Any) -> Container:
         return replace(self, **changes)
@@ -198,10 +202,13 @@ class Container:
             "container_id": self.container_id,
             "gpu_ids": list(self.gpu_ids),
             "status_reason": self.status_reason,
+            "oom_kills": self.oom_kills,
+            "oom_killed_at": self.oom_killed_at,
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Container:
+        killed_at = data.get("oom_killed_at")
         return cls(
             host=data["host"],
             role=data["role"],
@@ -213,6 +220,8 @@ class Container:
             container_id=data.get("container_id"),
             gpu_ids=tuple(data.get("gpu_ids") or ()),
             status_reason=data.get("status_reason") or "",
+            oom_kills=int(data.get("oom_kills") or 0),
+            oom_killed_at=None if killed_at is None else float(killed_at),
         )
 
 

@@ -6,9 +6,11 @@ every front end to know whether a session is still active.
 
 from __future__ import annotations
 
+import time
 from enum import Enum
 
 from ..errors import Conflict
+from .units import format_size
 
 
 class SessionStatus(str, Enum):
@@ -98,3 +100,18 @@ def exit_reason(code: int | None, oom_killed: bool = False, finished_at: str = "
     if code is not None and code > 128:
         return f"was killed by signal {code - 128} (exit code {code}){when}"
     return f"exited with code {code}{when}"
+
+
+def oom_reason(count: int, at: float, mem_limit: int = 0) -> str:
+    """Why a container that still runs has lost a process, as its status reason says
+    it: the out-of-memory killer ended one of its processes (an MPI rank, the kernel)
+    but not its init, so Docker does not see it exit. ``count`` kills so far, the last
+    at ``at`` (seconds since the epoch), ``mem_limit`` the container's limit in bytes
+    (0: unknown). Written by the server's OOM watch (engine/oom_watch.py)."""
+    when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at))
+    so_far = f" ({count} so far)" if count > 1 else ""
+    limit = f" ({format_size(mem_limit)})" if mem_limit > 0 else ""
+    return (
+        f"a process was killed by the out-of-memory killer at {when}{so_far}: it needed "
+        f"more than the container's memory limit{limit}; launch with more --mem"
+    )

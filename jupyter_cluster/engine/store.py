@@ -170,6 +170,17 @@ class Store:
             found = self._select(db, "WHERE id = ?", (session_id,))
         return found[0] if found else None
 
+    def find_container(self, container_id: str) -> tuple[str, str] | None:
+        """(session id, host) of the Docker container ``container_id`` among live
+        sessions, or None (the server's OOM watch maps Docker's events with it)."""
+        sql = (
+            "SELECT c.session_id, c.host FROM containers c JOIN sessions s ON s.id = c.session_id"
+            f" WHERE json_extract(c.record, '$.container_id') = ? AND s.{_status_in(state.LIVE)}"
+        )
+        with self.tx(write=False) as db:
+            row = db.execute(sql, (container_id,)).fetchone()
+        return None if row is None else (row[0], row[1])
+
     def resolve(self, ref: str, owner: str | None = None) -> Session:
         """Find the session a user means by ``ref``: an id, a name or an id prefix.
 

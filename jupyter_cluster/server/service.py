@@ -23,6 +23,7 @@ from ..core.models import Session
 from ..core.policy import LaunchPolicy
 from ..core.state import USABLE, SessionStatus
 from ..engine.manager import ClusterManager
+from ..engine.oom_watch import OomWatch
 from ..errors import ClusterError, InvalidRequest, NotFound
 from ..paths import cluster_dir
 from ..provisioning.endings import wait_for_endings
@@ -83,6 +84,7 @@ class ClusterService:
         self.idle = IdleWatcher(self, host.idle_timeout, host.idle_check_interval)
         self._refresh: asyncio.Task[None] | None = None
         self._warm: asyncio.Task[None] | None = None
+        self.oom: OomWatch | None = None  # follows OOM kills (not on a shared service's client)
 
     # -- server objects --------------------------------------------------------------
 
@@ -129,6 +131,10 @@ class ClusterService:
             self._refresh = asyncio.ensure_future(self._refresh_loop())
         if not self.manager.remote and self.manager.warm.targets:
             self._warm = asyncio.ensure_future(self.manager.warm.keep())
+        if not self.manager.remote:
+            m = self.manager
+            self.oom = OomWatch(m.store, m.pool.agents, on_change=self.hub.poke, logger=self.log)
+            self.oom.start()
 
     async def _refresh_loop(self) -> None:
         while True:
@@ -152,6 +158,8 @@ class ClusterService:
             self._refresh.cancel()
             await asyncio.gather(self._refresh, return_exceptions=True)
         await self.stop_warm_pool()
+        if self.oom is not None:
+            await self.oom.stop()
         await self.hub.stop()
         await self.idle.stop()
         for session_id, task in list(self._launches.items()):

@@ -82,3 +82,20 @@ def test_statuses_print_and_parse_as_their_values() -> None:
     assert S("CANCELLED") is S.CANCELLED
     assert str(ContainerStatus.EXITED) == "EXITED"
     assert ContainerStatus("RUNNING") == "RUNNING"
+
+
+def test_an_oom_kill_in_a_running_container_says_when_how_often_and_what_to_do() -> None:
+    """#14 item 2: the status reason of a container that lost a process to the
+    out-of-memory killer but runs on."""
+    from jupyter_cluster.core.state import oom_reason
+
+    at = 1796108020.4  # 2026-12-01T06:53:40Z
+    assert oom_reason(1, at, 64 * 1024**2) == (
+        "a process was killed by the out-of-memory killer at 2026-12-01T06:53:40Z: it needed "
+        "more than the container's memory limit (64m); launch with more --mem"
+    )
+    assert oom_reason(2, at, 1536 * 1024**2) == (
+        "a process was killed by the out-of-memory killer at 2026-12-01T06:53:40Z (2 so far): "
+        "it needed more than the container's memory limit (1.5g); launch with more --mem"
+    )
+    assert "memory limit; launch" in oom_reason(1, at)  # the limit unknown

@@ -116,6 +116,15 @@ class ContainerState:
 
 
 @dataclass(frozen=True)
+class OomEvent:
+    """Docker's word that the out-of-memory killer ended a process in a container
+    (perhaps not its init: the container may still run)."""
+
+    container_id: str
+    time: float  # seconds since the epoch, as the agent's clock says
+
+
+@dataclass(frozen=True)
 class NetworkState:
     """A network Docker knows, with its labels."""
 
@@ -202,6 +211,14 @@ class Agent(Protocol):
     async def stats(self, container_id: str) -> Mapping[str, Any]:
         """One sample of Docker's stats of the container (``GET …/stats?stream=false``:
         CPU over about a second, memory, network, block IO); read by core.stats."""
+        ...
+
+    def oom_events(
+        self, labels: Mapping[str, str], *, since: float | None = None
+    ) -> AsyncIterator[OomEvent]:
+        """Follow the out-of-memory kills in containers carrying all of ``labels``
+        (also those since ``since``, seconds since the epoch, that the engine still
+        remembers); ends when the engine closes the stream. The OOM watch uses it."""
         ...
 
     async def run_beside(

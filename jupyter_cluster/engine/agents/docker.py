@@ -30,10 +30,12 @@ from .base import (
     ContainerState,
     FileEntry,
     NetworkState,
+    OomEvent,
     OutputCallback,
 )
 from .beside import run_beside
 from .connection import DockerConnection
+from .docker_events import follow_oom
 from .docker_logs import log_text
 from .docker_models import container_config, container_state, label_filter, network_state
 
@@ -284,6 +286,12 @@ class DockerAgent:
         )
         states = await asyncio.gather(*(self.inspect_container(c.id) for c in found))
         return [state for state in states if state is not None]
+
+    def oom_events(
+        self, labels: Mapping[str, str], *, since: float | None = None
+    ) -> AsyncIterator[OomEvent]:
+        """Follow the OOM kills in containers with all of ``labels`` (see docker_events)."""
+        return follow_oom(self.connection, labels, since)
 
     async def run_beside(
         self,

@@ -3,8 +3,9 @@
 :class:`FakeAgent` implements the :class:`~.base.Agent` protocol with dicts:
 containers and networks carry their labels, ``put_files`` and ``exec`` are
 recorded, and tests steer it directly: ``fail_on`` injects errors, ``emit``
-appends log lines, ``exit`` marks a container as exited, ``reachable = False``
-makes it look down. Nothing here is used outside tests.
+appends log lines, ``exit`` marks a container as exited, ``oom`` reports an
+out-of-memory kill in one, ``reachable = False`` makes it look down. Nothing here
+is used outside tests.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from .base import (
     ContainerState,
     FileEntry,
     NetworkState,
+    OomEvent,
     OutputCallback,
 )
 
@@ -123,6 +125,9 @@ class FakeAgent:
         self.exec_handler: ExecHandler | None = None
         self.reachable = True
         self.closed = False
+        self.ooms: list[OomEvent] = []  # every OOM kill reported, oldest first
+        self._oom_wake = asyncio.Event()
+        self._streams_ended = 0  # end_streams() calls so far
 
     @property
     def id(self) -> str:
@@ -163,6 +168,40 @@ class FakeAgent:
         box.status, box.exit_code, box.oom_killed = "exited", code, oom
         box.finished_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         box.wake()
+
+    def oom(self, container_id: str, at: float | None = None) -> OomEvent:
+        """Report that the out-of-memory killer ended a process in the container
+        (which keeps running) at ``at`` (default now); followers of oom_events see it."""
+        event = OomEvent(self._get(container_id).id, time.time() if at is None else at)
+        self.ooms.append(event)
+        self._oom_wake.set()
+        return event
+
+    def end_streams(self) -> None:
+        """End every oom_events follower, as an engine that restarts does."""
+        self._streams_ended += 1
+        self._oom_wake.set()
+
+    async def oom_events(
+        self, labels: Mapping[str, str], *, since: float | None = None
+    ) -> AsyncIterator[OomEvent]:
+        """The OOM kills reported from now (and since ``since``) in containers with
+        ``labels`` (removed ones: by the labels they had), until end_streams()."""
+        self._enter("oom_events", "")
+        ended, seen = self._streams_ended, len(self.ooms)
+        specs = {box.id: box.spec for box in self.containers.values()}
+        if since is not None:
+            seen = next((i for i, e in enumerate(self.ooms) if e.time >= since), seen)
+        while ended == self._streams_ended:
+            while seen < len(self.ooms):
+                event = self.ooms[seen]
+                seen += 1
+                box = self.containers.get(event.container_id)
+                spec = box.spec if box else specs.get(event.container_id)
+                if spec is not None and _has_labels(spec.labels, labels):
+                    yield event
+            self._oom_wake.clear()
+            await self._oom_wake.wait()
 
     def by_host(self, hostname: str) -> FakeContainer:
         """The container with this hostname; KeyError when there is none."""
