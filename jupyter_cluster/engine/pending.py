@@ -25,7 +25,8 @@ from ..core.scheduler import AgentSlot, Placement
 from ..core.state import SessionStatus
 from ..errors import Conflict
 from .drivers import describe, driver_alive
-from .store import WAITING_BEHIND, Store
+from .store import Store
+from .store_placing import WAITING_BEHIND
 
 log = logging.getLogger(__name__)
 

@@ -7,134 +7,33 @@ fail; every write is a short ``BEGIN IMMEDIATE`` transaction, so a read-check-wr
 agent is double-booked. The file is mode 0600: it holds the sessions' private keys.
 
 Called by the ClusterManager and reconciliation; the pure core never imports it.
-Status, reason, times and the launching process live in columns; the rest of a
-session is its ``to_record()`` JSON, and each container is a row of its own.
+The file and the row mapping are :mod:`.store_rows`, placement :mod:`.store_placing`;
+this module has the sessions' life in the store, their history and key material.
 """
 
 from __future__ import annotations
 
-import builtins
 import json
-import os
-import sqlite3
 import time
-import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from ..core import scheduler, state
+from ..core import state
 from ..core.models import Session
 from ..core.quota import Quota
-from ..core.resources import Resources
-from ..core.scheduler import AgentSlot, Pending, Placement
 from ..core.state import ENDED, ContainerStatus, SessionStatus
-from ..errors import ClusterError, Conflict, InvalidRequest, NotFound
+from ..errors import Conflict, InvalidRequest, NotFound
 from .drivers import Driver
-from .sqlite_file import Transactions, open_private
+from .store_placing import PlacingStore
+from .store_rows import OWNED, status_in
 
-SCHEMA_VERSION = 1
-#: How the reason of a session queued behind earlier ones begins.
-WAITING_BEHIND = "waiting behind"
+#: Fewest characters of an id that ``resolve`` takes as its prefix.
 MIN_PREFIX = 4
-_ZERO = Resources(0, 0, 0, 0)
-
-_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, name TEXT, status TEXT NOT NULL,"
-    " status_reason TEXT NOT NULL DEFAULT '', record TEXT NOT NULL, created_at REAL NOT NULL,"
-    " updated_at REAL NOT NULL, ended_at REAL, driver_pid INTEGER, driver_host TEXT,"
-    " driver_started TEXT)",
-    "CREATE INDEX IF NOT EXISTS sessions_name ON sessions (name)",
-    "CREATE INDEX IF NOT EXISTS sessions_status ON sessions (status)",
-    "CREATE TABLE IF NOT EXISTS containers (session_id TEXT NOT NULL, host TEXT NOT NULL,"
-    " local_rank INTEGER NOT NULL, agent TEXT, status TEXT NOT NULL, record TEXT NOT NULL,"
-    " PRIMARY KEY (session_id, host))",
-    "CREATE TABLE IF NOT EXISTS keys (session_id TEXT PRIMARY KEY, material TEXT NOT NULL)",
-)
-_UPSERT = (
-    "INSERT INTO sessions (id, name, status, status_reason, record, created_at, updated_at,"
-    " ended_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET"
-    " name = excluded.name, status = excluded.status, status_reason = excluded.status_reason,"
-    " record = excluded.record, updated_at = excluded.updated_at, ended_at = excluded.ended_at"
-)
-_COLUMNS = "id, status, status_reason, record, created_at, updated_at, ended_at"
-#: A condition on a session's owner (kept in its JSON record).
-_OWNED = "json_extract(record, '$.owner') = ?"
 
 
-def _status_in(values: frozenset[SessionStatus]) -> str:
-    """A ``status IN (...)`` SQL condition (the values are our own enum constants)."""
-    return f"status IN ({','.join(sorted(repr(v.value) for v in values))})"
-
-
-class Store:
+class Store(PlacingStore):
     """The SQLite store at ``path`` (created, with its parent folders, if missing)."""
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = os.fspath(path)
-        self.transactions = Transactions(open_private(self.path))
-        #: One transaction (see :class:`.sqlite_file.Transactions`); the warm table uses it too.
-        self.tx = self.transactions.tx
-        with self.tx() as db:
-            for statement in _SCHEMA:
-                db.execute(statement)
-            columns = {row[1] for row in db.execute("PRAGMA table_info(sessions)")}
-            if "driver_started" not in columns:  # a store written before it was recorded
-                db.execute("ALTER TABLE sessions ADD COLUMN driver_started TEXT")
-            fresh = {"schema_version": str(SCHEMA_VERSION), "manager_id": str(uuid.uuid4())}
-            db.executemany("INSERT OR IGNORE INTO meta VALUES (?, ?)", fresh.items())
-            meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
-        if int(meta["schema_version"]) > SCHEMA_VERSION:
-            self.close()
-            raise ClusterError(
-                f"the store {self.path} was written by a newer jupyter-cluster (schema "
-                f"{meta['schema_version']}); upgrade jupyter-cluster or use another store"
-            )
-        self._manager_id: str = meta["manager_id"]
-
-    def close(self) -> None:
-        """Close the connection; the store cannot be used afterwards."""
-        self.transactions.close()
-
-    @property
-    def manager_id(self) -> str:
-        """This database's manager id: a UUID made once, labelling our Docker objects."""
-        return self._manager_id
-
-    def _select(self, db: sqlite3.Connection, where: str, params: Any = ()) -> list[Session]:
-        """Sessions matching ``where``, oldest first, with their containers."""
-        sql = f"SELECT {_COLUMNS} FROM sessions {where} ORDER BY created_at, rowid"
-        found = []
-        for sid, status, reason, record, created, updated, ended in db.execute(sql, params):
-            data = json.loads(record)
-            data.update(status=status, status_reason=reason, created_at=created)
-            data.update(updated_at=updated, ended_at=ended)
-            rows = db.execute(
-                "SELECT record FROM containers WHERE session_id = ? ORDER BY local_rank", (sid,)
-            )
-            data["containers"] = [json.loads(r) for (r,) in rows]
-            found.append(Session.from_record(data))
-        return found
-
-    def _get(self, db: sqlite3.Connection, session_id: str) -> Session:
-        found = self._select(db, "WHERE id = ?", (session_id,))
-        if not found:
-            raise NotFound(f"no session has id {session_id!r}; see `jupyter cluster ls --all`")
-        return found[0]
-
-    def _write(self, db: sqlite3.Connection, s: Session) -> None:
-        record = s.to_record()
-        del record["containers"]
-        values = (s.id, s.spec.name, s.status.value, s.status_reason, json.dumps(record))
-        db.execute(_UPSERT, (*values, s.created_at, s.updated_at, s.ended_at))
-        db.executemany(
-            "INSERT OR REPLACE INTO containers VALUES (?, ?, ?, ?, ?, ?)",
-            [
-                (s.id, c.host, c.local_rank, c.agent, c.status.value, json.dumps(c.to_dict()))
-                for c in s.containers
-            ],
-        )
 
     def insert_session(self, session: Session, quota: Quota | None = None) -> None:
         """Store a new session and its containers.
@@ -151,13 +50,13 @@ class Store:
                 raise Conflict(f"a session with id {session.id} already exists")
             # Names are per owner: on a shared service nobody learns or blocks another
             # user's names.
-            sql = f"SELECT 1 FROM sessions WHERE name = ? AND {_OWNED} AND NOT {_status_in(ENDED)}"
+            sql = f"SELECT 1 FROM sessions WHERE name = ? AND {OWNED} AND NOT {status_in(ENDED)}"
             if name is not None and db.execute(sql, (name, session.owner)).fetchone():
                 raise Conflict(
                     f"a session named {name} is already active; pick another name or remove it"
                 )
             if quota is not None and not quota.unlimited:
-                where = f"WHERE {_status_in(state.LIVE)} AND {_OWNED}"
+                where = f"WHERE {status_in(state.LIVE)} AND {OWNED}"
                 held = self._select(db, where, (session.owner,))
                 refusal = quota.refusal(held, session)
                 if refusal:
@@ -175,7 +74,7 @@ class Store:
         sessions, or None (the server's OOM watch maps Docker's events with it)."""
         sql = (
             "SELECT c.session_id, c.host FROM containers c JOIN sessions s ON s.id = c.session_id"
-            f" WHERE json_extract(c.record, '$.container_id') = ? AND s.{_status_in(state.LIVE)}"
+            f" WHERE json_extract(c.record, '$.container_id') = ? AND s.{status_in(state.LIVE)}"
         )
         with self.tx(write=False) as db:
             row = db.execute(sql, (container_id,)).fetchone()
@@ -190,7 +89,7 @@ class Store:
         Raises NotFound, or InvalidRequest listing the candidates when a prefix is
         ambiguous.
         """
-        mine = "" if owner is None else f" AND {_OWNED}"
+        mine = "" if owner is None else f" AND {OWNED}"
         who: tuple[str, ...] = () if owner is None else (owner,)
         with self.tx(write=False) as db:
             found = self._select(db, "WHERE id = ?" + mine, (ref, *who))
@@ -211,7 +110,7 @@ class Store:
 
     def list(self, include_ended: bool = False) -> list[Session]:
         """Sessions oldest first; only those in ``state.ACTIVE`` unless ``include_ended``."""
-        where = "" if include_ended else "WHERE " + _status_in(state.ACTIVE)
+        where = "" if include_ended else "WHERE " + status_in(state.ACTIVE)
         with self.tx(write=False) as db:
             return self._select(db, where)
 
@@ -317,7 +216,7 @@ class Store:
         """Forget ended (TERMINATED, CANCELLED) sessions older than ``max_age`` seconds
         or beyond the newest ``max_count`` of them (0: no limit); how many went."""
         now = time.time() if now is None else now
-        final = _status_in(state.FINAL)
+        final = status_in(state.FINAL)
         with self.tx() as db:
             order = "ORDER BY ended_at DESC, rowid DESC"
             rows = db.execute(f"SELECT id, ended_at FROM sessions WHERE {final} {order}").fetchall()
@@ -338,92 +237,6 @@ class Store:
             db.execute("DELETE FROM keys WHERE session_id = ?", (session_id,))
             db.execute("DELETE FROM containers WHERE session_id = ?", (session_id,))
             db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
-
-    def _holdings(self, db: sqlite3.Connection) -> tuple[dict[str, Resources], dict[str, set[str]]]:
-        """What the containers of ALLOCATING sessions hold, per agent."""
-        used: dict[str, Resources] = {}
-        gpus: dict[str, set[str]] = {}
-        for s in self._select(db, "WHERE " + _status_in(state.ALLOCATING)):
-            per = s.spec.resources
-            for c in s.containers:
-                if c.agent is not None:
-                    u = used.get(c.agent, _ZERO)
-                    used[c.agent] = Resources(
-                        u.cpu + per.cpu, u.mem + per.mem, u.shm + per.shm, u.gpu + per.gpu
-                    )
-                    gpus.setdefault(c.agent, set()).update(c.gpu_ids)
-        return used, gpus
-
-    def waiting_ahead(self, session: Session) -> builtins.list[Session]:
-        """PENDING sessions of ``session``'s resource group that came before it."""
-        with self.tx(write=False) as db:
-            return self._ahead(db, session)
-
-    def _ahead(self, db: sqlite3.Connection, session: Session) -> builtins.list[Session]:
-        where = f"WHERE {_status_in(frozenset({SessionStatus.PENDING}))} AND id != ?"
-        return [
-            s
-            for s in self._select(db, where, (session.id,))
-            if s.spec.resource_group == session.spec.resource_group
-            and (s.created_at, s.id) < (session.created_at, session.id)
-        ]
-
-    def try_place(
-        self, session_id: str, agents: Sequence[AgentSlot], *, backfill: bool = False
-    ) -> Placement | Pending:
-        """Place a PENDING session in one write transaction; never double-books.
-
-        ``agents`` carry capacity, GPU ids, has_image…; their usage is replaced by
-        what ALLOCATING sessions hold. First in, first out: while an earlier
-        session of the same resource group waits, this one waits behind it, unless
-        ``backfill``. On Placement the session becomes PREPARING with each
-        container's agent and GPU ids; on Pending its reason is stored. Raises
-        Conflict if the session is no longer PENDING, and lets the scheduler's
-        InvalidRequest through (nothing is changed then). A placed session keeps
-        its ``queue`` and ``place`` timings (see :mod:`..core.timings`).
-        """
-        began, clock = time.time(), time.monotonic()
-        with self.tx() as db:
-            session = self._get(db, session_id)
-            if session.status is not SessionStatus.PENDING:
-                raise Conflict(
-                    f"session {session.name} is {session.status.value}, not PENDING; "
-                    "it cannot be placed again"
-                )
-            used, gpus = self._holdings(db)
-            slots = [
-                replace(a, used=used.get(a.id, _ZERO), used_gpu_ids=frozenset(gpus.get(a.id, ())))
-                for a in agents
-            ]
-            ahead = [] if backfill else self._ahead(db, session)
-            result: Placement | Pending
-            if ahead:
-                result = Pending(
-                    f"{WAITING_BEHIND} {len(ahead)} earlier session(s) of resource group "
-                    f"{session.spec.resource_group} (first in, first out; next: {ahead[0].name})"
-                )
-            else:
-                result = scheduler.place(session.spec, slots)
-            if isinstance(result, Pending):
-                new = session.with_(status_reason=result.reason, updated_at=time.time())
-            else:
-                ordered = sorted(session.containers, key=lambda c: c.local_rank)
-                placed = zip(ordered, result.agents, result.gpu_ids, strict=True)
-                queue = max(0.0, began - session.created_at)
-                new = session.with_(
-                    status=SessionStatus.PREPARING,
-                    status_reason="",
-                    containers=tuple(c.with_(agent=a, gpu_ids=tuple(g)) for c, a, g in placed),
-                    updated_at=time.time(),
-                    timings={"queue": queue, "place": time.monotonic() - clock},
-                )
-            self._write(db, new)
-            return result
-
-    def usage(self) -> dict[str, Resources]:
-        """Resources held per agent id by ALLOCATING sessions (for ``cluster agents``)."""
-        with self.tx(write=False) as db:
-            return self._holdings(db)[0]
 
     def save_keys(self, session_id: str, material: dict[str, str]) -> None:
         """Store (or replace) a session's key material; raises NotFound for no session."""

@@ -1,0 +1,120 @@
+"""The SQLite file of the store, and how sessions map to its rows.
+
+:class:`SessionRows` opens the store's file (a private SQLite file shared by a
+user's processes, :mod:`.sqlite_file`), creates its tables, and reads and writes
+a session as rows: status, reason, times and the launching process in columns,
+the rest in its ``to_record()`` JSON, each container a row of its own. The base of
+:class:`~.store.Store`; nothing else uses it directly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import uuid
+from typing import Any
+
+from ..core.models import Session
+from ..core.state import SessionStatus
+from ..errors import ClusterError, NotFound
+from .sqlite_file import Transactions, open_private
+
+SCHEMA_VERSION = 1
+
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, name TEXT, status TEXT NOT NULL,"
+    " status_reason TEXT NOT NULL DEFAULT '', record TEXT NOT NULL, created_at REAL NOT NULL,"
+    " updated_at REAL NOT NULL, ended_at REAL, driver_pid INTEGER, driver_host TEXT,"
+    " driver_started TEXT)",
+    "CREATE INDEX IF NOT EXISTS sessions_name ON sessions (name)",
+    "CREATE INDEX IF NOT EXISTS sessions_status ON sessions (status)",
+    "CREATE TABLE IF NOT EXISTS containers (session_id TEXT NOT NULL, host TEXT NOT NULL,"
+    " local_rank INTEGER NOT NULL, agent TEXT, status TEXT NOT NULL, record TEXT NOT NULL,"
+    " PRIMARY KEY (session_id, host))",
+    "CREATE TABLE IF NOT EXISTS keys (session_id TEXT PRIMARY KEY, material TEXT NOT NULL)",
+)
+UPSERT = (
+    "INSERT INTO sessions (id, name, status, status_reason, record, created_at, updated_at,"
+    " ended_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET"
+    " name = excluded.name, status = excluded.status, status_reason = excluded.status_reason,"
+    " record = excluded.record, updated_at = excluded.updated_at, ended_at = excluded.ended_at"
+)
+COLUMNS = "id, status, status_reason, record, created_at, updated_at, ended_at"
+#: A condition on a session's owner (kept in its JSON record).
+OWNED = "json_extract(record, '$.owner') = ?"
+
+
+def status_in(values: frozenset[SessionStatus]) -> str:
+    """A ``status IN (...)`` SQL condition (the values are our own enum constants)."""
+    return f"status IN ({','.join(sorted(repr(v.value) for v in values))})"
+
+
+class SessionRows:
+    """The store's file at ``path`` (created, with its parent folders, if missing)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        self.transactions = Transactions(open_private(self.path))
+        #: One transaction (see :class:`.sqlite_file.Transactions`); the warm table uses it too.
+        self.tx = self.transactions.tx
+        with self.tx() as db:
+            for statement in SCHEMA:
+                db.execute(statement)
+            columns = {row[1] for row in db.execute("PRAGMA table_info(sessions)")}
+            if "driver_started" not in columns:  # a store written before it was recorded
+                db.execute("ALTER TABLE sessions ADD COLUMN driver_started TEXT")
+            fresh = {"schema_version": str(SCHEMA_VERSION), "manager_id": str(uuid.uuid4())}
+            db.executemany("INSERT OR IGNORE INTO meta VALUES (?, ?)", fresh.items())
+            meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+        if int(meta["schema_version"]) > SCHEMA_VERSION:
+            self.close()
+            raise ClusterError(
+                f"the store {self.path} was written by a newer jupyter-cluster (schema "
+                f"{meta['schema_version']}); upgrade jupyter-cluster or use another store"
+            )
+        self._manager_id: str = meta["manager_id"]
+
+    def close(self) -> None:
+        """Close the connection; the store cannot be used afterwards."""
+        self.transactions.close()
+
+    @property
+    def manager_id(self) -> str:
+        """This database's manager id: a UUID made once, labelling our Docker objects."""
+        return self._manager_id
+
+    def _select(self, db: sqlite3.Connection, where: str, params: Any = ()) -> list[Session]:
+        """Sessions matching ``where``, oldest first, with their containers."""
+        sql = f"SELECT {COLUMNS} FROM sessions {where} ORDER BY created_at, rowid"
+        found = []
+        for sid, status, reason, record, created, updated, ended in db.execute(sql, params):
+            data = json.loads(record)
+            data.update(status=status, status_reason=reason, created_at=created)
+            data.update(updated_at=updated, ended_at=ended)
+            rows = db.execute(
+                "SELECT record FROM containers WHERE session_id = ? ORDER BY local_rank", (sid,)
+            )
+            data["containers"] = [json.loads(r) for (r,) in rows]
+            found.append(Session.from_record(data))
+        return found
+
+    def _get(self, db: sqlite3.Connection, session_id: str) -> Session:
+        found = self._select(db, "WHERE id = ?", (session_id,))
+        if not found:
+            raise NotFound(f"no session has id {session_id!r}; see `jupyter cluster ls --all`")
+        return found[0]
+
+    def _write(self, db: sqlite3.Connection, s: Session) -> None:
+        record = s.to_record()
+        del record["containers"]
+        values = (s.id, s.spec.name, s.status.value, s.status_reason, json.dumps(record))
+        db.execute(UPSERT, (*values, s.created_at, s.updated_at, s.ended_at))
+        db.executemany(
+            "INSERT OR REPLACE INTO containers VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (s.id, c.host, c.local_rank, c.agent, c.status.value, json.dumps(c.to_dict()))
+                for c in s.containers
+            ],
+        )
