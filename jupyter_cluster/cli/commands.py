@@ -1,0 +1,152 @@
+"""Carrying out a parsed ``jupyter cluster`` command (``logs``/``exec``/``top`` aside).
+
+:func:`run` (called by :func:`~jupyter_cluster.cli.main.main` with the parsed
+arguments) builds the manager and carries out ``launch``, ``ls``, ``show``, ``rm``,
+``agents``, ``folder …``, ``kernelspec install`` and ``image build``; the commands
+about a session's containers (``logs``, ``exec``, ``top``) are in
+:mod:`.container_commands`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+from ..config import local_owner, make_manager
+from ..core.models import Session
+from ..core.naming import DEFAULT_IMAGE
+from ..core.state import FINAL
+from ..engine.drivers import this_process
+from ..engine.manager import ClusterManager
+from ..errors import ClusterError
+from ..paths import cluster_dir
+from . import container_commands
+from . import format as cli_format
+from .parser import launch_fields
+
+
+def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
+    print(json.dumps(data, indent=2) if getattr(args, "json", False) else text)
+
+
+def _progress(session: Session) -> None:
+    states = " ".join(f"{c.host}:{c.status.value}" for c in session.containers)
+    reason = f" ({session.status_reason})" if session.status_reason else ""
+    print(f"{session.name}: {session.status.value}{reason} [{states}]", file=sys.stderr)
+
+
+def _spawn_driver(session_id: str) -> int:
+    """Start a detached process that drives a --no-wait launch to the end."""
+    log_dir = os.path.join(cluster_dir(), "drivers")
+    os.makedirs(log_dir, exist_ok=True)
+    with open(os.path.join(log_dir, f"{session_id}.log"), "ab") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "jupyter_cluster.cli.driver", session_id],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    return proc.pid
+
+
+async def run(args: argparse.Namespace) -> int:
+    """Carry out one parsed command; returns the exit code."""
+    if args.command == "image":
+        from ..images.build import build_kernel_image
+
+        await build_kernel_image(tag=args.tag, base=args.base)
+        return 0
+    if args.command == "kernelspec":
+        return _kernelspec(args)
+    manager = make_manager()
+    try:
+        if args.command == "folder":
+            return await _folder(manager, args)
+        if args.command == "launch":  # bad flags are refused before any agent is asked
+            manager.make_spec(**launch_fields(args))
+        await manager.start()
+        return await _command(manager, args)
+    finally:
+        await manager.close()
+
+
+def _kernelspec(args: argparse.Namespace) -> int:
+    from ..core.models import LaunchSpec
+    from ..provisioning import kernelspec
+
+    fields = launch_fields(args)
+    spec = LaunchSpec.create(image=fields.pop("image", DEFAULT_IMAGE), **fields)
+    config = kernelspec.provisioner_config(spec, bool(args.image), args.launch_timeout)
+    display = args.display_name or kernelspec.display_name(spec)
+    path = kernelspec.install(
+        args.kernel_name,
+        display,
+        config,
+        user=args.user,
+        sys_prefix=args.sys_prefix,
+        prefix=args.prefix,
+    )
+    print(f"installed kernelspec {args.kernel_name} in {path}")
+    return 0
+
+
+async def _folder(manager: ClusterManager, args: argparse.Namespace) -> int:
+    owner = local_owner()
+    if args.folder_command == "create":
+        info = await manager.create_folder(args.name, owner)
+        print(f"created data folder {info.name} at {info.path}")
+    elif args.folder_command == "rm":
+        await manager.remove_folder(args.name, owner)
+        print(f"removed data folder {args.name}")
+    else:
+        folders = await manager.list_folders(owner)
+        rows = [(f.name, f.path) for f in folders]
+        _emit(args, [f.to_dict() for f in folders], cli_format.table(("NAME", "PATH"), rows))
+    return 0
+
+
+async def _command(manager: ClusterManager, args: argparse.Namespace) -> int:
+    cmd = args.command
+    if cmd == "launch":
+        spec = manager.make_spec(**launch_fields(args))
+        session = await manager.submit(spec, owner=local_owner())
+        if args.no_wait:  # the shared service drives its launches itself
+            if session.status.value in ("PENDING", "PREPARING") and not manager.remote:
+                pid = _spawn_driver(session.id)
+                manager.store.set_driver(session.id, this_process(pid))
+        else:
+            session = await manager.drive(session.id, on_change=_progress)
+            if session.status in FINAL:  # cancelled (pending_timeout, rm) before it ran
+                raise ClusterError(
+                    f"session {session.name}: {session.status.value} ({session.status_reason})"
+                )
+        _emit(args, session.to_dict(), cli_format.session_details(session))
+        return 0
+    if cmd == "ls":
+        sessions = await manager.list(include_ended=args.all)
+        _emit(args, [s.to_dict() for s in sessions], cli_format.sessions_table(sessions))
+    elif cmd == "show":
+        session = await manager.get(args.session)
+        _emit(args, session.to_dict(), cli_format.session_details(session))
+    elif cmd == "logs":
+        await container_commands.logs(manager, args)
+    elif cmd == "exec":
+        return await container_commands.exec_in(manager, args)
+    elif cmd == "top":
+        await container_commands.top(manager, args)
+    elif cmd == "rm":
+        ended = [await manager.terminate(ref) for ref in args.sessions]
+        _emit(
+            args,
+            [s.to_dict() for s in ended],
+            "\n".join(f"{s.name} {s.id}: {s.status.value}" for s in ended),
+        )
+    elif cmd == "agents":
+        rows = await manager.agents_info()
+        _emit(args, rows, cli_format.agents_table(rows))
+    return 0

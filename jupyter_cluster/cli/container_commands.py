@@ -1,0 +1,105 @@
+"""The ``jupyter cluster`` commands about a session's containers: ``logs``, ``exec``, ``top``.
+
+:func:`~jupyter_cluster.cli.commands.run` calls these with the manager and the parsed
+arguments: a container's log, a command run in one container or in all of them at
+once (``exec --all``), and each container's resource use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+
+from ..core.fanout import LinePrefixer, worst_exit
+from ..core.state import USABLE
+from ..engine.manager import ClusterManager
+from ..errors import ClusterError, InvalidRequest
+from . import format as cli_format
+
+
+async def logs(manager: ClusterManager, args: argparse.Namespace) -> None:
+    """``logs``: print one container's log (its last ``--tail`` lines; ``--follow``)."""
+    async for line in manager.logs(args.session, args.host, tail=args.tail, follow=args.follow):
+        sys.stdout.write(line)
+        sys.stdout.flush()
+
+
+async def top(manager: ClusterManager, args: argparse.Namespace) -> None:
+    """One sample (``--json``, ``--once``) or a table refreshed until interrupted."""
+    session = await manager.get(args.session)
+    while True:
+        found = await manager.stats(session.id)
+        if args.json:
+            print(json.dumps({h: u.to_dict() if u else None for h, u in found.items()}))
+            return
+        clear = "\x1b[H\x1b[2J" if sys.stdout.isatty() and not args.once else ""
+        print(f"{clear}{session.name} {session.id}\n{cli_format.usage_table(found)}", flush=True)
+        if args.once:
+            return
+        await asyncio.sleep(args.interval)
+
+
+def _exec_command(args: argparse.Namespace) -> list[str]:
+    """The command of ``exec`` (with ``--all``, argparse may take its first word for HOST,
+    or keep ``--all`` itself in the command: REMAINDER takes what follows the session)."""
+    if not args.host and args.cmd[:1] == ["--all"]:
+        args.all, args.cmd = True, args.cmd[1:]
+    elif args.host == "--all":
+        args.all, args.host = True, None
+    if args.cmd[:1] == ["--all"]:
+        args.all, args.cmd = True, args.cmd[1:]
+    if args.all and args.cmd[:1] != ["--"] and "--" in args.cmd:  # --all HOST -- CMD
+        raise InvalidRequest("give either a HOST or --all, not both", "host")
+    if args.all and args.host and args.cmd[:1] == ["--"]:
+        raise InvalidRequest("give either a HOST or --all, not both", "host")
+    words = [args.host, *args.cmd] if args.all and args.host else args.cmd
+    if not args.all and not args.host:
+        raise InvalidRequest("give a HOST (main1, sub1…) or --all", "host")
+    command = words[1:] if words[:1] == ["--"] else words
+    if not command:
+        raise InvalidRequest("give a command to run, e.g. -- hostname", "cmd")
+    return list(command)
+
+
+async def _exec_all(manager: ClusterManager, args: argparse.Namespace, cmd: list[str]) -> int:
+    session = await manager.get(args.session)
+    if session.status not in USABLE:
+        raise InvalidRequest(f"session {session.name} is {session.status.value}, not running")
+    width = max(len(h) for h in session.hosts)
+    out, err = sys.stdout.buffer, sys.stderr.buffer
+
+    async def one(host: str) -> int:
+        streams = {1: LinePrefixer(host, width), 2: LinePrefixer(host, width)}
+
+        def write(stream: int, data: bytes) -> None:
+            target = err if stream == 2 else out
+            target.write(streams[stream].feed(data))
+            target.flush()
+
+        try:
+            return await manager.exec(session.id, host, cmd, on_output=write)
+        except ClusterError as exc:  # one container failing does not stop the others
+            write(2, f"{exc}\n".encode())
+            return 255
+        finally:
+            out.write(streams[1].close())
+            err.write(streams[2].close())
+
+    return worst_exit(await asyncio.gather(*(one(h) for h in session.hosts)))
+
+
+async def exec_in(manager: ClusterManager, args: argparse.Namespace) -> int:
+    """``exec``: the command in one container, or in all of them (``--all``); returns
+    its exit status (the worst of them with ``--all``)."""
+    command = _exec_command(args)
+    if args.all:
+        return await _exec_all(manager, args, command)
+
+    def write(stream: int, data: bytes) -> None:
+        target = sys.stderr.buffer if stream == 2 else sys.stdout.buffer
+        target.write(data)
+        target.flush()
+
+    return await manager.exec(args.session, args.host, command, on_output=write)

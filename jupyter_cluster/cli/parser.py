@@ -1,0 +1,154 @@
+"""The argument parser of ``jupyter cluster …``: every subcommand, its flags and help.
+
+:func:`~jupyter_cluster.cli.main.main` parses with :func:`build_parser`; the launch
+flags (:func:`add_launch_arguments`) are shared by ``launch`` and ``kernelspec
+install``, and :mod:`.commands` turns them into ``ClusterManager.make_spec`` keywords
+with :func:`launch_fields`. Bad input exits with code 2 and one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any, NoReturn
+
+from ..core.naming import DEFAULT_IMAGE
+
+#: The description ``jupyter cluster --help`` prints.
+DESCRIPTION = "``jupyter cluster …``: the command-line front end of the engine."
+
+
+def _one_line(text: str) -> str:
+    """``text`` with what a terminal would not print as is (newlines, escape
+    sequences, bidi controls) escaped: user input quoted in a message stays on one line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"jupyter cluster: error: {_one_line(message)} (see --help)\n")
+
+
+def _seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"give seconds above 0, e.g. 300, not {text!r}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    parser = _Parser(prog="jupyter cluster", description=DESCRIPTION)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    launch = sub.add_parser("launch", help="launch a cluster session")
+    add_launch_arguments(launch)
+    launch.add_argument("--no-wait", action="store_true", help="return at once (e.g. PENDING)")
+    launch.add_argument("--json", action="store_true")
+
+    ls = sub.add_parser("ls", help="list sessions")
+    ls.add_argument("--all", action="store_true", help="include ended sessions (history)")
+    ls.add_argument("--json", action="store_true")
+    show = sub.add_parser("show", help="show one session")
+    show.add_argument("session")
+    show.add_argument("--json", action="store_true")
+    logs = sub.add_parser("logs", help="print one container's log")
+    logs.add_argument("session")
+    logs.add_argument("host")
+    logs.add_argument("--tail", type=int, default=None, help="only the last N lines")
+    logs.add_argument("--follow", "-f", action="store_true", help="keep printing new lines")
+    exe = sub.add_parser("exec", help="run a command as work in one container (or in all: --all)")
+    exe.add_argument("session")
+    exe.add_argument(
+        "--all",
+        action="store_true",
+        help="run it in every container at once; lines come prefixed with the host, "
+        "the exit status is the worst",
+    )
+    exe.add_argument("host", nargs="?", help="the container (main1, sub1…), unless --all")
+    exe.add_argument("cmd", nargs=argparse.REMAINDER, help="-- COMMAND [ARG…]")
+    top = sub.add_parser("top", help="each container's CPU, memory, network, disk (and GPU) use")
+    top.add_argument("session")
+    top.add_argument("--json", action="store_true", help="one sample as JSON")
+    top.add_argument("--once", action="store_true", help="one table, then exit")
+    top.add_argument("--interval", type=_seconds, default=2.0, help="seconds between tables")
+    rm = sub.add_parser("rm", help="terminate sessions (or cancel pending ones)")
+    rm.add_argument("sessions", nargs="+")
+    rm.add_argument("--json", action="store_true")
+    agents = sub.add_parser("agents", help="capacity, allocated and free per agent")
+    agents.add_argument("--json", action="store_true")
+
+    folder = sub.add_parser("folder", help="manage named data folders")
+    fsub = folder.add_subparsers(dest="folder_command", required=True, parser_class=_Parser)
+    fsub.add_parser("create", help="create a data folder").add_argument("name")
+    fsub.add_parser("rm", help="delete a data folder and its content").add_argument("name")
+    fls = fsub.add_parser("ls", help="list data folders")
+    fls.add_argument("--json", action="store_true")
+
+    kspec = sub.add_parser("kernelspec", help="install a kernelspec that runs in main1")
+    ksub = kspec.add_subparsers(dest="kernelspec_command", required=True, parser_class=_Parser)
+    kinstall = ksub.add_parser("install", help="write a cluster kernelspec")
+    kinstall.add_argument("kernel_name", metavar="NAME")
+    kinstall.add_argument("--display-name", default=None)
+    add_launch_arguments(kinstall)
+    kinstall.add_argument("--launch-timeout", type=_seconds, default=300.0)
+    where = kinstall.add_mutually_exclusive_group()
+    where.add_argument("--user", action="store_true", help="install for this user only")
+    where.add_argument("--sys-prefix", action="store_true", help="install into sys.prefix")
+    where.add_argument("--prefix", default=None, help="install under this prefix")
+
+    image = sub.add_parser("image", help="build the default kernel image")
+    isub = image.add_subparsers(dest="image_command", required=True, parser_class=_Parser)
+    build = isub.add_parser("build", help=f"build {DEFAULT_IMAGE}")
+    build.add_argument("--tag", default=DEFAULT_IMAGE)
+    build.add_argument("--base", default=None, help="base image (default: Debian bookworm)")
+    serve = sub.add_parser(
+        "serve",
+        help="run the shared service of a team (as a JupyterHub service; see the README)",
+    )
+    serve.add_argument(
+        "server_args",
+        nargs=argparse.REMAINDER,
+        help="Jupyter server options, e.g. --ClusterManager.db_path=/srv/cluster/db.sqlite",
+    )
+    return parser
+
+
+def add_launch_arguments(parser: argparse.ArgumentParser) -> None:
+    """The launch flags, shared with ``kernelspec install``."""
+    parser.add_argument("--image", default=None, help="kernel image (default: the configured)")
+    parser.add_argument("--size", default="1", help="number of containers (main1 + subs)")
+    parser.add_argument("--mode", default="single-node", help="single-node or multi-node")
+    parser.add_argument("--cpu", default="1", help="CPUs per container, e.g. 0.5")
+    parser.add_argument("--mem", default="1g", help="memory per container, e.g. 512m, 2g")
+    parser.add_argument("--shm", default="64m", help="shared memory per container")
+    parser.add_argument("--gpu", default="0", help="GPUs per container")
+    parser.add_argument(
+        "--mount", action="append", default=[], metavar="NAME[:ro]", help="data folder to mount"
+    )
+    parser.add_argument("--resource-group", default="default")
+    parser.add_argument("--name", default=None, help="a name to refer to the session by")
+    parser.add_argument("--bootstrap", default=None, help="shell command run in every container")
+
+
+def launch_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """The launch flags as keyword arguments of ``ClusterManager.make_spec``."""
+    fields = {
+        "size": args.size,
+        "mode": args.mode,
+        "cpu": args.cpu,
+        "mem": args.mem,
+        "shm": args.shm,
+        "gpu": args.gpu,
+        "mounts": args.mount,
+        "resource_group": args.resource_group,
+        "name": args.name,
+        "bootstrap": args.bootstrap,
+    }
+    if args.image:
+        fields["image"] = args.image
+    return fields

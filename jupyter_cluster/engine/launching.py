@@ -1,0 +1,215 @@
+"""How the manager launches a session: submit it, drive it to RUNNING, or fail it cleanly.
+
+:class:`SessionLaunching` is one of the bases of
+:class:`~jupyter_cluster.engine.manager.ClusterManager` (above
+:class:`~.ending.SessionEnding`): the CLI (``launch``), the REST handlers, the
+provisioner, the notebook API and the detached launch driver call :meth:`submit`,
+:meth:`drive` and :meth:`launch` on the manager. The queue is :mod:`.pending`;
+creating the containers is :func:`.launcher.bring_up`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from collections.abc import Callable, Sequence
+
+from ..core import naming
+from ..core.models import Container, LaunchSpec, Session
+from ..core.quota import Quota
+from ..core.scheduler import place
+from ..core.state import ContainerStatus, SessionStatus
+from ..core.timings import LaunchClock
+from ..core.units import parse_size
+from ..errors import InvalidRequest, LaunchFailed
+from .drivers import this_process
+from .ending import SessionEnding
+from .hardening import ContainerHardening
+from .launcher import LaunchContext, bring_up
+from .pending import QueuePolicy, place_once, wait_for_room
+from .ssh import generate_session_keys
+from .teardown import tear_down
+from .warm_pool import WarmPool
+
+#: Called with the session each time it changes while a launch is driven.
+SessionCallback = Callable[[Session], None]
+
+
+class SessionLaunching(SessionEnding):
+    """Admit, queue and bring up sessions (see the module docstring)."""
+
+    #: Made by ClusterManager.__init__.
+    hardening: ContainerHardening
+    warm: WarmPool
+
+    def quota(self, sessions: int = 0) -> Quota:
+        """The per-owner limits (``max_*_per_owner``); ``sessions`` tightens the
+        session count (e.g. ``ClusterApp.max_sessions_per_user`` for REST)."""
+        counts = [n for n in (self.max_sessions_per_owner, sessions) if n > 0]
+        return Quota(
+            sessions=min(counts, default=0),
+            cpu=max(self.max_cpu_per_owner, 0.0),
+            mem=parse_size(self.max_mem_per_owner, "ClusterManager.max_mem_per_owner")
+            if self.max_mem_per_owner
+            else 0,
+            gpu=max(self.max_gpu_per_owner, 0),
+        )
+
+    async def submit(
+        self,
+        spec: LaunchSpec,
+        *,
+        owner: str = "",
+        quota: Quota | None = None,
+        kernel: bool = False,
+    ) -> Session:
+        """Check a spec against agents and folders, record it PENDING, try to place it.
+
+        Raises :class:`InvalidRequest`/:class:`NotFound` (nothing stored) for
+        input that can never work: unknown folder, group or image, a size that
+        no agent could ever hold; Conflict when it would take ``owner`` over
+        ``quota`` (default: :meth:`quota`). With ``kernel`` the session records the
+        id of the kernel a server will start in main1 (the session's own id).
+        """
+        if spec.size > self.max_size:
+            raise InvalidRequest(f"size: the cluster size must be 1 to {self.max_size}", "size")
+        folders = self.folders_for(owner)
+        for mount in spec.mounts:
+            folders.path(mount.name)
+        slots = await self.pool.slots(spec.image)
+        place(spec, slots)  # raises for requests that can never fit; result unused here
+        session_id = str(uuid.uuid4())
+        now = time.time()
+        session = Session(
+            id=session_id,
+            spec=spec,
+            status=SessionStatus.PENDING,
+            containers=naming.plan_containers(session_id, spec.size),
+            created_at=now,
+            updated_at=now,
+            owner=owner,
+        )
+        self.store.insert_session(session, self.quota() if quota is None else quota)
+        if kernel:
+            self.store.set_kernel_id(session_id, session_id)
+        self.store.set_driver(session_id, this_process())
+        place_once(self.store, session_id, slots, self._queue_policy())
+        return self._get(session_id)
+
+    def _queue_policy(self) -> QueuePolicy:
+        return QueuePolicy(
+            poll_interval=self.pending_poll_interval,
+            timeout=self.pending_timeout,
+            backfill=self.pending_backfill,
+        )
+
+    async def launch(
+        self, spec: LaunchSpec, *, owner: str = "", on_change: SessionCallback | None = None
+    ) -> Session:
+        """Submit and drive a session until it runs; raises LaunchFailed on error."""
+        session = await self.submit(spec, owner=owner)
+        return await self.drive(session.id, on_change=on_change)
+
+    async def drive(self, session_id: str, *, on_change: SessionCallback | None = None) -> Session:
+        """Wait for room while PENDING, then bring the containers up.
+
+        Returns the RUNNING session, or the CANCELLED one if someone cancelled
+        it; raises :class:`LaunchFailed` (session ERROR) when bringing it up
+        fails. If the caller is cancelled (Ctrl-C), the session is cancelled or
+        torn down; nothing is left behind.
+        """
+        self.store.set_driver(session_id, this_process())
+        notify = on_change or (lambda s: None)
+        try:
+            session = await wait_for_room(
+                self.store, session_id, self.pool.slots, self._queue_policy(), notify
+            )
+            if session.status is not SessionStatus.PREPARING:
+                return session
+            notify(session)
+            return await self._prepare(session, notify)
+        except asyncio.CancelledError:
+            await self._abandon(session_id)
+            raise
+
+    async def _prepare(self, session: Session, notify: SessionCallback) -> Session:
+        """Bring a placed session up; any failure leaves it ERROR with nothing behind."""
+
+        async def progress(host: str, status: ContainerStatus, container_id: str | None) -> None:
+            changes: dict[str, object] = {"status": status}
+            if container_id:
+                changes["container_id"] = container_id
+            notify(self.store.update_container(session.id, host, **changes))
+
+        clock = LaunchClock(session.id, session.hosts)
+        try:
+            keys = generate_session_keys(session.id, session.hosts)
+            self.store.save_keys(session.id, keys)
+            mounts = {}
+            for agent_id in {c.agent for c in session.containers if c.agent}:
+                root = self.pool.get(agent_id).config.data_root or self.data_root
+                folders = self.folders_for(session.owner)
+                mounts[agent_id] = folders.bind_mounts(session.spec.mounts, root)
+            warm = self.warm.take(session)  # before make_room: taken ones are not evicted
+            if warm:
+                session = self._get(session.id)  # with the set's network
+            await self.warm.make_room(session)
+            ctx = LaunchContext(
+                agents=self.pool.agents,
+                manager_id=self.store.manager_id,
+                keys=keys,
+                mounts=mounts,
+                timeout=self.prepare_timeout,
+                encrypted_overlay=self.overlay_encryption,
+                limits=self.hardening.limits(),
+                clock=clock,
+                keep_logs=self._keep_launch_logs if self.keep_logs else None,
+                warm=warm,
+            )
+            await bring_up(session, ctx, progress)
+            self.store.add_timings(session.id, clock.timings)
+        except LaunchFailed as exc:
+            self._keep_timings(session.id, clock)
+            await self._fail_launch(session, str(exc), notify, clean_up=False)
+            raise LaunchFailed(f"session {session.name} failed to launch: {exc}") from exc
+        except Exception as exc:  # a bug or a lost store must not leave it PREPARING
+            self._keep_timings(session.id, clock)
+            await self._fail_launch(session, f"{type(exc).__name__}: {exc}", notify)
+            raise LaunchFailed(f"session {session.name} failed to launch: {exc}") from exc
+        current = self._get(session.id)
+        if current.status is not SessionStatus.PREPARING:  # terminated meanwhile
+            await tear_down(current, self.pool.agents, self.store.manager_id)
+            return current
+        session = self.store.set_status(session.id, SessionStatus.RUNNING, "")
+        self.store.set_driver(session.id, None)
+        notify(session)
+        return session
+
+    def _keep_timings(self, session_id: str, clock: LaunchClock) -> None:
+        """Keep the phases a failed launch got through (best effort)."""
+        with contextlib.suppress(Exception):
+            self.store.add_timings(session_id, clock.timings)
+
+    async def _fail_launch(
+        self, session: Session, reason: str, notify: SessionCallback, *, clean_up: bool = True
+    ) -> None:
+        """End a failed launch: nothing left on the agents, no keys, ERROR with why.
+
+        ``bring_up`` already removed what it made when it raised LaunchFailed.
+        """
+        if clean_up:
+            with contextlib.suppress(Exception):
+                await tear_down(self._get(session.id), self.pool.agents, self.store.manager_id)
+        self.store.delete_keys(session.id)
+        current = self._get(session.id)
+        if current.status is SessionStatus.PREPARING:
+            current = self.store.set_status(session.id, SessionStatus.ERROR, reason[:2000])
+            self._mark_containers(current, ContainerStatus.TERMINATED)
+        notify(self._get(session.id))
+
+    async def _keep_launch_logs(self, session: Session, containers: Sequence[Container]) -> None:
+        """bring_up's hook when a launch fails: keep its containers' logs (bounded like
+        at termination) before they are removed, so ``logs`` shows all of them."""
+        await self.log_archive.keep(session.with_(containers=tuple(containers)), self._read_log)
