@@ -68,7 +68,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def store_manager_id() -> str:
     """The manager id of the store in the current Jupyter data dir (made if new): the
     label value that marks this run's Docker objects."""
-    from jupyter_cluster.engine.store import Store
+    from jupyter_cluster.engine.store.sessions import Store
     from jupyter_cluster.paths import default_db_path
 
     store = Store(default_db_path())

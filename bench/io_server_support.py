@@ -99,8 +99,8 @@ async def add_standins(
     from jupyter_cluster.core.naming import container_labels
     from jupyter_cluster.core.state import ContainerStatus, SessionStatus
     from jupyter_cluster.core.units import parse_size
-    from jupyter_cluster.engine.drivers import this_process
-    from jupyter_cluster.engine.store import Store
+    from jupyter_cluster.engine.store.drivers import this_process
+    from jupyter_cluster.engine.store.sessions import Store
     from jupyter_cluster.paths import default_db_path
 
     store = Store(default_db_path())

@@ -45,7 +45,7 @@ def files_archive(files: dict[str, bytes]) -> bytes:
 def floor_keys() -> tuple[dict[str, bytes], dict[str, bytes]]:
     """The floor's files: every container a host key and root's authorized key; main1
     also the client key (as ours, made before the run, not per launch)."""
-    from jupyter_cluster.engine.ssh import generate_session_keys
+    from jupyter_cluster.engine.launch.keys import generate_session_keys
 
     keys = generate_session_keys("bench", ["h"])
     common = {

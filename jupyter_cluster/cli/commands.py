@@ -20,8 +20,8 @@ from ..config import local_owner, make_manager
 from ..core.models import Session
 from ..core.naming import DEFAULT_IMAGE
 from ..core.state import FINAL
-from ..engine.drivers import this_process
 from ..engine.manager import ClusterManager
+from ..engine.store.drivers import this_process
 from ..errors import ClusterError
 from ..paths import cluster_dir
 from . import container_commands

@@ -27,8 +27,8 @@ from ..core.models import LaunchSpec, Session
 from ..core.naming import DEFAULT_IMAGE
 from ..core.state import SessionStatus
 from ..core.stats import Usage
-from ..engine.exec_log import ExecLog
 from ..engine.folders import FolderInfo
+from ..engine.store.exec_log import ExecLog
 from ..errors import InvalidRequest, LaunchFailed, NotFound
 from ..paths import cluster_dir
 from .http import ServiceHTTP

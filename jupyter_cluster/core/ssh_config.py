@@ -1,6 +1,6 @@
 """Every SSH client configuration jupyter-cluster writes, rendered in one place.
 
-Pure text: no keys are made here (that is :mod:`jupyter_cluster.engine.ssh`).
+Pure text: no keys are made here (that is :mod:`jupyter_cluster.engine.launch.keys`).
 
 - Inside each container (written by :mod:`jupyter_cluster.runtime.files`):
   :func:`client_config` and :func:`known_hosts`, so ``ssh sub1`` works with no

@@ -17,8 +17,8 @@ from ..core.models import Session
 from ..core.state import ALLOCATING, FINAL, ContainerStatus, SessionStatus
 from ..errors import ClusterError
 from .agents.pool import AgentPool
+from .launch.teardown import tear_down
 from .reading import SessionReading
-from .teardown import tear_down
 
 #: Extra clean-up sweeps (0.5 s apart) when terminating a session still PREPARING.
 TEAR_DOWN_RETRIES = 20

@@ -27,40 +27,13 @@ range, where cloud metadata services answer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from traitlets import Bool, Int, List, Unicode
 from traitlets.config import LoggingConfigurable
 
 from ..core.egress import AGENT, check_denied
 from ..core.naming import DEFAULT_IMAGE
 from ..core.units import parse_size
-
-#: What the start-up script, sshd and ``work`` need (see the module docstring).
-KEPT_CAPABILITIES = (
-    "CHOWN",
-    "DAC_OVERRIDE",
-    "FOWNER",
-    "SETUID",
-    "SETGID",
-    "SYS_CHROOT",
-    "KILL",
-    "AUDIT_WRITE",
-)
-
-
-@dataclass(frozen=True)
-class Limits:
-    """The confinement of one container, as the agent applies it."""
-
-    pids_limit: int = 4096
-    capabilities: tuple[str, ...] = KEPT_CAPABILITIES
-    no_new_privileges: bool = True
-    log_max_size: str = "20m"
-    log_max_files: int = 3
-    writable_layer_size: str = ""  # "" = no cap (needs overlay2 on xfs with pquota)
-    egress_deny: tuple[str, ...] = ()  # address ranges (or "agent") containers cannot reach
-    egress_image: str = DEFAULT_IMAGE  # has iproute2; applies egress_deny
+from .agents.base import KEPT_CAPABILITIES, Limits
 
 
 class ContainerHardening(LoggingConfigurable):

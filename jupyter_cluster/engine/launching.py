@@ -24,13 +24,13 @@ from ..core.state import ContainerStatus, SessionStatus
 from ..core.timings import LaunchClock
 from ..core.units import parse_size
 from ..errors import InvalidRequest, LaunchFailed
-from .drivers import this_process
 from .ending import SessionEnding
 from .hardening import ContainerHardening
-from .launcher import LaunchContext, bring_up
-from .pending import QueuePolicy, place_once, wait_for_room
-from .ssh import generate_session_keys
-from .teardown import tear_down
+from .launch.bring_up import LaunchContext, bring_up
+from .launch.keys import generate_session_keys
+from .launch.pending import QueuePolicy, place_once, wait_for_room
+from .launch.teardown import tear_down
+from .store.drivers import this_process
 from .warm_pool import WarmPool
 
 #: Called with the session each time it changes while a launch is driven.

@@ -25,13 +25,13 @@ from ..core.warm import parse_targets
 from .agents.base import Agent
 from .agents.pool import AgentPool
 from .agents.registry import agent_configs, make_agent
-from .exec_log import ExecLog
 from .folders import DataFolders
 from .hardening import ContainerHardening
 from .launching import SessionLaunching
 from .log_archive import LogArchive
 from .reconcile import Reconciler
-from .store import Store
+from .store.exec_log import ExecLog
+from .store.sessions import Store
 from .warm_pool import WarmPool
 
 

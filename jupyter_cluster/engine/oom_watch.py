@@ -27,7 +27,7 @@ from ..core import naming
 from ..core.state import ContainerStatus, oom_reason
 from ..errors import ClusterError
 from .agents.base import Agent, OomEvent
-from .store import Store
+from .store.sessions import Store
 
 log = logging.getLogger(__name__)
 

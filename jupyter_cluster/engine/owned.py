@@ -23,7 +23,7 @@ from .folder_space import FolderSpace
 from .folders import FolderInfo
 from .gpu_stats import read_gpus
 from .settings import ManagerSettings
-from .store import Store
+from .store.sessions import Store
 
 
 class OwnerViews(ManagerSettings):

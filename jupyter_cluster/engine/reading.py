@@ -17,9 +17,9 @@ from ..core.models import Session
 from ..core.state import ENDED, USABLE, ContainerStatus
 from ..errors import InvalidRequest, NotFound
 from .agents.base import Agent, OutputCallback
-from .exec_log import ExecLog
 from .log_archive import LogArchive
 from .owned import OwnerViews
+from .store.exec_log import ExecLog
 
 
 class SessionReading(OwnerViews):

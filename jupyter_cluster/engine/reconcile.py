@@ -23,9 +23,9 @@ from ..core.resources import Mount, Resources
 from ..core.state import LIVE, ContainerStatus, SessionStatus, exit_reason
 from ..errors import AgentError, ClusterError, Conflict
 from .agents.base import Agent, ContainerState
-from .drivers import describe, driver_alive
-from .store import Store
-from .teardown import tear_down
+from .launch.teardown import tear_down
+from .store.drivers import describe, driver_alive
+from .store.sessions import Store
 
 log = logging.getLogger(__name__)
 

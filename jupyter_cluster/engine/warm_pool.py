@@ -30,12 +30,11 @@ from ..core.resources import Resources
 from ..core.state import LIVE, SessionStatus
 from ..core.warm import WarmShape, WarmTarget, refill_plan, shape_of, to_evict
 from ..errors import AgentError
-from .agents.base import Agent, ContainerSpec, FileEntry
+from .agents.base import Agent, ContainerSpec, FileEntry, Limits
 from .agents.pool import AgentPool
-from .hardening import Limits
-from .launcher import published_ports_of
-from .store import Store
-from .warm_adoption import WARM_ENV_FILE, WARM_GO_FIFO
+from .launch.bring_up import published_ports_of
+from .launch.warm_adoption import WARM_ENV_FILE, WARM_GO_FIFO
+from .store.sessions import Store
 from .warm_table import WarmTable
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 
 from ..core.resources import Resources
 from ..core.warm import WarmSet
-from .store import Store
+from .store.sessions import Store
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS warm (container_id TEXT PRIMARY KEY, set_id TEXT NOT NULL,"

@@ -19,10 +19,10 @@ from ..client.shell import ContainerShell, SshRunner
 from ..core.models import Session
 from ..engine.agents.base import Agent, ContainerState
 from ..engine.manager import ClusterManager
-from ..engine.tunnel import KernelTunnel
 from ..errors import ClusterError
 from .ports import connect_kernel, tunnel_kernel, wait_running
 from .process import KernelProcess
+from .tunnel import KernelTunnel
 
 #: Seconds to reach main1's sshd from a user's server in team mode.
 REMOTE_CONNECT_TIMEOUT = 30.0

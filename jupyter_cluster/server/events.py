@@ -24,7 +24,7 @@ from typing import Any
 
 from ..core.models import Session
 from ..core.state import ENDED, FINAL, SessionStatus
-from ..engine.store import Store
+from ..engine.store.sessions import Store
 
 Event = dict[str, Any]
 Listener = Callable[[Event], None]

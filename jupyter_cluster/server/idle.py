@@ -6,7 +6,7 @@ Started by :class:`~jupyter_cluster.server.service.ClusterService` when
 server: the kernel's last activity and execution state (the server's kernel
 manager tracks both), the terminals opened into the session's containers, and
 the commands run in them by any of the user's processes (``exec``: the engine's
-exec log, :mod:`~jupyter_cluster.engine.exec_log`, records each while it runs, and
+exec log, :mod:`~jupyter_cluster.engine.store.exec_log`, records each while it runs, and
 when one last began or ended; one whose process has died no longer counts).
 A session idle for the timeout is terminated with the reason saying so; until
 then its REST model carries ``idle_deadline`` (the sidebar shows the time left).
@@ -21,7 +21,7 @@ from typing import Any
 from ..core.idle import Activity, idle_deadline, should_terminate
 from ..core.models import Session
 from ..core.state import USABLE
-from ..engine.drivers import Driver, driver_alive
+from ..engine.store.drivers import Driver, driver_alive
 from ..errors import ClusterError
 
 

@@ -187,7 +187,7 @@ def _stop(lab: Lab) -> None:
 
 def _assert_nothing_left(lab: Lab) -> None:
     """No container or network of this server's manager is left (removed if there are)."""
-    from jupyter_cluster.engine.store import Store
+    from jupyter_cluster.engine.store.sessions import Store
 
     db = lab.data_dir / "cluster" / "cluster.db"
     if db.exists():

@@ -26,7 +26,7 @@ import pytest
 
 from jupyter_cluster.core.state import SessionStatus
 from jupyter_cluster.engine.manager import ClusterManager
-from jupyter_cluster.engine.store import Store
+from jupyter_cluster.engine.store.sessions import Store
 from tests.support.constants import CLI
 from tests.support.docker import assert_nothing_left, manager_objects, remove_leftovers
 from tests.support.processes import Result, run

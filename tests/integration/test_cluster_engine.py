@@ -16,7 +16,7 @@ import pytest
 from jupyter_cluster.core.models import Session
 from jupyter_cluster.core.state import ContainerStatus, SessionStatus
 from jupyter_cluster.engine.agents.base import ContainerSpec
-from jupyter_cluster.engine.agents.docker import DockerAgent
+from jupyter_cluster.engine.agents.docker.agent import DockerAgent
 from jupyter_cluster.engine.manager import ClusterManager
 from jupyter_cluster.errors import AgentError, LaunchFailed
 from tests.support.constants import HOSTS, MIB, READY

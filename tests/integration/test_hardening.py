@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from jupyter_cluster.engine.hardening import KEPT_CAPABILITIES
+from jupyter_cluster.engine.agents.base import KEPT_CAPABILITIES
 from tests.support.constants import SMALL_FLAGS
 from tests.support.docker import inspect, session_objects
 

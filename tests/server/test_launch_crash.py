@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_cluster.engine.store import Store
+from jupyter_cluster.engine.store.sessions import Store
 from tests.support.docker import running_hosts, session_objects
 from tests.support.waiting import eventually
 

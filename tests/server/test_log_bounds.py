@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from tornado.httpclient import HTTPRequest
 
-from jupyter_cluster.engine.store import Store
+from jupyter_cluster.engine.store.sessions import Store
 from tests.support.constants import SMALL_BODY
 from tests.support.docker import assert_nothing_left, remove_leftovers
 from tests.support.waiting import eventually

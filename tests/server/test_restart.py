@@ -24,7 +24,7 @@ import pytest
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 from tornado.websocket import websocket_connect
 
-from jupyter_cluster.engine.store import Store
+from jupyter_cluster.engine.store.sessions import Store
 from tests.support.constants import READY, SMALL_BODY
 from tests.support.docker import assert_nothing_left, remove_leftovers, running_hosts
 from tests.support.processes import free_port

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_cluster.engine.agents.docker import DockerAgent
+from jupyter_cluster.engine.agents.docker.agent import DockerAgent
 from jupyter_cluster.engine.agents.registry import agent_configs
 from jupyter_cluster.engine.manager import ClusterManager
 from jupyter_cluster.errors import AgentError, InvalidRequest

@@ -8,7 +8,7 @@ import struct
 from collections.abc import AsyncIterator
 from typing import Any
 
-from jupyter_cluster.engine.agents.docker_logs import log_text
+from jupyter_cluster.engine.agents.docker.logs import log_text
 
 
 class _Content:

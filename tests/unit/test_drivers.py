@@ -19,9 +19,9 @@ from pathlib import Path
 from jupyter_cluster.core.naming import DEFAULT_IMAGE
 from jupyter_cluster.core.state import SessionStatus
 from jupyter_cluster.engine.agents.fake import FakeAgent
-from jupyter_cluster.engine.drivers import Driver, driver_alive, start_token, this_process
 from jupyter_cluster.engine.manager import ClusterManager
-from jupyter_cluster.engine.store import Store
+from jupyter_cluster.engine.store.drivers import Driver, driver_alive, start_token, this_process
+from jupyter_cluster.engine.store.sessions import Store
 
 
 def exited_pid() -> int:

@@ -18,9 +18,9 @@ from jupyter_cluster.core.models import LaunchSpec, Session
 from jupyter_cluster.core.naming import DEFAULT_IMAGE, plan_containers
 from jupyter_cluster.core.state import SessionStatus
 from jupyter_cluster.engine.agents.fake import ExecCall, FakeAgent, FakeContainer
-from jupyter_cluster.engine.drivers import driver_alive, this_process
-from jupyter_cluster.engine.exec_log import KEEP_LAST, ExecLog
 from jupyter_cluster.engine.manager import ClusterManager
+from jupyter_cluster.engine.store.drivers import driver_alive, this_process
+from jupyter_cluster.engine.store.exec_log import KEEP_LAST, ExecLog
 from jupyter_cluster.errors import AgentError
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 import jupyter_cluster
 
 PACKAGE = Path(jupyter_cluster.__file__).parent
@@ -191,3 +193,55 @@ def test_the_top_package_imports_nothing_eagerly() -> None:
     tree = ast.parse((PACKAGE / "__init__.py").read_text())
     eager = [n for n in tree.body if isinstance(n, ast.ImportFrom) and n.level]
     assert eager == []
+
+
+ENGINE = f"{TOP}.engine"
+STORE = f"{ENGINE}.store"
+AGENTS = f"{ENGINE}.agents"
+LAUNCH = f"{ENGINE}.launch"
+
+
+def engine_modules_imported_by(name: str) -> set[str]:
+    """The engine modules ``name``'s own import statements name (not transitively)."""
+    inside = {t for t in imported_names(name, MODULES[name]) if t in MODULES}
+    return {t for t in inside if t.startswith(f"{ENGINE}.")}
+
+
+def in_folder(name: str, folder: str) -> bool:
+    return name == folder or name.startswith(f"{folder}.")
+
+
+@pytest.mark.parametrize("folder", [STORE, AGENTS])
+def test_the_store_and_the_agents_import_nothing_else_of_the_engine(folder: str) -> None:
+    members = [m for m in MODULES if in_folder(m, folder)]
+    assert len(members) >= 5
+    for name in members:
+        outside = {t for t in engine_modules_imported_by(name) if not in_folder(t, folder)}
+        assert not outside, f"{name} imports {sorted(outside)}"
+
+
+def test_the_launch_path_imports_only_the_store_and_the_agents() -> None:
+    members = [m for m in MODULES if in_folder(m, LAUNCH)]
+    assert len(members) >= 7
+    for name in members:
+        bad = {
+            t
+            for t in engine_modules_imported_by(name)
+            if not any(in_folder(t, f) for f in (LAUNCH, STORE, AGENTS))
+        }
+        assert not bad, f"{name} imports {sorted(bad)}"
+
+
+def test_nothing_outside_the_engine_imports_the_launch_path() -> None:
+    outside = [m for m in MODULES if not in_folder(m, ENGINE)]
+    for name in outside:
+        bad = {t for t in imported_names(name, MODULES[name]) if in_folder(t, LAUNCH)}
+        assert not bad, f"{name} imports {sorted(bad)}"
+
+
+def test_the_agent_seam_depends_on_no_traitlets_module() -> None:
+    base = f"{AGENTS}.base"
+    assert "traitlets" not in third_party(base)
+    reached = reaches(graph(), base)
+    configurable = {m for m in reached if m in MODULES and "traitlets" in third_party(m)}
+    assert not configurable, f"the Agent protocol loads {sorted(configurable)}"

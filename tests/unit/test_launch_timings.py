@@ -16,8 +16,8 @@ from jupyter_cluster.core.naming import READY_MARKER
 from jupyter_cluster.core.state import SessionStatus
 from jupyter_cluster.core.timings import PHASES, LaunchClock, elapsed_until_running, ordered
 from jupyter_cluster.engine.agents.fake import DEFAULT_IMAGE, FakeAgent
+from jupyter_cluster.engine.launch.readiness import BOOTSTRAP_MARKER
 from jupyter_cluster.engine.manager import ClusterManager
-from jupyter_cluster.engine.readiness import BOOTSTRAP_MARKER
 from jupyter_cluster.errors import AgentError, LaunchFailed
 
 LAUNCH_PHASES = list(PHASES[:-1])  # kernel_ready needs a kernel: see the integration test

@@ -181,7 +181,7 @@ def test_docker_oom_events_are_read_from_their_json() -> None:
     """What the real agent asks Docker for, and how it reads the answer."""
     import json
 
-    from jupyter_cluster.engine.agents.docker_events import oom_event, oom_query
+    from jupyter_cluster.engine.agents.docker.events import oom_event, oom_query
 
     query = oom_query({LABEL_MANAGER: "m1"}, 1796108020.5)
     assert json.loads(query["filters"]) == {

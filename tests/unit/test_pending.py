@@ -18,8 +18,8 @@ from typing import Any
 from jupyter_cluster.core.naming import DEFAULT_IMAGE
 from jupyter_cluster.core.state import SessionStatus
 from jupyter_cluster.engine.agents.fake import FakeAgent
-from jupyter_cluster.engine.drivers import Driver
 from jupyter_cluster.engine.manager import ClusterManager
+from jupyter_cluster.engine.store.drivers import Driver
 
 
 def manager_for(tmp_path: Path, agent: FakeAgent, **traits: Any) -> ClusterManager:

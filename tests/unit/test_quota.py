@@ -18,7 +18,7 @@ from jupyter_cluster.core.quota import Quota
 from jupyter_cluster.core.state import SessionStatus
 from jupyter_cluster.engine.agents.fake import FakeAgent
 from jupyter_cluster.engine.manager import ClusterManager
-from jupyter_cluster.engine.store import Store
+from jupyter_cluster.engine.store.sessions import Store
 from jupyter_cluster.errors import Conflict
 
 GiB = 1024**3

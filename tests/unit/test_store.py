@@ -21,8 +21,8 @@ from jupyter_cluster.core.models import LaunchSpec, Resources, Session
 from jupyter_cluster.core.naming import plan_containers
 from jupyter_cluster.core.scheduler import AgentSlot, Pending, Placement
 from jupyter_cluster.core.state import ContainerStatus, SessionStatus
-from jupyter_cluster.engine.drivers import Driver
-from jupyter_cluster.engine.store import Store
+from jupyter_cluster.engine.store.drivers import Driver
+from jupyter_cluster.engine.store.sessions import Store
 from jupyter_cluster.errors import ClusterError, Conflict, InvalidRequest, NotFound
 
 GiB = 1024**3
@@ -398,7 +398,7 @@ def test_cancelling_a_pending_session_ends_its_never_created_containers(store: S
 def _in_another_process(path: str, code: str) -> str:
     """Run ``code`` with ``store`` open on ``path`` in a fresh interpreter; its stdout."""
     script = (
-        "from jupyter_cluster.engine.store import Store\n"
+        "from jupyter_cluster.engine.store.sessions import Store\n"
         "from tests.unit.test_store import make\n"
         f"store = Store({path!r})\n"
         f"{code}\n"

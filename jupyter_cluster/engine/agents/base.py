@@ -12,11 +12,38 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ...core.naming import DEFAULT_IMAGE
 from ...core.resources import Resources
-from ..hardening import Limits
 
 #: Called with (stream, data) as an exec'd command writes: stream 1 is stdout, 2 stderr.
 OutputCallback = Callable[[int, bytes], Awaitable[None] | None]
+
+
+#: What the start-up script, sshd and ``work`` need (see :mod:`jupyter_cluster.engine.hardening`).
+KEPT_CAPABILITIES = (
+    "CHOWN",
+    "DAC_OVERRIDE",
+    "FOWNER",
+    "SETUID",
+    "SETGID",
+    "SYS_CHROOT",
+    "KILL",
+    "AUDIT_WRITE",
+)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The confinement of one container, as the agent applies it."""
+
+    pids_limit: int = 4096
+    capabilities: tuple[str, ...] = KEPT_CAPABILITIES
+    no_new_privileges: bool = True
+    log_max_size: str = "20m"
+    log_max_files: int = 3
+    writable_layer_size: str = ""  # "" = no cap (needs overlay2 on xfs with pquota)
+    egress_deny: tuple[str, ...] = ()  # address ranges (or "agent") containers cannot reach
+    egress_image: str = DEFAULT_IMAGE  # has iproute2; applies egress_deny
 
 
 @dataclass(frozen=True)

@@ -157,6 +157,6 @@ def agent_configs(
 
 def make_agent(config: AgentConfig) -> Agent:
     """The real Docker agent for ``config`` (imported lazily: aiodocker is an edge)."""
-    from .docker import DockerAgent
+    from .docker.agent import DockerAgent
 
     return DockerAgent(config)

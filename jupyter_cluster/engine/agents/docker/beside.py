@@ -13,7 +13,7 @@ import contextlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...errors import AgentError
+from ....errors import AgentError
 from .connection import DockerConnection
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...core.resources import Resources
-from .base import BindMount, ContainerSpec, ContainerState, NetworkState
+from ....core.resources import Resources
+from ..base import BindMount, ContainerSpec, ContainerState, NetworkState
 
 
 def container_config(spec: ContainerSpec, address: str) -> dict[str, Any]:

@@ -19,14 +19,14 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from ..core import state
-from ..core.models import Session
-from ..core.quota import Quota
-from ..core.state import ENDED, ContainerStatus, SessionStatus
-from ..errors import Conflict, InvalidRequest, NotFound
+from ...core import state
+from ...core.models import Session
+from ...core.quota import Quota
+from ...core.state import ENDED, ContainerStatus, SessionStatus
+from ...errors import Conflict, InvalidRequest, NotFound
 from .drivers import Driver
-from .store_placing import PlacingStore
-from .store_rows import OWNED, status_in
+from .placing import PlacingStore
+from .rows import OWNED, status_in
 
 #: Fewest characters of an id that ``resolve`` takes as its prefix.
 MIN_PREFIX = 4

@@ -15,9 +15,9 @@ import sqlite3
 import uuid
 from typing import Any
 
-from ..core.models import Session
-from ..core.state import SessionStatus
-from ..errors import ClusterError, NotFound
+from ...core.models import Session
+from ...core.state import SessionStatus
+from ...errors import ClusterError, NotFound
 from .sqlite_file import Transactions, open_private
 
 SCHEMA_VERSION = 1

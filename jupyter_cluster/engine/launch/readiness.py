@@ -12,10 +12,10 @@ import asyncio
 import collections
 from collections.abc import Callable
 
-from ..core import naming
-from ..core.lines import printable
-from ..errors import LaunchFailed
-from .agents.base import Agent
+from ...core import naming
+from ...core.lines import printable
+from ...errors import LaunchFailed
+from ..agents.base import Agent
 
 #: Seconds after which, and between which, wait_ready also reads the log's last lines.
 POLL_AFTER, POLL_EVERY = 5.0, 3.0

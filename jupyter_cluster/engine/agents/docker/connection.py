@@ -29,8 +29,8 @@ import aiodocker
 import aiohttp
 from aiodocker.exceptions import DockerError
 
-from ...errors import AgentError
-from .base import AgentConfig
+from ....errors import AgentError
+from ..base import AgentConfig
 
 T = TypeVar("T")
 #: The status aiodocker gives a DockerError when it could not connect at all.

@@ -21,16 +21,15 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..core import naming
-from ..core.egress import GATE_FILE
-from ..core.models import Container, Session
-from ..core.state import ContainerStatus
-from ..core.timings import LaunchClock
-from ..errors import AgentError, ClusterError, LaunchFailed
-from ..runtime.files import container_files
+from ...core import naming
+from ...core.egress import GATE_FILE
+from ...core.models import Container, Session
+from ...core.state import ContainerStatus
+from ...core.timings import LaunchClock
+from ...errors import AgentError, ClusterError, LaunchFailed
+from ...runtime.files import container_files
+from ..agents.base import Agent, BindMount, ContainerSpec, FileEntry, Limits
 from . import egress
-from .agents.base import Agent, BindMount, ContainerSpec, FileEntry
-from .hardening import Limits
 from .readiness import wait_ready
 from .teardown import tear_down
 from .warm_adoption import adopt_warm

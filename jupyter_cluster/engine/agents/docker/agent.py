@@ -20,10 +20,10 @@ from typing import Any
 import aiohttp
 from aiodocker.exceptions import DockerError
 
-from ...core.lines import LineSplitter
-from ...core.resources import Resources
-from ...errors import AgentError
-from .base import (
+from ....core.lines import LineSplitter
+from ....core.resources import Resources
+from ....errors import AgentError
+from ..base import (
     AgentConfig,
     AgentInfo,
     ContainerSpec,
@@ -35,9 +35,9 @@ from .base import (
 )
 from .beside import run_beside
 from .connection import DockerConnection
-from .docker_events import follow_oom
-from .docker_logs import log_text
-from .docker_models import container_config, container_state, label_filter, network_state
+from .events import follow_oom
+from .logs import log_text
+from .models import container_config, container_state, label_filter, network_state
 
 #: Seconds ``info`` waits for the engine (it is the health probe: keep it short).
 PROBE_TIMEOUT = 5.0

@@ -11,11 +11,11 @@ from __future__ import annotations
 import shlex
 from collections.abc import Awaitable, Callable
 
-from ..core import naming
-from ..core.models import Container, Session
-from ..core.state import ContainerStatus
-from ..errors import LaunchFailed
-from .agents.base import Agent, FileEntry
+from ...core import naming
+from ...core.models import Container, Session
+from ...core.state import ContainerStatus
+from ...errors import LaunchFailed
+from ..agents.base import Agent, FileEntry
 
 #: Where a warm container finds its session's environment, and how it is told to go
 #: (its waiting command is :data:`~.warm_pool.WAIT_SCRIPT`).

@@ -15,13 +15,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ..core import scheduler, state
-from ..core.models import Session
-from ..core.resources import Resources
-from ..core.scheduler import AgentSlot, Pending, Placement
-from ..core.state import SessionStatus
-from ..errors import Conflict
-from .store_rows import SessionRows, status_in
+from ...core import scheduler, state
+from ...core.models import Session
+from ...core.resources import Resources
+from ...core.scheduler import AgentSlot, Pending, Placement
+from ...core.state import SessionStatus
+from ...errors import Conflict
+from .rows import SessionRows, status_in
 
 #: How the reason of a session queued behind earlier ones begins.
 WAITING_BEHIND = "waiting behind"

@@ -13,10 +13,10 @@ import contextlib
 import logging
 from collections.abc import Mapping
 
-from ..core import naming
-from ..core.models import Session
-from ..errors import AgentError
-from .agents.base import Agent
+from ...core import naming
+from ...core.models import Session
+from ...errors import AgentError
+from ..agents.base import Agent
 
 log = logging.getLogger(__name__)
 #: Attempts (0.05 s apart: a Swarm node stops listing a removed overlay within a

@@ -16,7 +16,7 @@ from typing import Any
 import aiohttp
 from aiodocker.exceptions import DockerError
 
-from .base import OomEvent
+from ..base import OomEvent
 from .connection import DockerConnection
 
 

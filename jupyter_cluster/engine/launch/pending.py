@@ -20,13 +20,13 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from ..core.models import Session
-from ..core.scheduler import AgentSlot, Placement
-from ..core.state import SessionStatus
-from ..errors import Conflict
-from .drivers import describe, driver_alive
-from .store import Store
-from .store_placing import WAITING_BEHIND
+from ...core.models import Session
+from ...core.scheduler import AgentSlot, Placement
+from ...core.state import SessionStatus
+from ...errors import Conflict
+from ..store.drivers import describe, driver_alive
+from ..store.placing import WAITING_BEHIND
+from ..store.sessions import Store
 
 log = logging.getLogger(__name__)
 

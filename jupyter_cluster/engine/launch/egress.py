@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ..core.egress import READY_MARKER, rules_script
-from ..errors import LaunchFailed
-from .agents.base import Agent, FileEntry
+from ...core.egress import READY_MARKER, rules_script
+from ...errors import LaunchFailed
+from ..agents.base import Agent, FileEntry
 
 
 async def apply_egress_rules(
