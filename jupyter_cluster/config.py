@@ -148,7 +148,7 @@ class LaunchSettings(LoggingConfigurable):
         """What ``owner`` (default: this process's user) may launch now, with their
         data folders and the current groups."""
         manager = self.manager
-        groups = sorted({a.config.resource_group for a in manager.agent_map.values()})
+        groups = sorted({a.config.resource_group for a in manager.pool.agents.values()})
         return LaunchPolicy(
             images=ordered_images(self.allowed_images, manager.default_image),
             max_size=manager.max_size,

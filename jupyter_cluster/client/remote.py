@@ -23,11 +23,11 @@ from typing import Any
 from urllib.parse import quote
 
 from ..core.access import Access
+from ..core.folders import FolderInfo
 from ..core.models import LaunchSpec, Session
 from ..core.naming import DEFAULT_IMAGE
 from ..core.state import SessionStatus
 from ..core.stats import Usage
-from ..engine.folders import FolderInfo
 from ..engine.store.exec_log import ExecLog
 from ..errors import InvalidRequest, LaunchFailed, NotFound
 from ..paths import cluster_dir
@@ -201,10 +201,6 @@ class RemoteEngine:
         """The caller's sessions (an admin's: everyone's)."""
         reply = await self.http.call("GET", "sessions", all="1" if include_ended else None)
         return [Session.from_public(s) for s in reply]
-
-    def locate(self, session: Session, host: str) -> tuple[None, str]:
-        """NotFound unless ``host`` is one of the session's containers."""
-        return None, session.locate(host).container_id or ""
 
     def check_logs(self, session: Session, host: str) -> None:
         """NotFound unless the session has ``host`` (the service answers the rest)."""

@@ -18,11 +18,12 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from ..core.folders import FolderInfo
 from ..core.naming import WORK_HOME
 from ..core.resources import Mount, validate_folder_name
 from ..errors import Conflict, InvalidRequest, NotFound
 from .agents.base import BindMount
-from .folders import DataFolders, FolderInfo
+from .folders import DataFolders
 
 OWNERS_DIR = ".owners"
 SHARED_DIR = ".shared"

@@ -12,31 +12,13 @@ import builtins
 import os
 import shutil
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from ..core.folders import FolderInfo
 from ..core.naming import WORK_HOME, WORK_UID
 from ..core.resources import Mount, validate_folder_name
 from ..errors import Conflict, InvalidRequest, NotFound
 from .agents.base import BindMount
-
-
-@dataclass(frozen=True)
-class FolderInfo:
-    """A data folder as listed to users."""
-
-    name: str
-    path: str
-    #: One of the shared folders every user may mount read-only.
-    shared: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "path": self.path, "shared": self.shared}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> FolderInfo:
-        return cls(str(data["name"]), str(data["path"]), bool(data.get("shared")))
 
 
 class DataFolders:

@@ -1,11 +1,12 @@
-"""How the manager launches a session: submit it, drive it to RUNNING, or fail it cleanly.
+"""SessionLauncher: how the engine launches a session: submit it, drive it to RUNNING.
 
-:class:`SessionLaunching` is one of the bases of
-:class:`~jupyter_cluster.engine.manager.ClusterManager` (above
-:class:`~.ending.SessionEnding`): the CLI (``launch``), the REST handlers, the
-provisioner, the notebook API and the detached launch driver call :meth:`submit`,
-:meth:`drive` and :meth:`launch` on the manager. The queue is :mod:`.pending`;
-creating the containers is :func:`.launcher.bring_up`.
+Owned by :class:`~jupyter_cluster.engine.manager.ClusterManager`, which hands it its
+parts (store, agent pool, warm pool, log archive, the terminator) and its settings.
+The CLI (``launch``), the REST handlers, the provisioner, the notebook API and the
+detached launch driver reach :meth:`SessionLauncher.submit`, :meth:`~SessionLauncher.
+drive` and :meth:`~SessionLauncher.launch` through the manager. The queue is
+:mod:`.launch.pending`; creating the containers is :func:`.launch.bring_up.bring_up`.
+A launch that fails or is cancelled leaves nothing behind.
 """
 
 from __future__ import annotations
@@ -24,37 +25,62 @@ from ..core.state import ContainerStatus, SessionStatus
 from ..core.timings import LaunchClock
 from ..core.units import parse_size
 from ..errors import InvalidRequest, LaunchFailed
-from .ending import SessionEnding
-from .hardening import ContainerHardening
+from .agents.base import Limits
+from .agents.pool import AgentPool
+from .ending import SessionTerminator
+from .folder_space import FolderSpace
 from .launch.bring_up import LaunchContext, bring_up
 from .launch.keys import generate_session_keys
 from .launch.pending import QueuePolicy, place_once, wait_for_room
 from .launch.teardown import tear_down
+from .log_archive import LogArchive
+from .settings import ManagerSettings
 from .store.drivers import this_process
+from .store.sessions import Store
 from .warm_pool import WarmPool
 
 #: Called with the session each time it changes while a launch is driven.
 SessionCallback = Callable[[Session], None]
 
 
-class SessionLaunching(SessionEnding):
+class SessionLauncher:
     """Admit, queue and bring up sessions (see the module docstring)."""
 
-    #: Made by ClusterManager.__init__.
-    hardening: ContainerHardening
-    warm: WarmPool
+    def __init__(
+        self,
+        settings: ManagerSettings,
+        store: Store,
+        pool: AgentPool,
+        warm: WarmPool,
+        log_archive: LogArchive,
+        terminator: SessionTerminator,
+        *,
+        folders: Callable[[str], FolderSpace],
+        limits: Callable[[], Limits],
+    ) -> None:
+        """``settings``: the manager's traits, read at each launch (limits, timeouts,
+        the queue's policy); ``folders``: an owner's data folders; ``limits``: the
+        containers' confinement now (``ContainerHardening.limits``)."""
+        self.settings = settings
+        self.store = store
+        self.pool = pool
+        self.warm = warm
+        self.log_archive = log_archive
+        self.terminator = terminator
+        self.folders_for = folders
+        self.limits = limits
 
     def quota(self, sessions: int = 0) -> Quota:
         """The per-owner limits (``max_*_per_owner``); ``sessions`` tightens the
         session count (e.g. ``ClusterApp.max_sessions_per_user`` for REST)."""
-        counts = [n for n in (self.max_sessions_per_owner, sessions) if n > 0]
+        counts = [n for n in (self.settings.max_sessions_per_owner, sessions) if n > 0]
         return Quota(
             sessions=min(counts, default=0),
-            cpu=max(self.max_cpu_per_owner, 0.0),
-            mem=parse_size(self.max_mem_per_owner, "ClusterManager.max_mem_per_owner")
-            if self.max_mem_per_owner
+            cpu=max(self.settings.max_cpu_per_owner, 0.0),
+            mem=parse_size(self.settings.max_mem_per_owner, "ClusterManager.max_mem_per_owner")
+            if self.settings.max_mem_per_owner
             else 0,
-            gpu=max(self.max_gpu_per_owner, 0),
+            gpu=max(self.settings.max_gpu_per_owner, 0),
         )
 
     async def submit(
@@ -73,8 +99,10 @@ class SessionLaunching(SessionEnding):
         ``quota`` (default: :meth:`quota`). With ``kernel`` the session records the
         id of the kernel a server will start in main1 (the session's own id).
         """
-        if spec.size > self.max_size:
-            raise InvalidRequest(f"size: the cluster size must be 1 to {self.max_size}", "size")
+        if spec.size > self.settings.max_size:
+            raise InvalidRequest(
+                f"size: the cluster size must be 1 to {self.settings.max_size}", "size"
+            )
         folders = self.folders_for(owner)
         for mount in spec.mounts:
             folders.path(mount.name)
@@ -96,13 +124,13 @@ class SessionLaunching(SessionEnding):
             self.store.set_kernel_id(session_id, session_id)
         self.store.set_driver(session_id, this_process())
         place_once(self.store, session_id, slots, self._queue_policy())
-        return self._get(session_id)
+        return self.store.require(session_id)
 
     def _queue_policy(self) -> QueuePolicy:
         return QueuePolicy(
-            poll_interval=self.pending_poll_interval,
-            timeout=self.pending_timeout,
-            backfill=self.pending_backfill,
+            poll_interval=self.settings.pending_poll_interval,
+            timeout=self.settings.pending_timeout,
+            backfill=self.settings.pending_backfill,
         )
 
     async def launch(
@@ -131,7 +159,7 @@ class SessionLaunching(SessionEnding):
             notify(session)
             return await self._prepare(session, notify)
         except asyncio.CancelledError:
-            await self._abandon(session_id)
+            await self.terminator.abandon(session_id)
             raise
 
     async def _prepare(self, session: Session, notify: SessionCallback) -> Session:
@@ -149,23 +177,23 @@ class SessionLaunching(SessionEnding):
             self.store.save_keys(session.id, keys)
             mounts = {}
             for agent_id in {c.agent for c in session.containers if c.agent}:
-                root = self.pool.get(agent_id).config.data_root or self.data_root
+                root = self.pool.get(agent_id).config.data_root or self.settings.data_root
                 folders = self.folders_for(session.owner)
                 mounts[agent_id] = folders.bind_mounts(session.spec.mounts, root)
             warm = self.warm.take(session)  # before make_room: taken ones are not evicted
             if warm:
-                session = self._get(session.id)  # with the set's network
+                session = self.store.require(session.id)  # with the set's network
             await self.warm.make_room(session)
             ctx = LaunchContext(
                 agents=self.pool.agents,
                 manager_id=self.store.manager_id,
                 keys=keys,
                 mounts=mounts,
-                timeout=self.prepare_timeout,
-                encrypted_overlay=self.overlay_encryption,
-                limits=self.hardening.limits(),
+                timeout=self.settings.prepare_timeout,
+                encrypted_overlay=self.settings.overlay_encryption,
+                limits=self.limits(),
                 clock=clock,
-                keep_logs=self._keep_launch_logs if self.keep_logs else None,
+                keep_logs=self._keep_launch_logs if self.settings.keep_logs else None,
                 warm=warm,
             )
             await bring_up(session, ctx, progress)
@@ -178,7 +206,7 @@ class SessionLaunching(SessionEnding):
             self._keep_timings(session.id, clock)
             await self._fail_launch(session, f"{type(exc).__name__}: {exc}", notify)
             raise LaunchFailed(f"session {session.name} failed to launch: {exc}") from exc
-        current = self._get(session.id)
+        current = self.store.require(session.id)
         if current.status is not SessionStatus.PREPARING:  # terminated meanwhile
             await tear_down(current, self.pool.agents, self.store.manager_id)
             return current
@@ -201,15 +229,17 @@ class SessionLaunching(SessionEnding):
         """
         if clean_up:
             with contextlib.suppress(Exception):
-                await tear_down(self._get(session.id), self.pool.agents, self.store.manager_id)
+                await tear_down(
+                    self.store.require(session.id), self.pool.agents, self.store.manager_id
+                )
         self.store.delete_keys(session.id)
-        current = self._get(session.id)
+        current = self.store.require(session.id)
         if current.status is SessionStatus.PREPARING:
             current = self.store.set_status(session.id, SessionStatus.ERROR, reason[:2000])
-            self._mark_containers(current, ContainerStatus.TERMINATED)
-        notify(self._get(session.id))
+            self.terminator.mark_containers(current, ContainerStatus.TERMINATED)
+        notify(self.store.require(session.id))
 
     async def _keep_launch_logs(self, session: Session, containers: Sequence[Container]) -> None:
         """bring_up's hook when a launch fails: keep its containers' logs (bounded like
         at termination) before they are removed, so ``logs`` shows all of them."""
-        await self.log_archive.keep(session.with_(containers=tuple(containers)), self._read_log)
+        await self.log_archive.keep(session.with_(containers=tuple(containers)), self.pool.logs)

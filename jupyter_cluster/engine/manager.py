@@ -1,41 +1,54 @@
-"""ClusterManager: the one engine every front end calls.
+"""ClusterManager: the local engine every front end calls when there is no shared service.
 
 The CLI, the REST handlers, the kernel provisioner, the notebook API and widgets
-all launch, list, inspect, read logs of, run commands in and terminate cluster
-sessions through this class. It owns the agents (IO edge), the store (SQLite) and
-the data folders, and is configured with traitlets from the usual Jupyter config
-files (``jupyter_cluster_config.py``, ``jupyter_server_config.py``).
+launch, list, inspect, read logs of, run commands in and terminate cluster
+sessions through the :class:`~jupyter_cluster.core.engine.Engine` protocol, which
+this class implements on the Docker agents it owns (the shared service's client,
+:class:`~jupyter_cluster.client.remote.RemoteEngine`, is the other implementation).
+It is configured with traitlets from the usual Jupyter config files
+(``jupyter_cluster_config.py``, ``jupyter_server_config.py``; the traits are in
+:mod:`.settings`).
 
-This module builds the manager's parts and answers about agents and start-up; the
-rest of its methods come from its bases, one job each: :mod:`.launching` (submit,
-drive), :mod:`.ending` (terminate), :mod:`.reading` (get, list, logs, exec),
-:mod:`.owned` (access, stats, data folders) and :mod:`.settings` (the traits).
+This module builds the parts and owns them; each part has one job and is given
+its dependencies explicitly: the :class:`~.store.sessions.Store`, the
+:class:`~.agents.pool.AgentPool`, the :class:`~.warm_pool.WarmPool`, the
+:class:`~.launching.SessionLauncher` (submit, drive), the
+:class:`~.ending.SessionTerminator` (terminate), the :class:`~.reading.SessionReader`
+(get, list, logs, exec, stats, access) and :class:`~.owned.OwnerFolders` (data
+folders).
 """
 
 from __future__ import annotations
 
 import builtins
 import os
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 
-from ..core.models import LaunchSpec
-from ..core.scheduler import Placement
+from ..core.access import Access
+from ..core.folders import FolderInfo
+from ..core.models import LaunchSpec, Session
+from ..core.quota import Quota
+from ..core.stats import Usage
 from ..core.units import parse_size
 from ..core.warm import parse_targets
-from .agents.base import Agent
+from .agents.base import Agent, OutputCallback
 from .agents.pool import AgentPool
 from .agents.registry import agent_configs, make_agent
-from .folders import DataFolders
+from .ending import SessionTerminator
+from .folder_space import FolderSpace
 from .hardening import ContainerHardening
-from .launching import SessionLaunching
+from .launching import SessionCallback, SessionLauncher
 from .log_archive import LogArchive
+from .owned import OwnerFolders
+from .reading import SessionReader
 from .reconcile import Reconciler
+from .settings import ManagerSettings
 from .store.exec_log import ExecLog
 from .store.sessions import Store
 from .warm_pool import WarmPool
 
 
-class ClusterManager(SessionLaunching):
+class ClusterManager(ManagerSettings):
     """Launch and manage cluster sessions on the configured Docker agents.
 
     Configured as ``c.ClusterManager.*`` (the traits are in :mod:`.settings`).
@@ -47,9 +60,8 @@ class ClusterManager(SessionLaunching):
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)
         self.store = Store(self.db_path)
-        #: Commands running in sessions (exec), in the store's file: see :mod:`.exec_log`.
+        #: Commands running in sessions (exec), in the store's file: see :mod:`.store.exec_log`.
         self.exec_log = ExecLog(self.db_path)
-        self.folders = DataFolders(self.data_root)
         self.log_archive = LogArchive(
             os.path.join(os.path.dirname(os.path.abspath(self.db_path)), "logs"),
             max_lines=self.log_keep_lines,
@@ -72,14 +84,24 @@ class ClusterManager(SessionLaunching):
         self.warm = WarmPool(
             self.store, self.pool, targets, self.hardening.limits, self.warm_pool_interval
         )
+        self.folders = OwnerFolders(self, self.store)
+        self.terminator = SessionTerminator(
+            self.store, self.pool, self.log_archive, keep_logs=lambda: self.keep_logs
+        )
+        self.launcher = SessionLauncher(
+            self,
+            self.store,
+            self.pool,
+            self.warm,
+            self.log_archive,
+            self.terminator,
+            folders=self.folders.space,
+            limits=self.hardening.limits,
+        )
+        self.reader = SessionReader(self.store, self.pool, self.log_archive, self.exec_log)
         self._reconciled = False
 
     # -- agents ------------------------------------------------------------------
-
-    @property
-    def agent_map(self) -> dict[str, Agent]:
-        """The agents by id."""
-        return dict(self.pool.agents)
 
     def agent(self, agent_id: str) -> Agent:
         """The agent called ``agent_id``; NotFound when there is none."""
@@ -97,7 +119,7 @@ class ClusterManager(SessionLaunching):
         """Which agents have each image, the first being the default (``GET images``)."""
         return await self.pool.image_rows(images)
 
-    # -- start-up ----------------------------------------------------------------
+    # -- life --------------------------------------------------------------------
 
     async def start(self) -> None:
         """Reconcile the store with Docker once; front ends call this first."""
@@ -120,21 +142,12 @@ class ClusterManager(SessionLaunching):
         """
         reconciler = Reconciler(
             self.store,
-            self.agent_map,
+            self.pool.agents,
             orphan_policy=self.orphan_policy,
             finish_termination=self.terminate,
             log=self.log,
         )
         await reconciler.run()
-
-    # -- launch input ------------------------------------------------------------
-
-    def make_spec(self, **fields: object) -> LaunchSpec:
-        """Validate raw launch input (CLI flags, JSON) with this manager's limits."""
-        fields.setdefault("image", self.default_image)
-        return LaunchSpec.create(max_size=self.max_size, **fields)  # type: ignore[arg-type]
-
-    # -- shutting down -----------------------------------------------------------
 
     async def close(self) -> None:
         """Close the agents' connections and the store."""
@@ -142,5 +155,98 @@ class ClusterManager(SessionLaunching):
         self.exec_log.close()
         self.store.close()
 
+    # -- launching (SessionLauncher) -----------------------------------------------
 
-__all__ = ["ClusterManager", "Placement"]
+    def make_spec(self, **fields: object) -> LaunchSpec:
+        """Validate raw launch input (CLI flags, JSON) with this manager's limits."""
+        fields.setdefault("image", self.default_image)
+        return LaunchSpec.create(max_size=self.max_size, **fields)  # type: ignore[arg-type]
+
+    def quota(self, sessions: int = 0) -> Quota:
+        """The per-owner limits; ``sessions`` tightens the session count."""
+        return self.launcher.quota(sessions)
+
+    async def submit(
+        self,
+        spec: LaunchSpec,
+        *,
+        owner: str = "",
+        quota: Quota | None = None,
+        kernel: bool = False,
+    ) -> Session:
+        """Record a launch PENDING and try to place it (see SessionLauncher.submit)."""
+        return await self.launcher.submit(spec, owner=owner, quota=quota, kernel=kernel)
+
+    async def drive(self, session_id: str, *, on_change: SessionCallback | None = None) -> Session:
+        """Wait for room, then bring the session up (see SessionLauncher.drive)."""
+        return await self.launcher.drive(session_id, on_change=on_change)
+
+    async def launch(
+        self, spec: LaunchSpec, *, owner: str = "", on_change: SessionCallback | None = None
+    ) -> Session:
+        """Submit and drive a session until it runs; raises LaunchFailed on error."""
+        return await self.launcher.launch(spec, owner=owner, on_change=on_change)
+
+    # -- ending (SessionTerminator) ------------------------------------------------
+
+    async def terminate(self, ref: str, reason: str = "") -> Session:
+        """Cancel a PENDING session, or remove its containers and network."""
+        return await self.terminator.terminate(ref, reason)
+
+    # -- reading (SessionReader) ---------------------------------------------------
+
+    async def get(self, ref: str, owner: str | None = None) -> Session:
+        """A session by id, unique id prefix or name (among ``owner``'s, if given)."""
+        return self.store.resolve(ref, owner)
+
+    async def list(self, include_ended: bool = False) -> builtins.list[Session]:
+        """Active sessions, or all of them with history when ``include_ended``."""
+        return self.store.list(include_ended=include_ended)
+
+    def check_logs(self, session: Session, host: str) -> None:
+        """NotFound unless ``host``'s log can be read (see SessionReader.check_logs)."""
+        self.reader.check_logs(session, host)
+
+    async def logs(
+        self, ref: str, host: str, *, tail: int | None = None, follow: bool = False
+    ) -> AsyncIterator[str]:
+        """Lines of one container's log (kept ones once the session has ended)."""
+        async for line in self.reader.logs(ref, host, tail=tail, follow=follow):
+            yield line
+
+    async def exec(
+        self,
+        ref: str,
+        host: str,
+        cmd: Sequence[str],
+        *,
+        on_output: OutputCallback | None = None,
+    ) -> int:
+        """Run ``cmd`` as ``work`` in one container; returns its exit code."""
+        return await self.reader.exec(ref, host, cmd, on_output=on_output)
+
+    async def stats(self, ref: str) -> dict[str, Usage | None]:
+        """Each container's resource use now (see SessionReader.stats)."""
+        return await self.reader.stats(ref)
+
+    async def access(self, ref: str) -> Access:
+        """How the session's owner reaches main1 over SSH (see SessionReader.access)."""
+        return await self.reader.access(ref)
+
+    # -- data folders (OwnerFolders) -----------------------------------------------
+
+    def folders_for(self, owner: str) -> FolderSpace:
+        """The data folders ``owner`` sees."""
+        return self.folders.space(owner)
+
+    async def list_folders(self, owner: str = "") -> builtins.list[FolderInfo]:
+        """``owner``'s folders and the shared ones (CLI ``folder ls``, ``GET folders``)."""
+        return self.folders.list(owner)
+
+    async def create_folder(self, name: str, owner: str = "") -> FolderInfo:
+        """Make one of ``owner``'s folders."""
+        return self.folders.create(name, owner)
+
+    async def remove_folder(self, name: str, owner: str = "") -> None:
+        """Delete one of ``owner``'s folders; refused while an active session mounts it."""
+        self.folders.remove(name, owner)

@@ -1,39 +1,43 @@
-"""What the manager tells and does about existing sessions: find, locate, logs, exec.
+"""SessionReader: what the engine tells and does about existing sessions.
 
-:class:`SessionReading` is one of the bases of
-:class:`~jupyter_cluster.engine.manager.ClusterManager` (above
-:class:`~.owned.OwnerViews`): the CLI (``ls``, ``show``, ``logs``, ``exec``), the REST
-handlers, the provisioner and the notebook API call these methods on the manager.
-Launching (:mod:`.launching`) and ending (:mod:`.ending`) build on its :meth:`_get`.
+Owned by :class:`~jupyter_cluster.engine.manager.ClusterManager` (which hands it the
+store, the agent pool, the log archive and the exec log): the CLI (``ls``,
+``show``, ``logs``, ``exec``, ``top``), the REST handlers, the provisioner and the
+notebook API reach these methods through the manager: find sessions, locate a
+container, read logs (kept ones once a session ended), run commands, read
+resource use, and the SSH access an owner's own server uses in team mode.
 """
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 from collections.abc import AsyncIterator, Sequence
 
 from ..core import naming
-from ..core.models import Session
+from ..core.access import Access, public_material
+from ..core.models import Container, Session
 from ..core.state import ENDED, USABLE, ContainerStatus
-from ..errors import InvalidRequest, NotFound
+from ..core.stats import Usage, usage_from_docker
+from ..errors import AgentError, Conflict, InvalidRequest, NotFound
 from .agents.base import Agent, OutputCallback
+from .agents.pool import AgentPool
+from .gpu_stats import read_gpus
 from .log_archive import LogArchive
-from .owned import OwnerViews
 from .store.exec_log import ExecLog
+from .store.sessions import Store
 
 
-class SessionReading(OwnerViews):
-    """Look sessions up, read their containers' logs, run commands in them."""
+class SessionReader:
+    """Look sessions up, read their containers' logs and use, run commands in them."""
 
-    #: Made by ClusterManager.__init__.
-    exec_log: ExecLog
-    log_archive: LogArchive
-
-    def _get(self, session_id: str) -> Session:
-        session = self.store.get(session_id)
-        if session is None:
-            raise NotFound(f"no session {session_id}")
-        return session
+    def __init__(
+        self, store: Store, pool: AgentPool, log_archive: LogArchive, exec_log: ExecLog
+    ) -> None:
+        self.store = store
+        self.pool = pool
+        self.log_archive = log_archive
+        self.exec_log = exec_log
 
     async def get(self, ref: str, owner: str | None = None) -> Session:
         """A session by id, unique id prefix or name (among ``owner``'s, if given)."""
@@ -56,7 +60,7 @@ class SessionReading(OwnerViews):
             raise NotFound(
                 f"{host} of session {session.name} has no container yet ({session.status})"
             )
-        return self.agent(container.agent), container.container_id
+        return self.pool.get(container.agent), container.container_id
 
     def check_logs(self, session: Session, host: str) -> None:
         """NotFound unless ``host``'s log can be read: from its container, or the copy
@@ -102,3 +106,47 @@ class SessionReading(OwnerViews):
         # Logged, so a server's idle clean-up sees the execs of any process.
         with self.exec_log.running(session.id):
             return await agent.exec(container_id, cmd, env=env, on_output=on_output)
+
+    async def access(self, ref: str) -> Access:
+        """How the session's owner reaches it over SSH: main1's published SSH port on
+        its agent's address, and the session's keys (terminals, the shared service's
+        ``GET sessions/{id}/access``). Conflict unless main1 runs."""
+        session = self.store.resolve(ref)
+        main = session.containers[0]
+        keys = self.store.load_keys(session.id)
+        state = None
+        if main.container_id and session.status in USABLE:
+            state = await self.pool.get(main.agent or "").inspect_container(main.container_id)
+        if state is None or not state.running or not keys:
+            raise Conflict(
+                f"main1 of session {session.name} is not running; its containers are "
+                "reached through it"
+            )
+        if naming.SSH_PORT not in state.ports:
+            raise Conflict(f"main1 of session {session.name} publishes no SSH port")
+        address = self.pool.get(main.agent or "").config.connect_address
+        return Access(address, state.ports[naming.SSH_PORT][1], public_material(keys))
+
+    async def stats(self, ref: str) -> dict[str, Usage | None]:
+        """Each container's use now (CPU, memory, network, block IO; GPUs for a container
+        given some, see :mod:`.gpu_stats`), read from its agent concurrently (about a
+        second: Docker measures CPU over one); None for a container that is not
+        running or whose agent does not answer."""
+        session = self.store.resolve(ref)
+        if session.status not in USABLE:
+            raise Conflict(f"session {session.name} is {session.status.value}, not running")
+
+        async def one(container: Container) -> Usage | None:
+            if container.status is not ContainerStatus.RUNNING or not container.container_id:
+                return None
+            agent, cid = self.pool.get(container.agent or ""), container.container_id
+            try:
+                if not container.gpu_ids:
+                    return usage_from_docker(await agent.stats(cid))
+                raw, (gpus, note) = await asyncio.gather(agent.stats(cid), read_gpus(agent, cid))
+            except AgentError:
+                return None
+            return usage_from_docker(raw).with_gpus(gpus, note)
+
+        found = await asyncio.gather(*(one(c) for c in session.containers))
+        return dict(zip(session.hosts, found, strict=True))

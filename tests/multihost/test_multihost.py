@@ -140,7 +140,7 @@ async def test_a_session_too_big_for_one_agent_spans_the_swarm(
 async def test_a_data_folder_is_the_same_storage_on_every_agent(
     manager: ClusterManager,
 ) -> None:
-    manager.folders.create("shared")
+    manager.folders_for("").create("shared")
     spec = manager.make_spec(size=3, mode="multi-node", mounts=["shared"], **SMALL)
     session = await asyncio.wait_for(manager.launch(spec), 240)
     main_agent = session.containers[0].agent
@@ -155,7 +155,7 @@ async def test_an_agent_without_the_folder_fails_the_launch_clearly(
 ) -> None:
     configs = [agents["agent2"].config(cpu=1, mem="4g", data_root="/no-such-shared-root")]
     mgr = engine(tmp_path, agents, agent_configs=configs)
-    mgr.folders.create("results")
+    mgr.folders_for("").create("results")
     try:
         with pytest.raises(LaunchFailed) as failed:
             await asyncio.wait_for(mgr.launch(mgr.make_spec(mounts=["results"], **SMALL)), 120)

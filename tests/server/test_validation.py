@@ -88,7 +88,7 @@ BAD_BODIES: list[tuple[Any, str]] = [
 
 @jp_async
 async def test_bad_launch_requests_get_400_naming_the_field(jp_fetch: Any, cluster: Any) -> None:
-    cluster.manager.folders.create("data")
+    cluster.manager.folders_for("").create("data")
     for body, field in BAD_BODIES:
         code, data, _ = await call(jp_fetch, "sessions", method="POST", body=body)
         assert code == 400, (body, code, data)

@@ -67,7 +67,7 @@ async def test_the_server_keeps_a_pool_that_launches_take(
     await cluster.service.stop_warm_pool()
     assert cluster.manager.warm.table.known() == (set(), set())
     mine = {LABEL_MANAGER: cluster.manager.store.manager_id}
-    for agent in cluster.manager.agent_map.values():
+    for agent in cluster.manager.pool.agents.values():
         left = await agent.list_containers(mine)
         assert not [s.name for s in left if LABEL_WARM in s.labels]
         assert not await agent.list_networks({**mine, LABEL_WARM: "network"})

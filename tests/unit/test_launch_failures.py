@@ -30,7 +30,7 @@ async def test_a_folder_deleted_before_the_launch_ends_it_in_error(tmp_path: Pat
     """Regression: errors outside the bring-up left the session PREPARING with keys."""
     agent = FakeAgent("local", ready_on_start=True)
     manager = manager_for(tmp_path, agent)
-    manager.folders.create("d")
+    manager.folders_for("").create("d")
     session = await manager.submit(manager.make_spec(image=DEFAULT_IMAGE, mounts=["d"]))
     shutil.rmtree(tmp_path / "folders" / "d")
     with pytest.raises(LaunchFailed, match="no data folder"):

@@ -37,7 +37,6 @@ FRONT_END_SURFACE = (
     "launch",
     "get",
     "list",
-    "locate",
     "check_logs",
     "stats",
     "logs",

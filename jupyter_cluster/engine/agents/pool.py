@@ -9,7 +9,7 @@ the :class:`~jupyter_cluster.core.scheduler.AgentSlot` list the store places on.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
 from ...core.resources import Resources
@@ -53,6 +53,11 @@ class AgentPool:
             return self.agents[agent_id]
         except KeyError:
             raise NotFound(f"no agent named {agent_id!r}; see `jupyter cluster agents`") from None
+
+    def logs(self, agent_id: str, container_id: str, tail: int) -> AsyncIterator[str]:
+        """The last ``tail`` lines of a container's log on its agent (what the log
+        archive keeps when a session ends or a launch fails)."""
+        return self.get(agent_id).logs(container_id, tail=tail)
 
     async def rows(self, usage: Mapping[str, Resources]) -> list[dict[str, Any]]:
         """Capacity, allocated and free resources per agent, given what sessions hold."""

@@ -46,7 +46,7 @@ def place_once(
     """One placement attempt; a session cancelled meanwhile is left alone."""
     with contextlib.suppress(Conflict):
         if isinstance(store.try_place(session_id, slots, backfill=policy.backfill), Placement):
-            timings = _get(store, session_id).timings
+            timings = store.require(session_id).timings
             for phase in ("queue", "place"):
                 log.debug("session %s: phase %s took %.3f s", session_id, phase, timings[phase])
 
@@ -79,7 +79,7 @@ async def wait_for_room(
     (PREPARING when placed, CANCELLED when cancelled or timed out).
     """
     last_reason = None
-    session = _get(store, session_id)
+    session = store.require(session_id)
     while session.status is SessionStatus.PENDING:
         if session.status_reason != last_reason:
             last_reason = session.status_reason
@@ -92,20 +92,14 @@ async def wait_for_room(
                     f"waited more than {policy.timeout:g} s for room "
                     f"(ClusterManager.pending_timeout); last: {session.status_reason}",
                 )
-            return _get(store, session_id)
+            return store.require(session_id)
         await asyncio.sleep(policy.poll_interval)
-        session = _get(store, session_id)
+        session = store.require(session_id)
         if session.status is SessionStatus.PENDING:
             # Only a session held up by earlier ones looks at them (one query less
             # per poll for every other waiting session).
             if not policy.backfill and session.status_reason.startswith(WAITING_BEHIND):
                 _cancel_abandoned(store, session)
             place_once(store, session_id, await slots(session.spec.image), policy)
-            session = _get(store, session_id)
-    return session
-
-
-def _get(store: Store, session_id: str) -> Session:
-    session = store.get(session_id)
-    assert session is not None, f"session {session_id} vanished from the store"
+            session = store.require(session_id)
     return session

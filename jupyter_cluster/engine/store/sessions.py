@@ -69,6 +69,14 @@ class Store(PlacingStore):
             found = self._select(db, "WHERE id = ?", (session_id,))
         return found[0] if found else None
 
+    def require(self, session_id: str) -> Session:
+        """The session with exactly this id; NotFound when there is none (the engine's
+        launcher, terminator and queue use it for sessions they know exist)."""
+        session = self.get(session_id)
+        if session is None:
+            raise NotFound(f"no session has id {session_id!r}; see `jupyter cluster ls --all`")
+        return session
+
     def find_container(self, container_id: str) -> tuple[str, str] | None:
         """(session id, host) of the Docker container ``container_id`` among live
         sessions, or None (the server's OOM watch maps Docker's events with it)."""
