@@ -5,38 +5,21 @@
  * Loaded when a command first runs.
  */
 
-import { JupyterFrontEnd } from '@jupyterlab/application';
-import {
-  Dialog,
-  showDialog,
-  showErrorMessage,
-  WidgetTracker
-} from '@jupyterlab/apputils';
+import { Dialog, showDialog, showErrorMessage } from '@jupyterlab/apputils';
 import { URLExt } from '@jupyterlab/coreutils';
 import { KernelAPI, ServerConnection } from '@jupyterlab/services';
 
 import { ClusterAPIError, IAgent, IImage, ISession } from './api';
+import type { IContext } from './context';
 import { LaunchDialog, LaunchForm } from './dialog';
 import { ILaunchValues, initialValues, toRequest } from './form';
 import type { IServerError } from './formview';
 import { getTrans } from './i18n';
 import { hasEnded, ILogOptions, LogPanel } from './logs';
 import { followLaunch } from './progress';
-import { SessionsModel } from './sessions';
 import { LiveNotification } from './toast';
-import { IClusterSettings } from './settings';
 
 export { openAllTerminals, openTerminal } from './terminals';
-
-/** What the actions share. */
-export interface IContext {
-  app: JupyterFrontEnd;
-  model: SessionsModel;
-  settings: () => IClusterSettings;
-  logs: WidgetTracker<LogPanel>;
-  /** Show the sidebar. */
-  showSidebar: () => void;
-}
 
 /**
  * The launch dialog, then the launch: the form is shown again (with the

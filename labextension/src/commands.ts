@@ -11,7 +11,7 @@ import { LabIcon, refreshIcon } from '@jupyterlab/ui-components';
 import type { CommandRegistry } from '@lumino/commands';
 import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 
-import type { IContext } from './actions';
+import type { IContext } from './context';
 import { getTrans } from './i18n';
 import { clusterIcon } from './icons';
 import type { LogPanel } from './logs';
@@ -42,6 +42,12 @@ export const PALETTE_COMMANDS = [
   CommandIDs.terminate
 ];
 
+/** What the commands do, loaded (a chunk of its own) when one first runs. */
+const loadActions = () => import('./actions');
+
+/** The module ./actions, as `loadActions` gives it. */
+type Actions = Awaited<ReturnType<typeof loadActions>>;
+
 /** What the commands need from the plugin. */
 export interface ICommandsOptions {
   app: JupyterFrontEnd;
@@ -57,7 +63,6 @@ export function addCommands(options: ICommandsOptions): void {
   const { commands } = app;
   const logs = new WidgetTracker<LogPanel>({ namespace: 'cluster-logs' });
   const ctx: IContext = { ...options, logs };
-  const actions = () => import('./actions');
 
   const sessionArgs = {
     type: 'object',
@@ -94,7 +99,7 @@ export function addCommands(options: ICommandsOptions): void {
       execute: async args => {
         const picked = await spec.pick(args);
         if (picked) {
-          const done = spec.run(await actions(), picked);
+          const done = spec.run(await loadActions(), picked);
           await (spec.failTitle ? done.catch(fail(spec.failTitle)) : done);
         }
       },
@@ -113,7 +118,7 @@ export function addCommands(options: ICommandsOptions): void {
     icon: iconOf(clusterIcon),
     execute: async () => {
       try {
-        await (await actions()).launch(ctx);
+        await (await loadActions()).launch(ctx);
       } catch (error) {
         fail(trans.__('Could not launch a cluster session'))(error);
       }
@@ -216,7 +221,7 @@ interface IPickerCommand<T> {
   /** What to act on: the one the args name, or one the user picks. */
   pick: (args: ReadonlyPartialJSONObject) => Promise<T | null>;
   /** Act on it with the lazily loaded actions. */
-  run: (actions: typeof import('./actions'), picked: T) => Promise<unknown>;
+  run: (actions: Actions, picked: T) => Promise<unknown>;
   /** Show a failure of `run` under this title (else `run` reports its own). */
   failTitle?: string;
 }

@@ -7,8 +7,8 @@
 import { InputDialog, showErrorMessage } from '@jupyterlab/apputils';
 import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 
-import type { IContext } from './actions';
 import { IContainer, ISession } from './api';
+import type { IContext } from './context';
 import { getTrans } from './i18n';
 
 async function known(ctx: IContext, id: string): Promise<ISession> {

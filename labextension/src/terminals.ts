@@ -10,8 +10,8 @@
 
 import { showErrorMessage } from '@jupyterlab/apputils';
 
-import type { IContext } from './actions';
 import { IContainer, ISession, ITerminalModel } from './api';
+import type { IContext } from './context';
 import { getTrans } from './i18n';
 import { USABLE } from './sessions';
 

@@ -2,8 +2,9 @@ import { WidgetTracker } from '@jupyterlab/apputils';
 import { KernelAPI, ServerConnection } from '@jupyterlab/services';
 import { CommandRegistry } from '@lumino/commands';
 
-import { IContext, openLogs, openNotebook, terminate } from '../actions';
+import { openLogs, openNotebook, terminate } from '../actions';
 import { ClusterClient } from '../api';
+import { IContext } from '../context';
 import { LogPanel, LogView } from '../logs';
 import { SessionsModel } from '../sessions';
 import { readSettings } from '../settings';

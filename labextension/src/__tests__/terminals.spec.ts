@@ -2,8 +2,8 @@ import { showErrorMessage, WidgetTracker } from '@jupyterlab/apputils';
 import { CommandRegistry } from '@lumino/commands';
 import { Title } from '@lumino/widgets';
 
-import { IContext } from '../actions';
 import { ClusterAPIError, ClusterClient, ISession } from '../api';
+import { IContext } from '../context';
 import { LogPanel } from '../logs';
 import { SessionsModel } from '../sessions';
 import { readSettings } from '../settings';
