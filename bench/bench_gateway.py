@@ -17,16 +17,16 @@ ours
     ports published on 127.0.0.1).
 gateway_provisioners
     ``AsyncKernelManager`` of a ``DockerProvisioner`` kernelspec made by its
-    ``jupyter-docker-spec install``, in a process of its own (``gateway_worker.py``,
+    ``jupyter-docker-spec install``, in a process of its own (``gateway/worker.py``,
     run by its Python); its launcher ``docker run``\\ s an image built from ours
-    with its kernel launcher added (``gateway_support.build_image``), on the default
+    with its kernel launcher added (``gateway.peer.build_image``), on the default
     bridge, and the kernel sends its connection info back to the provisioner. Its
-    launcher has no CPU/memory options: ``gateway_launch.py`` adds ours to its
+    launcher has no CPU/memory options: ``gateway/launch.py`` adds ours to its
     ``docker run``.
 floor
     a bare container of our image on the default bridge running ``python3 -m
     ipykernel_launcher`` with its connection file put in before start, reached on
-    the container's address (``gateway_support.BareKernel``; aiodocker only).
+    the container's address (``common.floors.BareKernel``; aiodocker only).
 
 Measured, alternating (the order rotates every repeat), after one untimed run of each:
 
@@ -51,35 +51,28 @@ import argparse
 import sys
 import uuid
 from collections.abc import Awaitable, Callable
-from types import SimpleNamespace
 from typing import Any
 
-import harness
-from bench_kernel_start import (
-    BENCH_LABEL,
-    IMAGE,
-    MANAGER_LABEL,
-    force_clean,
-    install_kernelspecs,
+from common import harness
+from common.constants import BENCH_LABEL, IMAGE, MANAGER_LABEL
+from common.floors import BareKernel
+from common.harness import log
+from common.kernels import (
+    client_of,
+    cluster_config,
+    install_kernelspec,
+    ours_launch,
+    round_trip,
+    start_kernel,
+    stop_kernel,
+)
+from common.sandbox import (
+    check_nothing_left,
     jupyter_dirs,
-    leftovers,
     remove_bench_containers,
     store_manager_id,
 )
-from gateway_support import (
-    GATEWAY_IMAGE,
-    KERNEL_NAME,
-    BareKernel,
-    GatewayWorker,
-    build_image,
-    client_of,
-    default_gateway_python,
-    find_gateway,
-    install_kernelspec,
-)
-from io_support import cluster_config, round_trip, start_kernel, stop_kernel
-from launch_support import cluster_config as launch_cluster_config
-from launch_support import ours_launch
+from gateway import peer
 
 NAME = "gateway"
 GP = "gateway_provisioners"
@@ -97,7 +90,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--gateway-python",
-        default=default_gateway_python(),
+        default=peer.default_gateway_python(),
         help="the Python of an environment with gateway_provisioners[docker] "
         "(default: $JC_BENCH_GATEWAY_PYTHON, or this one if it has it)",
     )
@@ -107,11 +100,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args.repeat = args.repeat or (1 if args.quick else 5)
     args.calls = args.calls or (20 if args.quick else 200)
     return args
-
-
-def log(text: str) -> None:
-    """Progress on stderr."""
-    print(text, file=sys.stderr, flush=True)
 
 
 async def rotate(repeat: int, runs: dict[str, Callable[[], Awaitable[None]]]) -> None:
@@ -124,7 +112,7 @@ async def rotate(repeat: int, runs: dict[str, Callable[[], Awaitable[None]]]) ->
 
 
 async def lifecycle(
-    args: argparse.Namespace, docker: Any, worker: GatewayWorker | None, run_id: str
+    args: argparse.Namespace, docker: Any, worker: peer.GatewayWorker | None, run_id: str
 ) -> list[dict[str, Any]]:
     """Start → kernel_info and shutdown_kernel of each kind; their rows."""
     from jupyter_cluster.core.units import parse_cpu, parse_size
@@ -140,16 +128,16 @@ async def lifecycle(
         down: list[float] = []
         # As in a Jupyter server (the extension's default there): shutdown_kernel returns
         # once the kernel has ended; the containers are removed in the background.
-        config = launch_cluster_config()
+        config = cluster_config()
         config.ClusterProvisioner.end_session_in_background = True
-        samples["ours"].append(await ours_launch(1, args, down, config))
+        samples["ours"].append(await ours_launch("bench-1", 1, args.timeout, down, config))
         samples["ours_down"] += down
         await wait_for_endings()  # not timed: the next run starts on a quiet engine
         log(f"ours: start {samples['ours'][-1]:.3f} s, shutdown {down[0]:.3f} s")
 
     async def gateway() -> None:
         assert worker is not None
-        started = await worker.call(cmd="start", kernel=KERNEL_NAME, timeout=args.timeout)
+        started = await worker.call(cmd="start", kernel=peer.KERNEL_NAME, timeout=args.timeout)
         down = await worker.call(cmd="shutdown")
         samples["gp"].append(started["seconds"])
         samples["gp_down"].append(down["seconds"])
@@ -216,7 +204,9 @@ async def lifecycle(
     return rows
 
 
-async def cells(args: argparse.Namespace, worker: GatewayWorker | None) -> list[dict[str, Any]]:
+async def cells(
+    args: argparse.Namespace, worker: peer.GatewayWorker | None
+) -> list[dict[str, Any]]:
     """An empty cell's round trip on each kind of kernel, interleaved; median and p95 rows."""
     clients: dict[str, Any] = {}
     managers: list[tuple[Any, Any]] = []
@@ -227,7 +217,7 @@ async def cells(args: argparse.Namespace, worker: GatewayWorker | None) -> list[
         managers.append(ours)
         clients["floor"], clients["ours"] = local[1], ours[1]
         if worker is not None:
-            started = await worker.call(cmd="start", kernel=KERNEL_NAME, timeout=args.timeout)
+            started = await worker.call(cmd="start", kernel=peer.KERNEL_NAME, timeout=args.timeout)
             clients["gp"] = client_of(started["connection"])
         for _ in range(5):  # warm-up: the first cells import and compile
             for client in clients.values():
@@ -270,17 +260,17 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     run_id = uuid.uuid4().hex[:12]
     with jupyter_dirs() as root:
         manager_id = store_manager_id()
-        spec = SimpleNamespace(image=args.image, cpu=args.cpu, mem=args.mem, timeout=args.timeout)
-        install_kernelspecs(root, [1], spec)  # type: ignore[arg-type]
-        package, why = find_gateway(args.gateway_python)
+        shape = {"image": args.image, "cpu": args.cpu, "mem": args.mem}
+        install_kernelspec(root, args.timeout, size=1, **shape)
+        package, why = peer.find_gateway(args.gateway_python)
         worker = None
         if package:
-            log(f"building {GATEWAY_IMAGE} on {args.image} with {GP}' kernel launcher")
-            build_image(package, args.image)
+            log(f"building {peer.GATEWAY_IMAGE} on {args.image} with {GP}' kernel launcher")
+            peer.build_image(package, args.image)
             cpu, mem = parse_cpu(args.cpu, "cpu"), parse_size(args.mem, "mem")
             label = f"{BENCH_LABEL}={run_id}"
-            install_kernelspec(args.gateway_python, root, GATEWAY_IMAGE, cpu, mem, label)
-            worker = GatewayWorker(args.gateway_python)
+            peer.install_kernelspec(args.gateway_python, root, peer.GATEWAY_IMAGE, cpu, mem, label)
+            worker = peer.GatewayWorker(args.gateway_python)
             await worker.open()
         else:
             print(f"{GP} column skipped: {why}", flush=True)
@@ -293,10 +283,7 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                 await worker.close()
             await remove_bench_containers(docker, run_id)
             await docker.close()
-        left = leftovers([f"{BENCH_LABEL}={run_id}", f"{MANAGER_LABEL}={manager_id}"])
-    if left:
-        force_clean(left)
-        raise SystemExit(f"the benchmark left Docker objects behind (removed now): {left}")
+        check_nothing_left([f"{BENCH_LABEL}={run_id}", f"{MANAGER_LABEL}={manager_id}"])
     return rows
 
 

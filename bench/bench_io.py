@@ -21,7 +21,7 @@ Run as ``.venv/bin/python bench/bench_io.py [--only d,e,g] [--repeat 3] [--quick
     logs -f`` of the same container, run alternating with each. Goal: >= 0.8.
 (g) the same server with ``--sessions`` active sessions (100) of 0.01 CPU and 64 MB:
     ``--real`` real size-1 sessions launched through the API and the rest stand-ins
-    (see io_server_support.py: a real session's record with its own running
+    (see common/server_load.py: a real session's record with its own running
     container, but no private network: Docker's default address pools hold about
     30 networks for the whole engine). Rows: ``GET cluster/api/sessions`` with no
     session and with them, each against ``GET api/status`` of the same server
@@ -42,31 +42,31 @@ import asyncio
 import sys
 from functools import partial
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import aiodocker
 import aiohttp
-import harness
-import io_server_support as srv
-from bench_kernel_start import (
-    IMAGE,
-    MANAGER_LABEL,
-    force_clean,
-    install_kernelspecs,
-    jupyter_dirs,
-    leftovers,
-    store_manager_id,
-)
-from bench_soak import Server, process_sample
-from io_support import (
-    bench_logs,
-    close_engine,
+from common import harness
+from common import server_load as load
+from common.constants import IMAGE, MANAGER_LABEL
+from common.harness import progress
+from common.kernels import (
     cluster_config,
-    progress,
+    install_kernelspec,
     round_trip,
     start_kernel,
     stop_kernel,
+)
+from common.logs import bench_logs, close_engine
+from common.sandbox import check_nothing_left, jupyter_dirs, store_manager_id
+from common.server import (
+    Server,
+    call,
+    process_sample,
+    serving,
+    timed_get,
+    wait_running,
+    write_server_config,
 )
 
 NAME = "io"
@@ -102,8 +102,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 async def bench_round_trip(args: argparse.Namespace, root: str) -> list[dict[str, Any]]:
     """Rows of (d): median and p95 of the cell round trip, direct and over SSH."""
-    spec = SimpleNamespace(image=args.image, cpu="1", mem="512m", timeout=args.timeout)
-    install_kernelspecs(root, [1], spec)  # type: ignore[arg-type]
+    install_kernelspec(root, args.timeout, image=args.image, size=1, cpu="1", mem="512m")
     rows = []
     local_km, local = await start_kernel("python3")
     try:
@@ -141,10 +140,10 @@ async def bench_server(
     sessions, status = api + "sessions", server.url + "api/status"
 
     async def get_sessions() -> float:
-        return await srv.timed_get(http, sessions)
+        return await timed_get(http, sessions)
 
     async def get_status() -> float:
-        return await srv.timed_get(http, status)
+        return await timed_get(http, status)
 
     for _ in range(10):  # warm-up
         await get_sessions()
@@ -158,16 +157,16 @@ async def bench_server(
 
     progress(f"(g) launching {args.real} real sessions and {n - args.real} stand-ins")
     launched = await asyncio.gather(
-        *(srv.call(http, "POST", sessions, {"size": 1, **srv.TINY}) for _ in range(args.real))
+        *(call(http, "POST", sessions, {"size": 1, **load.TINY}) for _ in range(args.real))
     )
     for session in launched:
-        await srv.wait_running(http, f"{sessions}/{session['id']}", args.timeout)
+        await wait_running(http, f"{sessions}/{session['id']}", args.timeout)
     docker = aiodocker.Docker()
     try:
-        await srv.add_standins(docker, launched[0]["id"], n - args.real, manager_id)
+        await load.add_standins(docker, launched[0]["id"], n - args.real, manager_id)
     finally:
         await docker.close()
-    shown = await srv.call(http, "GET", sessions)
+    shown = await call(http, "GET", sessions)
     if len(shown) != n or any(s["status"] != "RUNNING" for s in shown):
         raise RuntimeError(f"expected {n} RUNNING sessions, GET sessions shows {len(shown)}")
     await asyncio.sleep(2)  # the events hub has polled them all
@@ -184,12 +183,12 @@ async def bench_server(
     )
     rows.append(row)
 
-    listeners = srv.Listeners(http, api + "events", args.listeners)
+    listeners = load.Listeners(http, api + "events", args.listeners)
     await listeners.open()
     firsts: list[float] = []
 
     async def fanout() -> float:
-        first, last = await srv.fanout_once(http, api, listeners, args.agent_cpu)
+        first, last = await load.fanout_once(http, api, listeners, args.agent_cpu)
         firsts.append(first)
         return last
 
@@ -239,10 +238,7 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                 rows += await with_server(args, Path(root), manager_id)
         finally:
             close_engine()
-            left = leftovers([f"{MANAGER_LABEL}={manager_id}"])
-            if left:
-                force_clean(left)
-                raise SystemExit(f"the benchmark left Docker objects behind (removed now): {left}")
+            check_nothing_left([f"{MANAGER_LABEL}={manager_id}"])
     return rows
 
 
@@ -250,26 +246,14 @@ async def with_server(
     args: argparse.Namespace, root: Path, manager_id: str
 ) -> list[dict[str, Any]]:
     """Start the server, run (e) and (g) against it, end every session, stop it."""
-    args.agent_cpu = round(max(1.0, args.sessions * srv.TINY_CPU + 0.5), 2)
-    srv.write_server_config(args.agent_cpu)
-    server = Server(root)
+    args.agent_cpu = round(max(1.0, args.sessions * load.TINY_CPU + 0.5), 2)
+    write_server_config(args.agent_cpu)
     rows: list[dict[str, Any]] = []
-    try:
-        await server.start()
-        headers = {"Authorization": f"token {server.token}"}
-        async with aiohttp.ClientSession(
-            headers=headers, connector=aiohttp.TCPConnector(limit=0)
-        ) as http:
-            api = server.url + "cluster/api/"
-            try:
-                if "e" in args.only:
-                    rows += await bench_logs(args, http, api)
-                if "g" in args.only:
-                    rows += await bench_server(args, server, http, manager_id)
-            finally:
-                await srv.terminate_all(http, api)
-    finally:
-        await server.stop()
+    async with serving(root) as (server, http, api):
+        if "e" in args.only:
+            rows += await bench_logs(args, http, api)
+        if "g" in args.only:
+            rows += await bench_server(args, server, http, manager_id)
     return rows
 
 

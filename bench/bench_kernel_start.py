@@ -31,24 +31,28 @@ import argparse
 import asyncio
 import io
 import json
-import os
-import shutil
 import statistics
-import subprocess
 import sys
 import tarfile
-import tempfile
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
-IMAGE = "jupyter-cluster/kernel:latest"
-KERNEL_PORTS = (50001, 50002, 50003, 50004, 50005)  # shell, iopub, stdin, control, hb
-PORT_NAMES = ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")
-BENCH_LABEL = "jupyter-cluster-bench.run-id"
-MANAGER_LABEL = "jupyter-cluster.manager-id"
+from common.bare import floor_connection
+from common.constants import BENCH_LABEL, IMAGE, KERNEL_PORTS, MANAGER_LABEL
+from common.kernels import (
+    client_of,
+    cluster_config,
+    install_kernelspec,
+    start_client,
+    stop_kernel,
+)
+from common.sandbox import (
+    check_nothing_left,
+    jupyter_dirs,
+    remove_bench_containers,
+    store_manager_id,
+)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -65,52 +69,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def store_manager_id() -> str:
-    """The manager id of the store in the current Jupyter data dir (made if new): the
-    label value that marks this run's Docker objects."""
-    from jupyter_cluster.engine.store.sessions import Store
-    from jupyter_cluster.paths import default_db_path
-
-    store = Store(default_db_path())
-    try:
-        return store.manager_id
-    finally:
-        store.close()
-
-
-@contextmanager
-def jupyter_dirs() -> Iterator[str]:
-    """A private JUPYTER_DATA_DIR/CONFIG_DIR/RUNTIME_DIR/PATH for the run; removed after."""
-    root = tempfile.mkdtemp(prefix="jc-bench-")
-    saved = {k: v for k, v in os.environ.items() if k.startswith("JUPYTER")}
-    for key in saved:
-        del os.environ[key]
-    os.environ.update(
-        JUPYTER_DATA_DIR=os.path.join(root, "data"),
-        JUPYTER_CONFIG_DIR=os.path.join(root, "config"),
-        JUPYTER_RUNTIME_DIR=os.path.join(root, "runtime"),
-        JUPYTER_PATH=os.path.join(root, "prefix", "share", "jupyter"),
-        JUPYTER_PLATFORM_DIRS="0",
-    )
-    try:
-        yield root
-    finally:
-        for key in [k for k in os.environ if k.startswith("JUPYTER")]:
-            del os.environ[key]
-        os.environ.update(saved)
-        shutil.rmtree(root, ignore_errors=True)
-
-
 def install_kernelspecs(root: str, sizes: list[int], args: argparse.Namespace) -> None:
     """One cluster kernelspec ``bench-N`` per size, under the private prefix."""
-    from jupyter_cluster.core.models import LaunchSpec
-    from jupyter_cluster.provisioning import kernelspec
-
     for size in sorted({1, *sizes}):  # size 1 is also the warm-up
-        spec = LaunchSpec.create(image=args.image, size=size, cpu=args.cpu, mem=args.mem)
-        config = kernelspec.provisioner_config(spec, True, args.timeout)
-        kernelspec.install(
-            f"bench-{size}", f"bench {size}", config, prefix=os.path.join(root, "prefix")
+        install_kernelspec(
+            root, args.timeout, image=args.image, size=size, cpu=args.cpu, mem=args.mem
         )
 
 
@@ -129,19 +92,9 @@ def _connection_archive(connection: dict[str, Any]) -> bytes:
 
 async def floor_once(docker: Any, size: int, args: argparse.Namespace, run_id: str) -> float:
     """Seconds from the first API call to a kernel_info reply, bare containers."""
-    from jupyter_client.asynchronous import AsyncKernelClient
-
     from jupyter_cluster.core.units import parse_cpu, parse_size
 
-    key = uuid.uuid4().hex
-    inner = {name: port for name, port in zip(PORT_NAMES, KERNEL_PORTS, strict=True)}
-    connection = {
-        **inner,
-        "ip": "0.0.0.0",
-        "key": key,
-        "transport": "tcp",
-        "signature_scheme": "hmac-sha256",
-    }
+    inner, connection = floor_connection()
     host_config = {
         "NanoCpus": round(parse_cpu(args.cpu, "cpu") * 1e9),
         "Memory": parse_size(args.mem, "mem"),
@@ -172,12 +125,10 @@ async def floor_once(docker: Any, size: int, args: argparse.Namespace, run_id: s
         containers = await asyncio.gather(*(bring_up(i == 0) for i in range(size)))
         data = await docker.containers.get(containers[0].id)
         ports = data._container["NetworkSettings"]["Ports"]
-        client = AsyncKernelClient()
         outer = {name: int(ports[f"{port}/tcp"][0]["HostPort"]) for name, port in inner.items()}
-        client.load_connection_info({**connection, **outer, "ip": "127.0.0.1"})
         # No heartbeat channel: with no kernel manager it would call a kernel that
         # is still importing dead after 1 s, and wait_for_ready would give up.
-        client.start_channels(hb=False)
+        client = client_of({**connection, **outer, "ip": "127.0.0.1"})
         await client.wait_for_ready(timeout=args.timeout)
         return time.monotonic() - start
     finally:
@@ -186,62 +137,22 @@ async def floor_once(docker: Any, size: int, args: argparse.Namespace, run_id: s
         await remove_bench_containers(docker, run_id)
 
 
-async def remove_bench_containers(docker: Any, run_id: str) -> None:
-    """Remove every floor container of this run."""
-    found = await docker.containers.list(all=True, filters={"label": [f"{BENCH_LABEL}={run_id}"]})
-    await asyncio.gather(*(c.delete(force=True, v=True) for c in found))
-
-
 # -- ours ----------------------------------------------------------------------------
 
 
 async def ours_once(size: int, args: argparse.Namespace) -> float:
     """Seconds from start_kernel() to a kernel_info reply, cluster kernelspec of ``size``."""
     from jupyter_client.manager import AsyncKernelManager
-    from traitlets.config import Config
 
-    # Room for size x cpu on this machine's one engine (the scheduler's bookkeeping
-    # would otherwise stop at the number of cores).
-    config = Config({"ClusterManager": {"agents": [{"id": "local", "cpu": 1024}]}})
-    km = AsyncKernelManager(kernel_name=f"bench-{size}", config=config)
-    client = None
+    km = AsyncKernelManager(kernel_name=f"bench-{size}", config=cluster_config())
     start = time.monotonic()
-    try:
-        await km.start_kernel()
-        client = km.client()
-        client.start_channels()
-        await client.wait_for_ready(timeout=args.timeout)
-        return time.monotonic() - start
-    finally:
-        if client is not None:
-            client.stop_channels()
-        if km.has_kernel:
-            await km.shutdown_kernel(now=True)
+    client = await start_client(km, args.timeout)  # shuts the kernel down if it fails
+    seconds = time.monotonic() - start
+    await stop_kernel(km, client)
+    return seconds
 
 
 # -- the run -------------------------------------------------------------------------
-
-
-def leftovers(labels: list[str]) -> list[str]:
-    """Containers and networks still carrying any of ``labels`` (per the docker CLI)."""
-    found = []
-    for label in labels:
-        for kind in (("ps", "-aq"), ("network", "ls", "-q")):
-            out = subprocess.run(
-                ["docker", *kind, "--filter", f"label={label}"],
-                capture_output=True,
-                text=True,
-                check=True,
-            ).stdout
-            found += out.split()
-    return found
-
-
-def force_clean(ids: list[str]) -> None:
-    """Remove containers (or networks) by id, ignoring what is already gone."""
-    for object_id in ids:
-        subprocess.run(["docker", "rm", "-f", "-v", object_id], capture_output=True, check=False)
-        subprocess.run(["docker", "network", "rm", object_id], capture_output=True, check=False)
 
 
 async def bench(args: argparse.Namespace, manager_id: str) -> dict[int, dict[str, list[float]]]:
@@ -269,10 +180,7 @@ async def bench(args: argparse.Namespace, manager_id: str) -> dict[int, dict[str
     finally:
         await remove_bench_containers(docker, run_id)
         await docker.close()
-    left = leftovers([f"{BENCH_LABEL}={run_id}", f"{MANAGER_LABEL}={manager_id}"])
-    if left:
-        force_clean(left)
-        raise SystemExit(f"the benchmark left Docker objects behind (removed now): {left}")
+    check_nothing_left([f"{BENCH_LABEL}={run_id}", f"{MANAGER_LABEL}={manager_id}"])
     return results
 
 

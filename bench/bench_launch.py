@@ -45,39 +45,32 @@ configured with room for every size (``cpu: 1024``, as in bench_kernel_start.py)
     at once in ``--launches`` networks (as in (b): sshd in each, the first of each
     pair publishing ours' ports) until every sshd answers. Goal <= 1.25.
 
-Everything runs in temporary Jupyter dirs (bench_kernel_start.jupyter_dirs); every
+Everything runs in temporary Jupyter dirs (common.sandbox.jupyter_dirs); every
 container and network made is removed and the script fails if any is left.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 import uuid
-from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
-import harness
-from bench_kernel_start import (
-    BENCH_LABEL,
-    IMAGE,
-    MANAGER_LABEL,
-    force_clean,
-    jupyter_dirs,
-    leftovers,
-    store_manager_id,
-)
-from launch_support import (
-    Floor,
+from common import harness
+from common.bare import floor_keys
+from common.constants import BENCH_LABEL, IMAGE, MANAGER_LABEL
+from common.floors import Floor
+from common.harness import logged
+from common.kernels import (
     cluster_config,
-    floor_keys,
+    install_kernelspec,
     ours_launch,
     ours_many,
     ours_terminate,
 )
+from common.sandbox import check_nothing_left, jupyter_dirs, store_manager_id
 
 NAME = "launch"
 
@@ -114,44 +107,13 @@ def cpu_for(args: argparse.Namespace, size: int) -> float:
     return parse_cpu(args.cpu, "cpu")
 
 
-def slope(sizes: list[int], seconds: list[float]) -> float:
-    """Least-squares slope of ``seconds`` over ``sizes`` (seconds per extra container)."""
-    n = len(sizes)
-    mx, my = sum(sizes) / n, sum(seconds) / n
-    sxx = sum((x - mx) ** 2 for x in sizes)
-    return sum((x - mx) * (y - my) for x, y in zip(sizes, seconds, strict=True)) / sxx
-
-
-def install_kernelspec(root: str, size: int, args: argparse.Namespace) -> None:
-    """The cluster kernelspec ``bench-<size>`` under the run's private prefix."""
-    from jupyter_cluster.core.models import LaunchSpec
-    from jupyter_cluster.provisioning import kernelspec
-
-    cpu = cpu_for(args, size)
-    spec = LaunchSpec.create(image=args.image, size=size, cpu=cpu, mem=args.mem)
-    config = kernelspec.provisioner_config(spec, True, args.timeout)
-    prefix = os.path.join(root, "prefix")
-    kernelspec.install(f"bench-{size}", f"bench {size}", config, prefix=prefix)
-
-
-def logged(label: str, run: Callable[[], Awaitable[float]]) -> Callable[[], Awaitable[float]]:
-    """``run``, printing each sample to stderr as it comes."""
-
-    async def wrapper() -> float:
-        seconds = await run()
-        print(f"{label}: {seconds:.3f} s", file=sys.stderr, flush=True)
-        await asyncio.sleep(0.3)  # let the engine settle after removals
-        return seconds
-
-    return wrapper
-
-
 async def case_a(args: argparse.Namespace, root: str, floor: Floor) -> list[dict[str, Any]]:
     """(a) launch to ready per size, the slopes, and (b) shutdown_kernel per size."""
     rows, per_size = [], {}
     for size in args.sizes:
-        install_kernelspec(root, size, args)
-    await ours_launch(1, args, [])  # warm-up: imports, page cache, the store
+        cpu = cpu_for(args, size)
+        install_kernelspec(root, args.timeout, image=args.image, size=size, cpu=cpu, mem=args.mem)
+    await ours_launch("bench-1", 1, args.timeout, [])  # warm-up: imports, page cache, the store
     try:
         await floor.launch(1, cpu_for(args, 1))
     finally:
@@ -169,7 +131,10 @@ async def case_a(args: argparse.Namespace, root: str, floor: Floor) -> list[dict
 
         ours, base = await harness.alternate(
             args.repeat,
-            logged(f"a size {size} ours", partial(ours_launch, size, args, shutdowns)),
+            logged(
+                f"a size {size} ours",
+                partial(ours_launch, f"bench-{size}", size, args.timeout, shutdowns),
+            ),
             logged(f"a size {size} floor", bare),
         )
         per_size[size] = (ours, base)
@@ -182,7 +147,10 @@ async def case_a(args: argparse.Namespace, root: str, floor: Floor) -> list[dict
     if len(per_size) >= 2:
         sizes = list(per_size)
         slopes = [
-            [slope(sizes, [per_size[s][kind][i] for s in sizes]) for i in range(args.repeat)]
+            [
+                harness.slope(sizes, [per_size[s][kind][i] for s in sizes])
+                for i in range(args.repeat)
+            ]
             for kind in (0, 1)
         ]
         case = f"a: slope over sizes {','.join(map(str, sizes))}"
@@ -203,6 +171,7 @@ async def case_b_f(args: argparse.Namespace, floor: Floor) -> list[dict[str, Any
         await manager.start()
         for size in args.term_sizes if "b" in args.only else ():
             cpu = cpu_for(args, size)
+            spec = manager.make_spec(image=args.image, size=size, cpu=cpu, mem=floor.mem)
 
             async def bare(size: int = size, cpu: float = cpu) -> float:
                 try:
@@ -214,16 +183,14 @@ async def case_b_f(args: argparse.Namespace, floor: Floor) -> list[dict[str, Any
 
             ours, base = await harness.alternate(
                 args.repeat,
-                logged(
-                    f"b size {size} ours",
-                    partial(ours_terminate, manager, size, cpu, floor.mem, args),
-                ),
+                logged(f"b size {size} ours", partial(ours_terminate, manager, spec)),
                 logged(f"b size {size} floor", bare),
             )
             case = f"b: terminate to gone, size {size}"
             rows.append(harness.result(NAME, case, "seconds", ours, base, goal=1.2))
         if "f" in args.only:
             cpu, n = cpu_for(args, 2), args.launches
+            pair = manager.make_spec(image=args.image, size=2, cpu=cpu, mem=floor.mem)
 
             async def many() -> float:
                 try:
@@ -233,7 +200,7 @@ async def case_b_f(args: argparse.Namespace, floor: Floor) -> list[dict[str, Any
 
             ours, base = await harness.alternate(
                 args.repeat,
-                logged("f ours", lambda: ours_many(manager, n, 2, cpu, floor.mem, args)),
+                logged("f ours", partial(ours_many, manager, n, pair)),
                 logged("f floor", many),
             )
             case, note = f"f: {n} concurrent size-2 launches", f"floor: {2 * n} bare, {n} networks"
@@ -263,10 +230,7 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
         finally:
             await floor.remove_run()
             await docker.close()
-        left = leftovers([f"{BENCH_LABEL}={run_id}", f"{MANAGER_LABEL}={manager_id}"])
-    if left:
-        force_clean(left)
-        raise SystemExit(f"the benchmark left Docker objects behind (removed now): {left}")
+        check_nothing_left([f"{BENCH_LABEL}={run_id}", f"{MANAGER_LABEL}={manager_id}"])
     return rows
 
 

@@ -46,20 +46,28 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-import time
 import uuid
-from pathlib import Path
 from typing import Any
 
-import harness
-from bench_kernel_start import BENCH_LABEL, IMAGE, MANAGER_LABEL, jupyter_dirs, store_manager_id
-from launch_support import floor_keys
-from multiagent_support import AgentFloor, agent_client, engine_config, ours_launch, ours_terminate
+from common import harness
+from common.agents import (
+    AgentFloor,
+    agent_client,
+    agent_cluster,
+    agent_leftovers,
+    check_two_agents,
+    engine_config,
+    session_on_two_agents,
+)
+from common.bare import floor_keys
+from common.constants import BENCH_LABEL, IMAGE, MANAGER_LABEL
+from common.harness import log
+from common.kernels import install_kernelspec, ours_launch, ours_terminate
+from common.sandbox import jupyter_dirs, store_manager_id
 
 NAME = "multiagent"
 SIZE = 4
 KERNEL = "bench-multiagent"
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -82,37 +90,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def log(text: str) -> None:
-    """Progress on stderr."""
-    print(text, file=sys.stderr, flush=True)
-
-
-def install_kernelspec(root: str, args: argparse.Namespace) -> None:
-    """The size-4 multi-node cluster kernelspec under the run's private prefix."""
-    from jupyter_cluster.core.models import LaunchSpec
-    from jupyter_cluster.provisioning import kernelspec
-
-    spec = LaunchSpec.create(
-        image=args.image, size=SIZE, mode="multi-node", cpu=args.cpu, mem=args.mem
-    )
-    config = kernelspec.provisioner_config(spec, True, args.timeout)
-    kernelspec.install(KERNEL, f"bench {SIZE} over 2 agents", config, prefix=f"{root}/prefix")
-
-
-def agent_cluster(args: argparse.Namespace) -> Any:
-    """Two started agents (both TLS) in one Swarm, the image loaded in each."""
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
-    from tests.multihost.agents import AgentCluster
-    from tests.multihost.dockercli import remove_stale
-
-    remove_stale()  # what crashed runs of the agents left (their owners are gone)
-    cluster = AgentCluster(2, images=[args.image], tls_agents=(1, 2), storage=args.storage)
-    cluster.start()
-    log(f"agents started: {', '.join(f'{k} {v:.1f} s' for k, v in cluster.timings.items())}")
-    return cluster
-
-
 async def measure(args: argparse.Namespace, cluster: Any, run_id: str) -> list[dict[str, Any]]:
     """Every run, alternating; the rows."""
     from jupyter_cluster.core.units import parse_cpu, parse_size
@@ -133,9 +110,13 @@ async def measure(args: argparse.Namespace, cluster: Any, run_id: str) -> list[d
         placement: dict[str, str] = {}
 
         async def ours() -> float:
-            seconds, placed = await ours_launch(KERNEL, config, args.timeout, samples["shutdown"])
+            placed: dict[str, str] = {}
+            seconds = await ours_launch(
+                KERNEL, SIZE, args.timeout, samples["shutdown"], config, placed
+            )
+            check_two_agents(placed)
             placement.update(placed)
-            samples["terminate"].append(await ours_terminate(manager, spec))
+            samples["terminate"].append(await ours_terminate(manager, spec, session_on_two_agents))
             log(
                 f"ours: launch {seconds:.3f} s, shutdown_kernel {samples['shutdown'][-1]:.3f} s, "
                 f"terminate {samples['terminate'][-1]:.3f} s ({placed})"
@@ -185,39 +166,27 @@ async def measure(args: argparse.Namespace, cluster: Any, run_id: str) -> list[d
     ]
 
 
-def agent_leftovers(cluster: Any, labels: list[str], settle: float = 10.0) -> list[str]:
-    """Containers and networks carrying any of ``labels`` still on an agent, after
-    up to ``settle`` seconds (a node may list a removed Swarm overlay for a moment)."""
-    deadline = time.monotonic() + settle
-    while True:
-        found = []
-        for agent in cluster:
-            for label in labels:
-                for kind in (("ps", "-a"), ("network", "ls")):
-                    listing = agent.docker(
-                        *kind,
-                        "--filter",
-                        f"label={label}",
-                        "--format",
-                        "{{.ID}} {{.Names}}" if kind[0] == "ps" else "{{.ID}} {{.Name}}",
-                    ).stdout.splitlines()
-                    found += [f"{agent.id}: {kind[0]} {line}" for line in listing]
-        if not found or time.monotonic() > deadline:
-            return found
-        time.sleep(0.5)
-
-
 async def run(args: argparse.Namespace, cluster: Any = None) -> list[dict[str, Any]]:
     """Start the agents (unless given started ``cluster``, e.g. the multi-host tests'),
     measure, check that nothing is left on them, stop the agents that it started."""
     run_id = uuid.uuid4().hex[:12]
     with jupyter_dirs() as root:
         manager_id = store_manager_id()
-        install_kernelspec(root, args)
+        install_kernelspec(
+            root,
+            args.timeout,
+            KERNEL,
+            f"bench {SIZE} over 2 agents",
+            image=args.image,
+            size=SIZE,
+            mode="multi-node",
+            cpu=args.cpu,
+            mem=args.mem,
+        )
         own = cluster is None
         if own:
             log("starting two Docker-in-Docker agents (engines, Swarm, images)...")
-            cluster = await asyncio.to_thread(agent_cluster, args)
+            cluster = await asyncio.to_thread(agent_cluster, args.image, args.storage)
         try:
             rows = await measure(args, cluster, run_id)
             labels = [f"{BENCH_LABEL}={run_id}", f"{MANAGER_LABEL}={manager_id}"]

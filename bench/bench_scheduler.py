@@ -4,7 +4,7 @@ Run as ``.venv/bin/python bench/bench_scheduler.py [--repeat 3] [--quick]``.
 
 ours
     :func:`jupyter_cluster.core.queue.place_queue` placing 10,000 queued sessions
-    on 1,000 simulated agents (``bench/scheduler_support.py``: mixed agent sizes,
+    on 1,000 simulated agents (``bench/common/scheduler_workload.py``: mixed agent sizes,
     two resource groups, two Docker Swarms, GPUs; sessions of a few shapes, a fifth
     multi-node, sizes 1 to 16; demand above capacity, so some wait and get their
     reason), every session tried in turn (``backfill``, the harder case: first in,
@@ -15,7 +15,7 @@ ours
 floor
     The queue iterated once while the agents are kept sorted: a heap of the agents
     by free CPU (the sort), then one pop, a subtraction and one push per session
-    (``scheduler_support.floor_place``). Chosen over a bare double loop over
+    (``scheduler_workload.floor_place``). Chosen over a bare double loop over
     sessions x agents because that would be the O(sessions x agents) cost the
     scheduler must not have; this is the least an n log n placement does in the same
     Python, ignoring memory, GPUs, modes, groups and reasons.
@@ -41,8 +41,8 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-import harness
-import scheduler_support as support
+from common import harness
+from common import scheduler_workload as support
 
 from jupyter_cluster.core.queue import place_each, place_queue
 

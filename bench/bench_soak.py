@@ -37,20 +37,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import signal
-import socket
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import aiohttp
-from bench_kernel_start import force_clean, jupyter_dirs, store_manager_id
+from common.constants import MANAGER_LABEL, SESSION_LABEL
+from common.harness import slope
+from common.sandbox import docker_ids, force_clean, jupyter_dirs, leftovers, store_manager_id
+from common.server import Server, events_until, process_sample, read_until
 
-MANAGER_LABEL = "jupyter-cluster.manager-id"
 READY = "jupyter-cluster: ready"
 RESULTS = Path(__file__).resolve().parent / "results" / "soak.json"
 ENDED = ("ERROR", "TERMINATED", "CANCELLED")
@@ -77,29 +75,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 # -- what is measured --------------------------------------------------------------
 
 
-def process_sample(pid: int) -> dict[str, Any]:
-    """RSS (MB), threads, open fds and child processes of process ``pid``."""
-    status = dict(
-        line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
-    )
-    children = sum(
-        len(Path(f"/proc/{pid}/task/{task}/children").read_text().split())
-        for task in os.listdir(f"/proc/{pid}/task")
-    )
-    return {
-        "rss_mb": int(status["VmRSS"].split()[0]) / 1024,
-        "threads": int(status["Threads"]),
-        "fds": len(os.listdir(f"/proc/{pid}/fd")),
-        "children": children,
-    }
-
-
-def docker_ids(*args: str) -> list[str]:
-    """Ids printed by ``docker ARGS`` (a listing with ``-q``)."""
-    done = subprocess.run(["docker", *args], capture_output=True, text=True, check=True)
-    return done.stdout.split()
-
-
 def docker_sample(manager_id: str) -> dict[str, int]:
     """Containers, networks and volumes on the engine, in all and with this run's label."""
     counts = {}
@@ -120,126 +95,14 @@ def docker_sample(manager_id: str) -> dict[str, int]:
 
 def session_volumes(session_id: str) -> set[str]:
     """Names of the volumes mounted in a session's containers."""
-    ids = docker_ids("ps", "-aq", "--filter", f"label=jupyter-cluster.session-id={session_id}")
+    ids = docker_ids("ps", "-aq", "--filter", f"label={SESSION_LABEL}={session_id}")
     if not ids:
         return set()
     found = json.loads(subprocess.run(["docker", "inspect", *ids], capture_output=True).stdout)
     return {m["Name"] for c in found for m in c["Mounts"] if m.get("Type") == "volume"}
 
 
-# -- the server and its API --------------------------------------------------------
-
-
-class Server:
-    """A ``jupyter server`` subprocess with jupyter_cluster, and a client of its API."""
-
-    def __init__(self, root: Path) -> None:
-        self.root, self.token = root, uuid.uuid4().hex
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.log: IO[bytes] | None = None
-        self.url = ""
-        self.http = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(force_close=True),  # no idle connection is kept
-            headers={"Authorization": f"token {self.token}"},
-        )
-
-    async def start(self) -> None:
-        """Start the server and wait until it answers."""
-        port = free_port()
-        self.url = f"http://127.0.0.1:{port}/"
-        self.log = open(self.root / "server.log", "wb")  # noqa: SIM115 (closed in stop)
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "jupyter_server",
-                f"--port={port}",
-                "--ip=127.0.0.1",
-                "--no-browser",
-                "--allow-root",
-                f"--IdentityProvider.token={self.token}",
-                f"--ServerApp.root_dir={self.root}",
-                "--ServerApp.port_retries=0",
-                "--ServerApp.jpserver_extensions=jupyter_cluster=True",
-            ],
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-        )
-        deadline = time.monotonic() + 90
-        while True:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the server exited; see {self.root / 'server.log'}")
-            try:
-                if (await self.call("GET", "api/status"))[0] == 200:
-                    break
-            except aiohttp.ClientError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("the server did not answer within 90 s")
-            await asyncio.sleep(0.3)
-        code, _ = await self.call("GET", "cluster/api/agents")
-        if code != 200:
-            lines = (self.root / "server.log").read_text(errors="replace").splitlines()
-            said = "\n".join(line for line in lines if "jupyter_cluster" in line)
-            raise RuntimeError(f"the jupyter_cluster extension is not loaded:\n{said}")
-
-    async def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-        """One request; (status, JSON or text)."""
-        async with self.http.request(method, self.url + path, json=body) as response:
-            if "json" in response.headers.get("Content-Type", ""):
-                return response.status, await response.json()
-            return response.status, await response.text()
-
-    async def stop(self) -> None:
-        """Stop the server (SIGTERM, then SIGKILL) and close the client."""
-        await self.http.close()
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                await asyncio.to_thread(self.proc.wait, 60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        if self.log is not None:
-            self.log.close()
-
-    async def stream(self, path: str) -> aiohttp.ClientResponse:
-        """Open a streamed GET (the caller closes it)."""
-        response = await self.http.get(self.url + path)
-        if response.status != 200:
-            text = await response.text()
-            response.close()
-            raise RuntimeError(f"GET {path}: {response.status} {text}")
-        return response
-
-
-def free_port() -> int:
-    """A TCP port of 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-async def read_until(response: aiohttp.ClientResponse, text: str) -> None:
-    """Read a streamed response until a line contains ``text``."""
-    async for raw in response.content:
-        if text in raw.decode(errors="replace"):
-            return
-    raise RuntimeError(f"the stream ended before {text!r}")
-
-
-async def events_until(response: aiohttp.ClientResponse, session_id: str, status: str) -> None:
-    """Read Server-Sent Events until the session event of ``session_id`` reaching ``status``."""
-    async for raw in response.content:
-        line = raw.decode()
-        if line.startswith("data: "):
-            data = json.loads(line[6:])
-            if data.get("type") == "session" and (data["session_id"], data["status"]) == (
-                session_id,
-                status,
-            ):
-                return
-    raise RuntimeError(f"the events stream ended before {status}")
+# -- the streams and a cycle ---------------------------------------------------------
 
 
 async def wait_status(server: Server, session_id: str, status: str, timeout: float) -> None:
@@ -293,14 +156,9 @@ async def cycle(server: Server, args: argparse.Namespace) -> set[str]:
 # -- the run --------------------------------------------------------------------------
 
 
-def slope(values: list[float]) -> float:
+def rss_slope(values: list[float]) -> float:
     """Least-squares slope of ``values`` against their index (0 for fewer than two)."""
-    n = len(values)
-    if n < 2:
-        return 0.0
-    mean_x, mean_y = (n - 1) / 2, sum(values) / n
-    num = sum((i - mean_x) * (v - mean_y) for i, v in enumerate(values))
-    return num / sum((i - mean_x) ** 2 for i in range(n))
+    return slope(range(len(values)), values) if len(values) >= 2 else 0.0
 
 
 def verdict(
@@ -310,7 +168,7 @@ def verdict(
     last = samples[-1]
     summary = {
         "rss_growth_mb": round(last["rss_mb"] - base["rss_mb"], 2),
-        "rss_slope_kb_per_cycle": round(slope([s["rss_mb"] * 1024 for s in samples]), 1),
+        "rss_slope_kb_per_cycle": round(rss_slope([s["rss_mb"] * 1024 for s in samples]), 1),
         "fd_growth": last["fds"] - base["fds"],
         "thread_growth": last["threads"] - base["threads"],
         "fd_max": max(s["fds"] for s in samples),
@@ -401,8 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         manager_id = store_manager_id()
         print(HEADER, file=sys.stderr)
         result = asyncio.run(soak(args, Path(root), manager_id))
-    left = docker_ids("ps", "-aq", "--filter", f"label={MANAGER_LABEL}={manager_id}")
-    left += docker_ids("network", "ls", "-q", "--filter", f"label={MANAGER_LABEL}={manager_id}")
+    left = leftovers([f"{MANAGER_LABEL}={manager_id}"])
     if left:
         force_clean(left)
     samples, base = result["samples"], result["baseline"]

@@ -39,23 +39,25 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import harness
-import io_server_support as srv
-import stats_support as sup
-from bench_kernel_start import (
-    MANAGER_LABEL,
+from common import harness
+from common import stats_cost as sup
+from common.constants import MANAGER_LABEL
+from common.harness import progress
+from common.sandbox import (
+    describe_objects,
     force_clean,
     jupyter_dirs,
     leftovers,
     store_manager_id,
 )
-from bench_soak import Server
-from io_support import progress
+from common.server import call, server_log_tail, serving, wait_running, write_server_config
 
 NAME = "stats"
 GOAL = 1.0  # ours/floor of one follower, and of five
 #: Most a round after the followers left may use over idle and still be "back to idle".
 BACK_TO_IDLE = 0.01  # cores
+#: The rounds with followers, and how the rows call them.
+FOLLOWED = (("one", "1 follower"), ("five", "5 followers"))
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -103,11 +105,11 @@ async def measure(
     """Launch the session, then alternate rounds of ours with floor windows."""
     progress(f"launching a session of {args.size} x {args.cpu} CPU, {args.mem}")
     body = {"size": args.size, "cpu": args.cpu, "mem": args.mem}
-    created = await srv.call(http, "POST", api + "sessions", body)
-    session = await srv.wait_running(http, f"{api}sessions/{created['id']}", args.timeout)
+    created = await call(http, "POST", api + "sessions", body)
+    session = await wait_running(http, f"{api}sessions/{created['id']}", args.timeout)
     ids = [c["container_id"] for c in session["containers"]]
     url = f"{api}sessions/{session['id']}/stats"
-    one = await srv.call(http, "GET", url)  # warm-up: imports, the Docker client's pool
+    one = await call(http, "GET", url)  # warm-up: imports, the Docker client's pool
     if sum(h is not None for h in one["hosts"].values()) != args.size:
         raise RuntimeError(f"stats of {args.size} containers expected: {one}")
     sup.docker_stats_once(ids)
@@ -164,25 +166,18 @@ def rows_of(args: argparse.Namespace, r: Rounds) -> list[dict[str, Any]]:
             unit="cores",
             note=f"{per}; {engine('idle')}",
         ),
-        harness.result(
-            NAME,
-            f"{n} containers, 1 follower",
-            "server CPU over idle",
-            r.over_idle("one", r.cpu),
-            r.floor,
-            unit="cores",
-            goal=GOAL,
-            note=f"{got('one')}; {engine('one')}; {floor_note}",
-        ),
-        harness.result(
-            NAME,
-            f"{n} containers, 5 followers",
-            "server CPU over idle",
-            r.over_idle("five", r.cpu),
-            r.floor,
-            unit="cores",
-            goal=GOAL,
-            note=f"{got('five')}; {engine('five')}; {floor_note}",
+        *(
+            harness.result(
+                NAME,
+                f"{n} containers, {label}",
+                "server CPU over idle",
+                r.over_idle(case, r.cpu),
+                r.floor,
+                unit="cores",
+                goal=GOAL,
+                note=f"{got(case)}; {engine(case)}; {floor_note}",
+            )
+            for case, label in FOLLOWED
         ),
         harness.result(
             NAME,
@@ -195,11 +190,7 @@ def rows_of(args: argparse.Namespace, r: Rounds) -> list[dict[str, Any]]:
             f"core): {'yes' if back else 'NO'}; {engine('after')}",
         ),
     ]
-    for case, label in (
-        ("one", "1 follower"),
-        ("five", "5 followers"),
-        ("after", "followers gone"),
-    ):
+    for case, label in (*FOLLOWED, ("after", "followers gone")):
         rows.append(
             harness.result(
                 NAME,
@@ -221,27 +212,17 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     with jupyter_dirs() as root:
         manager_id = store_manager_id()
         cpu = float(args.cpu) * args.size + 1
-        sup.write_server_config(cpu, args.interval)
-        server = Server(Path(root))
+        write_server_config(cpu, args.interval)
         try:
-            await server.start()
-            assert server.proc is not None
-            headers = {"Authorization": f"token {server.token}"}
-            async with aiohttp.ClientSession(
-                headers=headers, connector=aiohttp.TCPConnector(limit=0)
-            ) as http:
-                api = server.url + "cluster/api/"
-                try:
-                    rounds = await measure(args, server.proc.pid, http, api)
-                finally:
-                    await srv.terminate_all(http, api)
+            async with serving(Path(root)) as (server, http, api):
+                assert server.proc is not None
+                rounds = await measure(args, server.proc.pid, http, api)
         finally:
-            await server.stop()
             left = leftovers([f"{MANAGER_LABEL}={manager_id}"])
             if left:
-                said = sup.describe_objects(left)
+                said = describe_objects(left)
                 force_clean(left)
-                log = sup.server_log_tail(Path(root) / "server.log")
+                log = server_log_tail(Path(root) / "server.log")
                 raise SystemExit(
                     f"the benchmark left Docker objects behind (removed now): {said}\n{log}"
                 )

@@ -23,10 +23,13 @@ import uuid
 from functools import partial
 from typing import Any
 
-import harness
-from bench_kernel_start import IMAGE, MANAGER_LABEL, jupyter_dirs, leftovers, store_manager_id
-from bench_launch import install_kernelspec, logged
-from launch_support import BENCH_LABEL, Floor, cluster_config, floor_keys, ours_launch
+from common import harness
+from common.bare import floor_keys
+from common.constants import BENCH_LABEL, IMAGE, MANAGER_LABEL
+from common.floors import Floor
+from common.harness import logged
+from common.kernels import cluster_config, install_kernelspec, ours_launch
+from common.sandbox import jupyter_dirs, leftovers, store_manager_id
 
 NAME = "warm"
 
@@ -60,15 +63,16 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     """Warm vs the cold floor and vs ours cold; fails if a Docker object is left."""
     import aiodocker
 
-    from jupyter_cluster.core.units import parse_size
+    from jupyter_cluster.core.units import parse_cpu, parse_size
     from jupyter_cluster.engine.manager import ClusterManager
 
     run_id = uuid.uuid4().hex[:12]
     args.sizes, size, cpu = [args.size], args.size, float(args.cpu)
     with jupyter_dirs() as root:
         manager_id = store_manager_id()
+        shape = {"image": args.image, "cpu": parse_cpu(args.cpu, "cpu"), "mem": args.mem}
         for n in {1, size}:
-            install_kernelspec(root, n, args)
+            install_kernelspec(root, args.timeout, size=n, **shape)
         config = warm_config(args)
         keeper = ClusterManager(config=config)
         docker = aiodocker.Docker()
@@ -78,7 +82,7 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
             await keeper.warm.fill()
             if len(keeper.warm.table.ready()) != 1:
                 raise RuntimeError("the pool does not hold its one warm set")
-            seconds = await ours_launch(size, args, [], config)
+            seconds = await ours_launch(f"bench-{size}", size, args.timeout, [], config)
             if keeper.warm.table.ready():
                 raise RuntimeError("the launch did not take the warm set")
             return seconds
@@ -90,14 +94,15 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                 await floor.remove()
 
         try:
-            await ours_launch(1, args, [])  # warm-up: imports, page cache, the store
+            # warm-up: imports, page cache, the store
+            await ours_launch("bench-1", 1, args.timeout, [])
             warm_runs, floor_runs = await harness.alternate(
                 args.repeat, logged("warm", warm), logged("floor", bare)
             )
             warm_again, cold_runs = await harness.alternate(
                 args.repeat,
                 logged("warm", warm),
-                logged("ours cold", partial(ours_launch, size, args, [])),
+                logged("ours cold", partial(ours_launch, f"bench-{size}", size, args.timeout, [])),
             )
         finally:
             await keeper.warm.drain()

@@ -11,7 +11,8 @@ are skipped, with a line saying how to run them; so are the modules of ``OPT_IN`
 (``bench_multiagent.py``) unless ``--only`` names them. ``all.json`` holds every row, the
 machine, the options, the date, and which modules ran, were skipped or failed; the
 script exits with 1 if any failed (each module's own JSON is written only by its
-own ``main``).
+own ``main``). The modules are imported by name (``bench_scheduler``): running this
+script puts ``bench/`` first on ``sys.path``, as running any of them does.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import harness
+from common import harness
 
 HERE = Path(__file__).resolve().parent
 #: Modules run only when named in ``--only`` (they need minutes of set-up), and why.
@@ -70,7 +71,6 @@ def run_module(module: ModuleType, argv: list[str]) -> list[dict[str, Any]]:
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the modules, print the table, write all.json."""
     args = parse_args(argv)
-    sys.path.insert(0, str(HERE))
     rows: list[dict[str, Any]] = []
     ran: dict[str, float] = {}
     skipped: dict[str, str] = {}

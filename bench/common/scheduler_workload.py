@@ -1,4 +1,4 @@
-"""The scheduler benchmark's workload, its floor and the growth fit (bench_scheduler.py).
+"""The scheduler benchmark's workload, its floor and the growth fit (``bench_scheduler.py``).
 
 The workload is random but seeded, so every run and both kinds place the same
 queue: agents of mixed sizes (4 to 64 CPUs, 2 to 8 GiB per CPU, one in ten with
@@ -15,6 +15,7 @@ import math
 import random
 from collections.abc import Sequence
 
+from common.harness import slope
 from jupyter_cluster.core.models import LaunchSpec
 from jupyter_cluster.core.resources import Resources
 from jupyter_cluster.core.scheduler import AgentSlot
@@ -91,7 +92,7 @@ def exponent(points: Sequence[tuple[float, float]]) -> float:
     logs = [(math.log(x), math.log(y)) for x, y in points if x > 0 and y > 0]
     if len(logs) < 2:
         return math.nan
-    mx = sum(x for x, _ in logs) / len(logs)
-    my = sum(y for _, y in logs) / len(logs)
-    sxx = sum((x - mx) ** 2 for x, _ in logs)
-    return sum((x - mx) * (y - my) for x, y in logs) / sxx if sxx else math.nan
+    try:
+        return slope([x for x, _ in logs], [y for _, y in logs])
+    except ZeroDivisionError:  # every x the same
+        return math.nan

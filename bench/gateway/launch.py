@@ -1,8 +1,9 @@
 """gateway_provisioners' ``launch_docker.py``, given the benchmark's limits and label.
 
-The ``gateway_provisioners`` kernelspec ``bench_gateway.py`` installs runs this script
-(with gateway_provisioners' own Python) in place of ``launch_docker.py``:
-``gateway_launch.py LAUNCH_DOCKER_PY ARGS...``. It runs that launcher unchanged
+The ``gateway_provisioners`` kernelspec ``bench_gateway.py`` installs
+(:func:`gateway.peer.install_kernelspec`) runs this script (with gateway_provisioners'
+own Python, so it imports nothing from ``bench/``) in place of ``launch_docker.py``:
+``launch.py LAUNCH_DOCKER_PY ARGS...``. It runs that launcher unchanged
 (``runpy``, as ``__main__``), except that docker-py's ``containers.run`` also gets
 
 - the same CPU and memory limits as our containers (``JC_BENCH_CPU`` CPUs as

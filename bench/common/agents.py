@@ -1,11 +1,17 @@
-"""The two sides of ``bench_multiagent.py``: bare containers on two agents, and ours.
+"""Two Docker-in-Docker agents and the floor on them, for ``bench_multiagent.py``.
 
-The agents are the Docker-in-Docker engines of the multi-host tests
-(``tests.multihost.agents.AgentCluster``: each a ``dockerd`` in a container of this
-machine, both serving their API over TLS, in one Swarm). :class:`AgentFloor` talks
-to them with aiodocker only (no engine code); ours go through a cluster kernelspec
-(``AsyncKernelManager``) or :class:`ClusterManager` configured with the same agents.
-Floor objects carry ``BENCH_LABEL=<run id>``; ours carry the run's manager id.
+The agents are those of the multi-host tests (``tests.multihost.agents.AgentCluster``:
+each a ``dockerd`` in a container of this machine, both serving their API over TLS
+with a client certificate, in one Swarm): :func:`agent_cluster` starts two,
+:func:`agent_leftovers` finds what a run left on them. :class:`AgentFloor` puts bare
+containers on them with aiodocker only (no engine code); ours go through a cluster
+kernelspec or ``ClusterManager`` configured with the same agents
+(:func:`engine_config`), and must span both (:func:`session_on_two_agents`).
+
+The multi-host tests' helpers live in the repository's ``tests`` package, which is
+not installed: :func:`agent_cluster` (the only place in ``bench/`` that does so)
+puts the repository's root on ``sys.path`` to import them. The multi-host smoke
+test passes its own started agents instead.
 """
 
 from __future__ import annotations
@@ -14,22 +20,20 @@ import asyncio
 import contextlib
 import json
 import ssl
+import sys
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from bench_kernel_start import BENCH_LABEL, KERNEL_PORTS
-from launch_support import (
-    KERNEL,
-    SSH,
-    SSH_PORT,
-    SSHD,
-    exec_ok,
-    files_archive,
-    floor_connection,
-    remove_made,
-)
+from common.bare import KERNEL, SSH, SSHD, Made, bare_config, exec_ok, floor_connection
+from common.constants import BENCH_LABEL, KERNEL_PORTS, SSH_PORT
+from common.harness import log
+from common.kernels import client_of, placement_of
+
+#: The repository's root (holding ``tests/``).
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def agent_client(url: str, tls: dict[str, str] | None) -> Any:
@@ -62,8 +66,8 @@ def ready_script(hosts: list[str], timeout: float) -> str:
 
 
 @dataclass
-class AgentFloor:
-    """Bare containers on the agents, on a Swarm overlay of their own; what was made."""
+class AgentFloor(Made):
+    """Bare containers on the agents, on a Swarm overlay of their own."""
 
     clients: dict[str, Any]  # agent id -> aiodocker client
     addresses: dict[str, str]  # agent id -> the address its ports are published on
@@ -72,37 +76,17 @@ class AgentFloor:
     mem: int
     run_id: str
     files: tuple[dict[str, bytes], dict[str, bytes]]  # a sub's, main1's (floor_keys)
-    containers: list[Any] = field(default_factory=list)
-    networks: list[Any] = field(default_factory=list)
 
     async def _start(
         self, agent: str, network: str, host: str, script: str, files: dict[str, bytes]
     ) -> Any:
         """Create a container on ``agent`` (main1 publishing the kernel's ports on the
         agent's address), put ``files`` in, start it; the inspected container."""
-        docker = self.clients[agent]
         ports = KERNEL_PORTS if host == "main1" else ()
-        config = {
-            "Image": self.image,
-            "Hostname": host,
-            "Entrypoint": ["/bin/sh", "-c", script],
-            "Cmd": [],
-            "Labels": {BENCH_LABEL: self.run_id},
-            "ExposedPorts": {f"{p}/tcp": {} for p in ports},
-            "HostConfig": {
-                "NanoCpus": round(self.cpu * 1e9),
-                "Memory": self.mem,
-                "MemorySwap": self.mem,
-                "NetworkMode": network,
-                "PortBindings": {f"{p}/tcp": [{"HostIp": "", "HostPort": ""}] for p in ports},
-            },
-            "NetworkingConfig": {"EndpointsConfig": {network: {"Aliases": [host]}}},
-        }
-        container = await docker.containers.create(config)
-        self.containers.append(container)
-        await container.put_archive("/", files_archive(files))
-        await container.start()
-        return await docker.containers.get(container.id)
+        config = bare_config(
+            self.image, self.run_id, host, script, network, self.cpu, self.mem, ports, ""
+        )
+        return await self.start_container(self.clients[agent], config, files)
 
     async def launch(self, placement: dict[str, str], timeout: float) -> float:
         """Seconds from the first API call until main1's kernel answers ``kernel_info``
@@ -110,8 +94,6 @@ class AgentFloor:
 
         ``placement``: host -> agent id (main1's agent creates the overlay network,
         as the engine's does)."""
-        from jupyter_client.asynchronous import AsyncKernelClient
-
         inner, connection = floor_connection()
         main_files = {**self.files[1], "/tmp/bench/kernel.json": json.dumps(connection).encode()}
         hosts = list(placement)
@@ -142,20 +124,13 @@ class AgentFloor:
             )
             ports = started[0]._container["NetworkSettings"]["Ports"]
             outer = {n: int(ports[f"{p}/tcp"][0]["HostPort"]) for n, p in inner.items()}
-            client = AsyncKernelClient()
-            info: Any = {**connection, **outer, "ip": self.addresses[home]}
-            client.load_connection_info(info)
-            client.start_channels(hb=False)  # no manager: a heartbeat would call it dead early
+            client = client_of({**connection, **outer, "ip": self.addresses[home]})
             ssh = exec_ok(started[0], ["/bin/bash", "-c", ready_script(hosts, timeout)])
             await asyncio.gather(client.wait_for_ready(timeout=timeout), ssh)
             return time.monotonic() - start
         finally:
             if client is not None:
                 client.stop_channels()
-
-    async def remove(self) -> float:
-        """Remove what was made (see :func:`launch_support.remove_made`); seconds."""
-        return await remove_made(self.containers, self.networks)
 
     async def remove_run(self) -> None:
         """Remove every floor container and network of this run on every agent."""
@@ -171,9 +146,6 @@ class AgentFloor:
                     await docker.networks.delete(net["Id"])
 
 
-# -- ours ----------------------------------------------------------------------------
-
-
 def engine_config(agents: list[dict[str, Any]], data_root: str) -> Any:
     """The ClusterManager's config: the two agents, their shared data root."""
     from traitlets.config import Config
@@ -181,67 +153,50 @@ def engine_config(agents: list[dict[str, Any]], data_root: str) -> Any:
     return Config({"ClusterManager": {"agents": agents, "data_root": data_root}})
 
 
-async def placement_of(manager: Any, session_id: str) -> dict[str, str]:
+def check_two_agents(placement: dict[str, str]) -> None:
+    """Fail unless ``placement`` (host -> agent id) uses two agents."""
+    if len(set(placement.values())) != 2:
+        raise RuntimeError(f"the session did not span two agents: {placement}")
+
+
+async def session_on_two_agents(manager: Any, session_id: str) -> dict[str, str]:
     """host -> agent id of a session's containers; fails unless it spans two agents."""
-    session = await manager.get(session_id)
-    placed = {c.host: c.agent or "" for c in session.containers}
-    if len(set(placed.values())) != 2:
-        raise RuntimeError(f"the session did not span two agents: {placed}")
+    placed = await placement_of(manager, session_id)
+    check_two_agents(placed)
     return placed
 
 
-async def ours_launch(
-    kernel: str, config: Any, timeout: float, shutdowns: list[float]
-) -> tuple[float, dict[str, str]]:
-    """Seconds from ``start_kernel()`` of the cluster kernelspec ``kernel`` (it returns
-    at RUNNING) until the kernel answers ``kernel_info`` and ``ssh <last sub> true``
-    run in main1 exits 0, and the placement; then ``shutdown_kernel()`` into ``shutdowns``."""
-    from jupyter_client.manager import AsyncKernelManager
+def agent_cluster(image: str, storage: str | None) -> Any:
+    """Two started agents (both TLS) in one Swarm, ``image`` loaded in each."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from tests.multihost.agents import AgentCluster
+    from tests.multihost.dockercli import remove_stale
 
-    km = AsyncKernelManager(kernel_name=kernel, config=config)
-    client = None
-    start = time.monotonic()
-    try:
-        await km.start_kernel()
-        client = km.client()
-        client.start_channels()
-        provisioner: Any = km.provisioner
-        manager, session_id = provisioner.manager, provisioner.session_id
-        session = await manager.get(session_id)
-        last = session.containers[-1].host
-
-        async def ssh() -> None:
-            code = await manager.exec(session_id, "main1", ["ssh", last, "true"])
-            if code != 0:
-                raise RuntimeError(f"ssh {last} true exited with {code}")
-
-        await asyncio.gather(client.wait_for_ready(timeout=timeout), ssh())
-        seconds = time.monotonic() - start
-        placed = await placement_of(manager, session_id)
-        client.stop_channels()
-        client = None
-        begin = time.monotonic()
-        await km.shutdown_kernel()
-        shutdowns.append(time.monotonic() - begin)
-        return seconds, placed
-    finally:
-        if client is not None:
-            client.stop_channels()
-        if km.has_kernel:
-            await km.shutdown_kernel(now=True)
+    remove_stale()  # what crashed runs of the agents left (their owners are gone)
+    cluster = AgentCluster(2, images=[image], tls_agents=(1, 2), storage=storage)
+    cluster.start()
+    log(f"agents started: {', '.join(f'{k} {v:.1f} s' for k, v in cluster.timings.items())}")
+    return cluster
 
 
-async def ours_terminate(manager: Any, spec: Any) -> float:
-    """Launch ``spec`` with ``manager`` (untimed; it must span two agents), then
-    seconds of ``terminate`` until it returns; fails if anything of it is left."""
-    from launch_support import gone
-
-    session = await manager.launch(spec)
-    try:
-        await placement_of(manager, session.id)
-    finally:
-        start = time.monotonic()
-        await manager.terminate(session.id)
-        seconds = time.monotonic() - start
-    await gone(manager, session.id)
-    return seconds
+def agent_leftovers(cluster: Any, labels: list[str], settle: float = 10.0) -> list[str]:
+    """Containers and networks carrying any of ``labels`` still on an agent, after
+    up to ``settle`` seconds (a node may list a removed Swarm overlay for a moment)."""
+    deadline = time.monotonic() + settle
+    while True:
+        found = []
+        for agent in cluster:
+            for label in labels:
+                for kind in (("ps", "-a"), ("network", "ls")):
+                    listing = agent.docker(
+                        *kind,
+                        "--filter",
+                        f"label={label}",
+                        "--format",
+                        "{{.ID}} {{.Names}}" if kind[0] == "ps" else "{{.ID}} {{.Name}}",
+                    ).stdout.splitlines()
+                    found += [f"{agent.id}: {kind[0]} {line}" for line in listing]
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.5)

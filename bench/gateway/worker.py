@@ -2,7 +2,8 @@
 
 ``bench_gateway.py`` starts this script with the interpreter of the environment where
 ``gateway_provisioners[docker]`` is installed (never the project's: it is not one of
-the project's dependencies) and sends it one JSON command a line on stdin; each
+the project's dependencies, so this script imports nothing from ``bench/``; see
+:class:`gateway.peer.GatewayWorker`) and sends it one JSON command a line on stdin; each
 answer is one JSON line on stdout (logs go to stderr). It holds at most one kernel:
 
 - ``{"cmd": "start", "kernel": NAME, "timeout": S}``: ``AsyncKernelManager(kernel_name=

@@ -1,5 +1,5 @@
-"""Helpers of ``bench_io.py`` for the server items (e) and (g): the server, stand-in
-sessions, SSE listeners, timed requests.
+"""The server under many sessions, for ``bench_io.py`` (g): stand-in sessions, SSE
+listeners of the events stream, and the events fan-out probe.
 
 A *stand-in* session is a store record copied from a real size-1 session of the
 server (same owner, image, resources, agent), with its own id and one running
@@ -18,77 +18,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import time
 import uuid
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import aiohttp
-from harness import Timer
+
+from common.server import call
 
 #: CPU and memory of every session of (g), real or stand-in.
 TINY_CPU, TINY_MEM = 0.01, "64m"
 TINY: dict[str, Any] = {"cpu": TINY_CPU, "mem": TINY_MEM}
-
-
-def write_server_config(agent_cpu: float) -> None:
-    """``jupyter_cluster_config.json`` of the private config dir: the local agent
-    with ``agent_cpu`` CPUs (so a fan-out probe asking for all of them waits,
-    PENDING) and no limit on the sessions of one user."""
-    config = {
-        "ClusterManager": {"agents": [{"id": "local", "cpu": agent_cpu}]},
-        "ClusterApp": {"max_sessions_per_user": 0},
-    }
-    path = Path(os.environ["JUPYTER_CONFIG_DIR"]) / "jupyter_cluster_config.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(config))
-
-
-async def timed_get(http: aiohttp.ClientSession, url: str) -> float:
-    """Seconds of one GET whose whole body is read (it must answer 200)."""
-    with Timer() as timer:
-        async with http.get(url) as response:
-            await response.read()
-    if response.status != 200:
-        raise RuntimeError(f"GET {url}: {response.status}")
-    return timer.seconds
-
-
-async def call(http: aiohttp.ClientSession, method: str, url: str, body: Any = None) -> Any:
-    """One JSON request; its decoded answer (None when empty); raises unless 2xx."""
-    async with http.request(method, url, json=body) as response:
-        text = await response.text()
-    if response.status >= 300:
-        raise RuntimeError(f"{method} {url}: {response.status} {text[:500]}")
-    return json.loads(text) if text else None
-
-
-async def wait_running(http: aiohttp.ClientSession, url: str, timeout: float) -> dict[str, Any]:
-    """GET a session (its URL) until RUNNING; the session."""
-    deadline = time.monotonic() + timeout
-    while True:
-        session = await call(http, "GET", url)
-        if session["status"] == "RUNNING":
-            return dict(session)
-        if session["status"] in ("ERROR", "TERMINATED", "CANCELLED"):
-            raise RuntimeError(f"session {session['id']} ended: {session['status_reason']}")
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"session {session['id']} is not RUNNING after {timeout} s")
-        await asyncio.sleep(0.3)
-
-
-async def terminate_all(http: aiohttp.ClientSession, api: str, parallel: int = 8) -> None:
-    """DELETE every active session of the server, ``parallel`` at a time."""
-    sessions = await call(http, "GET", api + "sessions")
-    gate = asyncio.Semaphore(parallel)
-
-    async def one(session_id: str) -> None:
-        async with gate:
-            await call(http, "DELETE", f"{api}sessions/{session_id}")
-
-    await asyncio.gather(*(one(s["id"]) for s in sessions))
 
 
 async def add_standins(

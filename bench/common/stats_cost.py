@@ -1,5 +1,6 @@
-"""Helpers of ``bench_stats.py``: CPU and RSS of a process over a window, followers of the
-stats stream, and the floor (``docker stats --no-stream`` run once per interval).
+"""What serving live stats costs, for ``bench_stats.py``: CPU and RSS of a process over
+a window, followers of the stats stream, and the floor (``docker stats --no-stream``
+run once per interval).
 
 CPU is read from ``/proc/PID/stat`` (user + system time, in clock ticks: 10 ms at
 100 Hz, so windows are seconds long); the floor's CPU is the ``rusage`` of each
@@ -10,7 +11,6 @@ this process runs is counted.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import subprocess
 import time
@@ -18,21 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import aiohttp
-from bench_soak import process_sample
+
+from common.server import process_sample
 
 _TICK = os.sysconf("SC_CLK_TCK")
-
-
-def write_server_config(cpu: float, interval: float) -> None:
-    """``jupyter_cluster_config.json`` of the private config dir: the local agent with
-    ``cpu`` CPUs (room for the session) and the stats stream's interval."""
-    config = {
-        "ClusterManager": {"agents": [{"id": "local", "cpu": cpu}]},
-        "ClusterApp": {"stats_interval": interval, "max_sessions_per_user": 0},
-    }
-    path = Path(os.environ["JUPYTER_CONFIG_DIR"]) / "jupyter_cluster_config.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(config))
 
 
 def cpu_seconds(pid: int) -> float:
@@ -139,28 +128,3 @@ async def floor_window(
     wall = time.monotonic() - start
     engine_used = (cpu_seconds(engine) - engine0) / wall if engine else float("nan")
     return Window(used / wall, 0.0, engine_used), runs
-
-
-def describe_objects(ids: list[str]) -> list[str]:
-    """``id name (kind)`` of Docker objects, for a message about leftovers."""
-    found = []
-    for object_id in ids:
-        shown = subprocess.run(
-            ["docker", "inspect", "--format", "{{.Name}} {{.Created}}", object_id],
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-        found.append(f"{object_id} {shown or '(gone)'}")
-    return found
-
-
-def server_log_tail(path: Path, lines: int = 30) -> str:
-    """The last warnings and errors of the server's log (where a failed clean-up says why)."""
-    if not path.is_file():
-        return ""
-    said = [
-        line
-        for line in path.read_text(errors="replace").splitlines()
-        if line.startswith(("[W", "[E")) or "Error" in line
-    ]
-    return "\n".join(said[-lines:])

@@ -1,15 +1,12 @@
-"""Helpers of ``bench_io.py`` for items (d) and (e): kernels and their round trip, log
-readers, and the whole of (e) (:func:`bench_logs`).
+"""Log throughput, for ``bench_io.py`` (e): readers of one container's log and the
+whole case (:func:`bench_logs`).
 
-(d) starts a plain local ipykernel and a cluster kernel (``direct`` or ``ssh``
-transport of the local agent) with ``AsyncKernelManager`` and times one empty
-cell: ``execute_request`` of ``pass`` until both its ``execute_reply`` (shell) and
-its ``status: idle`` (iopub) have arrived.
-
-(e) reads one container's log from its start, following it, until a marker line
-and counts the lines: with ``docker logs -f`` (the floor), with ``GET
-.../logs?follow=1`` of a running server and with ``ClusterSession.logs(host,
-follow=True)`` (what ``%cluster logs --follow`` calls; it prints every line).
+Each reader reads main1's log from its start, following it, until a marker line,
+and counts the lines: ``docker logs -f`` (the floor), ``GET .../logs?follow=1`` of
+a running server, and ``ClusterSession.logs(host, follow=True)`` (what ``%cluster
+logs --follow`` calls; it prints every line, here into a counter). That last one
+makes the notebook API's engine in this process: :func:`close_engine` closes it at
+the end of the run.
 """
 
 from __future__ import annotations
@@ -17,14 +14,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import sys
-import time
 from typing import Any
 
 import aiohttp
-import harness
-import io_server_support as srv
-from harness import Timer
+
+from common import harness
+from common.harness import Timer, progress
+from common.server import call, wait_running
 
 #: The line after the printed ones; the bootstrap prints it with printf, so the
 #: command (which start-up may echo into the log) does not contain it.
@@ -34,62 +30,6 @@ MARKER = "bench-log-end"
 def log_bootstrap(lines: int) -> str:
     """The bootstrap command of the log session: ``lines`` numbers, then the marker."""
     return f"seq {lines}; printf 'bench-%s\\n' log-end"
-
-
-# -- (d) kernels and their round trip ----------------------------------------------------
-
-
-def cluster_config(transport: str) -> Any:
-    """Kernel manager configuration: the local agent with ``transport``, room for any size."""
-    from traitlets.config import Config
-
-    agent = {"id": "local", "cpu": 1024, "kernel_transport": transport}
-    return Config({"ClusterManager": {"agents": [agent]}})
-
-
-async def start_kernel(kernel_name: str, config: Any = None, timeout: float = 120) -> Any:
-    """An ``AsyncKernelManager`` of ``kernel_name`` started, and its ready client."""
-    from jupyter_client.manager import AsyncKernelManager
-
-    km = AsyncKernelManager(kernel_name=kernel_name, **({"config": config} if config else {}))
-    await km.start_kernel()
-    client = km.client()
-    client.start_channels()
-    try:
-        await client.wait_for_ready(timeout=timeout)
-    except BaseException:
-        await stop_kernel(km, client)
-        raise
-    return km, client
-
-
-async def stop_kernel(km: Any, client: Any) -> None:
-    """Stop the client's channels and shut the kernel down (its session too)."""
-    client.stop_channels()
-    if km.has_kernel:
-        await km.shutdown_kernel(now=True)
-
-
-async def round_trip(client: Any, timeout: float = 30) -> float:
-    """Seconds of one empty cell: execute_request ``pass`` → execute_reply and idle."""
-    with Timer() as timer:
-        msg_id = client.execute("pass", store_history=False)
-        while True:
-            reply = await client.get_shell_msg(timeout=timeout)
-            if reply["parent_header"].get("msg_id") == msg_id:
-                break
-        while True:
-            msg = await client.get_iopub_msg(timeout=timeout)
-            if (
-                msg["parent_header"].get("msg_id") == msg_id
-                and msg["msg_type"] == "status"
-                and msg["content"]["execution_state"] == "idle"
-            ):
-                break
-    return timer.seconds
-
-
-# -- (e) log readers ---------------------------------------------------------------------
 
 
 class _Counter:
@@ -196,10 +136,10 @@ async def bench_logs(
 ) -> list[dict[str, Any]]:
     """Rows of (e): lines/s through REST and ClusterSession.logs against docker logs -f."""
     body = {"size": 1, "cpu": 1, "mem": "256m", "bootstrap": log_bootstrap(args.lines)}
-    session = await srv.call(http, "POST", api + "sessions", body)
+    session = await call(http, "POST", api + "sessions", body)
     url = f"{api}sessions/{session['id']}"
     progress(f"(e) session {session['id'][:8]} prints {args.lines} lines")
-    session = await srv.wait_running(http, url, args.timeout)
+    session = await wait_running(http, url, args.timeout)
     container_id = session["containers"][0]["container_id"]
     counts: set[int] = set()
 
@@ -221,7 +161,7 @@ async def bench_logs(
     await notebook()
     rest_rates, floor_rest = await harness.alternate(args.repeat, rest, floor)
     api_rates, floor_api = await harness.alternate(args.repeat, notebook, floor)
-    await srv.call(http, "DELETE", url)
+    await call(http, "DELETE", url)
     if len(counts) != 1:
         raise RuntimeError(f"the readers saw different numbers of lines: {sorted(counts)}")
     note = f"{counts.pop()} lines each; floor: docker logs -f"
@@ -261,8 +201,3 @@ def close_engine() -> None:
     if engine is not None:
         engine.close()
         session._Engine._instance = None
-
-
-def progress(text: str) -> None:
-    """A progress line on stderr with the time of day."""
-    print(f"{time.strftime('%H:%M:%S')} {text}", file=sys.stderr, flush=True)

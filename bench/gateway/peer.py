@@ -1,13 +1,16 @@
-"""The parts of ``bench_gateway.py``: gateway_provisioners' environment, image,
-kernelspec and worker process, and the bare-container floor.
+"""gateway_provisioners' side of ``bench_gateway.py``, driven from the project's Python:
+its environment, image, kernelspec and worker process.
 
 gateway_provisioners is not a dependency of the project: it lives in an
 environment of its own (``--gateway-python``). Its ``DockerProvisioner`` runs
 kernels from an image that holds its kernel launcher (``bootstrap-kernel.sh`` and
 ``launch_ipykernel.py`` with ``server_listener.py``, which needs ``pycryptodomex``);
 :func:`build_image` builds one from our default image, with no registry, copying
-those files as its ``jupyter image-bootstrap install`` does. :class:`GatewayWorker`
-drives ``gateway_worker.py`` in that environment. :class:`BareKernel` is the floor.
+those files as its ``jupyter image-bootstrap install`` does; :func:`install_kernelspec`
+makes its kernelspec run the launcher through ``launch.py``; :class:`GatewayWorker`
+drives ``worker.py`` in that environment. Those two scripts (in this folder) run in
+gateway_provisioners' Python and import nothing from ``bench/``. The floor of the
+comparison is ours (:class:`common.floors.BareKernel`).
 """
 
 from __future__ import annotations
@@ -20,14 +23,10 @@ import string
 import subprocess
 import sys
 import tempfile
-import time
-import uuid
 from pathlib import Path
 from typing import Any
 
-from bench_kernel_start import BENCH_LABEL, KERNEL_PORTS, PORT_NAMES
-from launch_support import files_archive
-
+#: This folder, which holds ``launch.py`` and ``worker.py``.
 HERE = Path(__file__).resolve().parent
 GATEWAY_IMAGE = "jupyter-cluster/gateway-kernel:bench"
 KERNEL_NAME = "gp-bench"
@@ -107,7 +106,7 @@ def install_kernelspec(
 ) -> None:
     """The DockerProvisioner kernelspec ``gp-bench`` under the run's private prefix,
     made by gateway_provisioners' ``jupyter-docker-spec install``; its launcher is run
-    by ``python`` through ``gateway_launch.py`` (the same limits as ours, a label)."""
+    by ``python`` through ``launch.py`` (the same limits as ours, a label)."""
     prefix = os.path.join(root, "prefix")
     installer = str(Path(python).parent / "jupyter-docker-spec")
     args = ["install", "--image-name", image, "--kernel-name", KERNEL_NAME, "--prefix", prefix]
@@ -115,7 +114,7 @@ def install_kernelspec(
     spec_file = Path(prefix, "share", "jupyter", "kernels", KERNEL_NAME, "kernel.json")
     spec = json.loads(spec_file.read_text())
     assert spec["argv"][0] == "python", spec["argv"]
-    spec["argv"] = [python, str(HERE / "gateway_launch.py"), *spec["argv"][1:]]
+    spec["argv"] = [python, str(HERE / "launch.py"), *spec["argv"][1:]]
     spec["env"] = {
         "JC_BENCH_CPU": str(cpu),
         "JC_BENCH_MEM": str(mem),
@@ -127,7 +126,7 @@ def install_kernelspec(
 
 
 class GatewayWorker:
-    """``gateway_worker.py`` running in gateway_provisioners' Python; one command at a time."""
+    """``worker.py`` running in gateway_provisioners' Python; one command at a time."""
 
     def __init__(self, python: str) -> None:
         self.python = python
@@ -138,7 +137,7 @@ class GatewayWorker:
         env = {**os.environ, "GP_DOCKER_LOG_LEVEL": "WARNING"}
         self.process = await asyncio.create_subprocess_exec(
             self.python,
-            str(HERE / "gateway_worker.py"),
+            str(HERE / "worker.py"),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             env=env,
@@ -167,68 +166,3 @@ class GatewayWorker:
         except (asyncio.TimeoutError, RuntimeError, BrokenPipeError, ConnectionResetError):
             self.process.kill()
             await self.process.wait()
-
-
-def client_of(connection: dict[str, Any]) -> Any:
-    """A started AsyncKernelClient on ``connection`` (no heartbeat: no manager here)."""
-    from jupyter_client.asynchronous import AsyncKernelClient
-
-    client = AsyncKernelClient()
-    client.load_connection_info(connection)
-    client.start_channels(hb=False)
-    return client
-
-
-class BareKernel:
-    """The floor: one bare container of the same image and limits on the default
-    bridge, ``python3 -m ipykernel_launcher`` with its connection file put in before
-    start, reached on the container's address (as gateway_provisioners reaches its
-    kernel; nothing published). Created with aiodocker, removed with ``force``."""
-
-    def __init__(self, docker: Any, image: str, cpu: float, mem: int, run_id: str) -> None:
-        self.docker, self.image, self.cpu, self.mem, self.run_id = docker, image, cpu, mem, run_id
-        self.container: Any = None
-
-    async def start(self, timeout: float) -> float:
-        """Seconds from the create call until the kernel answers ``kernel_info``."""
-        connection: dict[str, Any] = {
-            **dict(zip(PORT_NAMES, KERNEL_PORTS, strict=True)),
-            "ip": "0.0.0.0",
-            "key": uuid.uuid4().hex,
-            "transport": "tcp",
-            "signature_scheme": "hmac-sha256",
-        }
-        files = {"/tmp/bench/kernel.json": json.dumps(connection).encode()}
-        config = {
-            "Image": self.image,
-            "Entrypoint": ["python3", "-m", "ipykernel_launcher", "-f", "/tmp/bench/kernel.json"],
-            "Cmd": [],
-            "Labels": {BENCH_LABEL: self.run_id},
-            "HostConfig": {
-                "NanoCpus": round(self.cpu * 1e9),
-                "Memory": self.mem,
-                "MemorySwap": self.mem,
-            },
-        }
-        client = None
-        begin = time.monotonic()
-        try:
-            self.container = await self.docker.containers.create(config)
-            await self.container.put_archive("/", files_archive(files))
-            await self.container.start()
-            data = await self.docker.containers.get(self.container.id)
-            address = data._container["NetworkSettings"]["IPAddress"]
-            client = client_of({**connection, "ip": address})
-            await client.wait_for_ready(timeout=timeout)
-            return time.monotonic() - begin
-        finally:
-            if client is not None:
-                client.stop_channels()
-
-    async def remove(self) -> float:
-        """Seconds to remove the container (force, with volumes)."""
-        begin = time.monotonic()
-        if self.container is not None:
-            await self.container.delete(force=True, v=True)
-            self.container = None
-        return time.monotonic() - begin

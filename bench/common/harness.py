@@ -4,21 +4,27 @@ Each benchmark measures *ours* against a *floor* (the least any implementation c
 take for the same work on the same machine) in the same run, alternating which goes
 first, and reports ``ours/floor`` (or ``ours/floor`` of a throughput, where higher
 is better). :func:`result` turns the samples into one row; :func:`print_table` and
-:func:`write_json` report rows; ``bench/run.py`` runs every benchmark and collects
-their rows into one table and ``bench/results/all.json``.
+:func:`write_json` report rows; :func:`main_of` is a benchmark's ``main``;
+``bench/run.py`` runs every benchmark and collects their rows into one table and
+``bench/results/all.json``. Also progress lines on stderr (:func:`log`,
+:func:`progress`, :func:`logged`) and the least-squares :func:`slope` that the
+launch, soak and scheduler benchmarks fit. Used by every entry script.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import statistics
+import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-RESULTS = Path(__file__).with_name("results")
+#: ``bench/results/`` (git-ignored): where every benchmark writes its JSON.
+RESULTS = Path(__file__).parent.with_name("results")
 
 
 def percentile(values: Sequence[float], p: float) -> float:
@@ -173,8 +179,6 @@ def main_of(
 ) -> int:
     """A benchmark's ``main``: measure, print the table, write ``results/<name>.json``
     (``<name>_quick.json`` with ``--quick``, so a smoke test keeps a full run's)."""
-    import asyncio
-
     args = parse_args(argv)
     rows = asyncio.run(run(args))
     print_table(rows)
@@ -183,3 +187,33 @@ def main_of(
     path = write_json(name + ("_quick" if getattr(args, "quick", False) else ""), rows, extra)
     print(f"results written to {path}")
     return 0
+
+
+def slope(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """Least-squares slope of ``ys`` over ``xs`` (e.g. seconds per extra container)."""
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx
+
+
+def log(text: str) -> None:
+    """Progress on stderr."""
+    print(text, file=sys.stderr, flush=True)
+
+
+def progress(text: str) -> None:
+    """A progress line on stderr with the time of day."""
+    print(f"{time.strftime('%H:%M:%S')} {text}", file=sys.stderr, flush=True)
+
+
+def logged(label: str, run: Callable[[], Awaitable[float]]) -> Callable[[], Awaitable[float]]:
+    """``run``, printing each sample to stderr as it comes."""
+
+    async def wrapper() -> float:
+        seconds = await run()
+        print(f"{label}: {seconds:.3f} s", file=sys.stderr, flush=True)
+        await asyncio.sleep(0.3)  # let the engine settle after removals
+        return seconds
+
+    return wrapper

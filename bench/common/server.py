@@ -1,0 +1,255 @@
+"""A ``jupyter server`` with the extension as a subprocess, and what the benchmarks
+ask of it: its config, JSON requests to its API, its streams, and its process's
+RSS, threads, open fds and children.
+
+:class:`Server` starts ``python -m jupyter_server`` in the run's private Jupyter
+dirs (see :func:`common.sandbox.jupyter_dirs`) with a token, its log in
+``<root>/server.log``; :func:`serving` is a started one with a client, which deletes
+every session left and stops the server at the end. Used by ``bench_soak.py``, ``bench_io.py`` and
+``bench_stats.py``, and by :mod:`common.server_load`, :mod:`common.logs` and
+:mod:`common.stats_cost`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import IO, Any
+
+import aiohttp
+
+from common.harness import Timer
+
+
+def write_server_config(agent_cpu: float, stats_interval: float | None = None) -> None:
+    """``jupyter_cluster_config.json`` of the private config dir: the local agent
+    with ``agent_cpu`` CPUs, no limit on the sessions of one user, and the stats
+    stream's interval (``ClusterApp.stats_interval``) if given."""
+    app: dict[str, Any] = {} if stats_interval is None else {"stats_interval": stats_interval}
+    config = {
+        "ClusterManager": {"agents": [{"id": "local", "cpu": agent_cpu}]},
+        "ClusterApp": {**app, "max_sessions_per_user": 0},
+    }
+    path = Path(os.environ["JUPYTER_CONFIG_DIR"]) / "jupyter_cluster_config.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(config))
+
+
+class Server:
+    """A ``jupyter server`` subprocess with jupyter_cluster, and a client of its API."""
+
+    def __init__(self, root: Path) -> None:
+        self.root, self.token = root, uuid.uuid4().hex
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.log: IO[bytes] | None = None
+        self.url = ""
+        self.http = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(force_close=True),  # no idle connection is kept
+            headers={"Authorization": f"token {self.token}"},
+        )
+
+    async def start(self) -> None:
+        """Start the server and wait until it answers."""
+        port = free_port()
+        self.url = f"http://127.0.0.1:{port}/"
+        self.log = open(self.root / "server.log", "wb")  # noqa: SIM115 (closed in stop)
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "jupyter_server",
+                f"--port={port}",
+                "--ip=127.0.0.1",
+                "--no-browser",
+                "--allow-root",
+                f"--IdentityProvider.token={self.token}",
+                f"--ServerApp.root_dir={self.root}",
+                "--ServerApp.port_retries=0",
+                "--ServerApp.jpserver_extensions=jupyter_cluster=True",
+            ],
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 90
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"the server exited; see {self.root / 'server.log'}")
+            try:
+                if (await self.call("GET", "api/status"))[0] == 200:
+                    break
+            except aiohttp.ClientError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("the server did not answer within 90 s")
+            await asyncio.sleep(0.3)
+        code, _ = await self.call("GET", "cluster/api/agents")
+        if code != 200:
+            lines = (self.root / "server.log").read_text(errors="replace").splitlines()
+            said = "\n".join(line for line in lines if "jupyter_cluster" in line)
+            raise RuntimeError(f"the jupyter_cluster extension is not loaded:\n{said}")
+
+    async def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        """One request; (status, JSON or text)."""
+        async with self.http.request(method, self.url + path, json=body) as response:
+            if "json" in response.headers.get("Content-Type", ""):
+                return response.status, await response.json()
+            return response.status, await response.text()
+
+    async def stop(self) -> None:
+        """Stop the server (SIGTERM, then SIGKILL) and close the client."""
+        await self.http.close()
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                await asyncio.to_thread(self.proc.wait, 60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.log is not None:
+            self.log.close()
+
+    async def stream(self, path: str) -> aiohttp.ClientResponse:
+        """Open a streamed GET (the caller closes it)."""
+        response = await self.http.get(self.url + path)
+        if response.status != 200:
+            text = await response.text()
+            response.close()
+            raise RuntimeError(f"GET {path}: {response.status} {text}")
+        return response
+
+
+async def read_until(response: aiohttp.ClientResponse, text: str) -> None:
+    """Read a streamed response until a line contains ``text``."""
+    async for raw in response.content:
+        if text in raw.decode(errors="replace"):
+            return
+    raise RuntimeError(f"the stream ended before {text!r}")
+
+
+async def events_until(response: aiohttp.ClientResponse, session_id: str, status: str) -> None:
+    """Read Server-Sent Events until the session event of ``session_id`` reaching ``status``."""
+    async for raw in response.content:
+        line = raw.decode()
+        if line.startswith("data: "):
+            data = json.loads(line[6:])
+            if data.get("type") == "session" and (data["session_id"], data["status"]) == (
+                session_id,
+                status,
+            ):
+                return
+    raise RuntimeError(f"the events stream ended before {status}")
+
+
+@contextlib.asynccontextmanager
+async def serving(root: Path) -> AsyncIterator[tuple[Server, aiohttp.ClientSession, str]]:
+    """A started :class:`Server` in ``root``, a client of its API with its token (no
+    limit on connections) and the API's URL (``…/cluster/api/``); at the end every
+    session still active is deleted and the server stopped."""
+    server = Server(root)
+    try:
+        await server.start()
+        headers = {"Authorization": f"token {server.token}"}
+        async with aiohttp.ClientSession(
+            headers=headers, connector=aiohttp.TCPConnector(limit=0)
+        ) as http:
+            api = server.url + "cluster/api/"
+            try:
+                yield server, http, api
+            finally:
+                await terminate_all(http, api)
+    finally:
+        await server.stop()
+
+
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def process_sample(pid: int) -> dict[str, Any]:
+    """RSS (MB), threads, open fds and child processes of process ``pid``."""
+    status = dict(
+        line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+    )
+    children = sum(
+        len(Path(f"/proc/{pid}/task/{task}/children").read_text().split())
+        for task in os.listdir(f"/proc/{pid}/task")
+    )
+    return {
+        "rss_mb": int(status["VmRSS"].split()[0]) / 1024,
+        "threads": int(status["Threads"]),
+        "fds": len(os.listdir(f"/proc/{pid}/fd")),
+        "children": children,
+    }
+
+
+# -- JSON requests with the caller's client ------------------------------------------
+
+
+async def timed_get(http: aiohttp.ClientSession, url: str) -> float:
+    """Seconds of one GET whose whole body is read (it must answer 200)."""
+    with Timer() as timer:
+        async with http.get(url) as response:
+            await response.read()
+    if response.status != 200:
+        raise RuntimeError(f"GET {url}: {response.status}")
+    return timer.seconds
+
+
+async def call(http: aiohttp.ClientSession, method: str, url: str, body: Any = None) -> Any:
+    """One JSON request; its decoded answer (None when empty); raises unless 2xx."""
+    async with http.request(method, url, json=body) as response:
+        text = await response.text()
+    if response.status >= 300:
+        raise RuntimeError(f"{method} {url}: {response.status} {text[:500]}")
+    return json.loads(text) if text else None
+
+
+async def wait_running(http: aiohttp.ClientSession, url: str, timeout: float) -> dict[str, Any]:
+    """GET a session (its URL) until RUNNING; the session."""
+    deadline = time.monotonic() + timeout
+    while True:
+        session = await call(http, "GET", url)
+        if session["status"] == "RUNNING":
+            return dict(session)
+        if session["status"] in ("ERROR", "TERMINATED", "CANCELLED"):
+            raise RuntimeError(f"session {session['id']} ended: {session['status_reason']}")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"session {session['id']} is not RUNNING after {timeout} s")
+        await asyncio.sleep(0.3)
+
+
+async def terminate_all(http: aiohttp.ClientSession, api: str, parallel: int = 8) -> None:
+    """DELETE every active session of the server, ``parallel`` at a time."""
+    sessions = await call(http, "GET", api + "sessions")
+    gate = asyncio.Semaphore(parallel)
+
+    async def one(session_id: str) -> None:
+        async with gate:
+            await call(http, "DELETE", f"{api}sessions/{session_id}")
+
+    await asyncio.gather(*(one(s["id"]) for s in sessions))
+
+
+def server_log_tail(path: Path, lines: int = 30) -> str:
+    """The last warnings and errors of the server's log (where a failed clean-up says why)."""
+    if not path.is_file():
+        return ""
+    said = [
+        line
+        for line in path.read_text(errors="replace").splitlines()
+        if line.startswith(("[W", "[E")) or "Error" in line
+    ]
+    return "\n".join(said[-lines:])
