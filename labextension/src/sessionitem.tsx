@@ -2,7 +2,7 @@
  * The rows of the Cluster Sessions sidebar: a session (status and reason, mode,
  * size, age, kernel, actions) and its containers (host, status, agent,
  * resources, logs and terminal buttons, and while expanded and running, live
- * graphs of their resource use: ./usageview).
+ * graphs of their resource use: ./statsview).
  */
 
 import {
@@ -20,9 +20,9 @@ import { CommandIDs } from './commands';
 import { IconButton, StatusBadge } from './controls';
 import { getTrans } from './i18n';
 import { FINAL, USABLE } from './sessions';
+import { StatsModel } from './stats';
+import { ContainerStats, useStats } from './statsview';
 import { formatAge, formatCpu, formatLeft, formatSize } from './units';
-import { UsageModel } from './usage';
-import { ContainerUsage, useUsage } from './usageview';
 
 /** One line of resources per container: `0.5 CPU · 1g mem · 64m shm`. */
 export function describeResources(
@@ -76,7 +76,7 @@ export function SessionItem(props: {
   const { session, run } = props;
   const final = FINAL.has(session.status);
   const usable = USABLE.has(session.status);
-  const usage = useUsage(props.client, session.id, props.expanded && usable);
+  const stats = useStats(props.client, session.id, props.expanded && usable);
   const Caret = props.expanded ? caretDownIcon : caretRightIcon;
   const kernel = kernelText(session);
   const args = { sessionId: session.id };
@@ -179,7 +179,7 @@ export function SessionItem(props: {
               session={session}
               container={container}
               run={run}
-              usage={usage}
+              stats={stats}
             />
           ))}
         </ul>
@@ -192,7 +192,7 @@ function ContainerItem(props: {
   session: ISession;
   container: IContainer;
   run: (id: string, args?: any) => void;
-  usage: UsageModel | null;
+  stats: StatsModel | null;
 }): JSX.Element {
   const trans = getTrans();
   const { session, container, run } = props;
@@ -229,9 +229,9 @@ function ContainerItem(props: {
         </span>
         <span>{describeResources(session, container)}</span>
       </div>
-      {props.usage && (
-        <ContainerUsage
-          model={props.usage}
+      {props.stats && (
+        <ContainerStats
+          model={props.stats}
           host={container.host}
           cpus={session.resources?.cpu}
         />

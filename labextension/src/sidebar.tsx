@@ -5,7 +5,7 @@
  * as the same commands in the palette do. It re-renders whenever the sessions
  * model changes (the server's events stream) and every few seconds for ages.
  * An expanded running session shows live graphs of its containers' use
- * (./usageview), read only while the sidebar is on screen.
+ * (./statsview), read only while the sidebar is on screen.
  * Below the sessions, the "Recent sessions" section (./recent) lists sessions
  * that ended, with their kept logs, and the "Agents" section (./agentsview) shows every agent and
  * its state; it is polled only while the sidebar is visible, and read again

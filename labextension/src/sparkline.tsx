@@ -1,7 +1,7 @@
 /**
  * A sparkline: a small inline line graph of values over a time window, drawn
  * as SVG and labelled for screen readers. The sidebar's usage graphs
- * (./usageview) draw every graph of a container with it.
+ * (./statsview) draw every graph of a container with it.
  */
 
 import * as React from 'react';

@@ -434,19 +434,19 @@ async function main() {
       item =>
         ['main1', 'sub1', 'sub2'].every(host => {
           const svg = document.querySelector(
-            `${item} .jp-ClusterContainer[data-host="${host}"] svg.jp-ClusterUsage-cpu`
+            `${item} .jp-ClusterContainer[data-host="${host}"] svg.jp-ClusterStats-cpu`
           );
           return svg && Number(svg.getAttribute('data-points')) >= 2;
         }),
       item,
       { timeout: 60000 }
     );
-    results.outputs.usage = await textOf(`${item} .jp-ClusterUsage`);
+    results.outputs.usage = await textOf(`${item} .jp-ClusterStats`);
     results.outputs.usageLabels = await page.evaluate(
       item =>
         [
           ...document.querySelectorAll(
-            `${item} .jp-ClusterUsage svg[role="img"]`
+            `${item} .jp-ClusterStats svg[role="img"]`
           )
         ].map(svg => svg.getAttribute('aria-label')),
       item

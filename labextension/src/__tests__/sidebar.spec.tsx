@@ -366,23 +366,23 @@ describe('ClusterSidebar usage graphs', () => {
       );
     });
     const main1 = sidebar.node.querySelector(
-      '.jp-ClusterContainer[data-host="main1"] .jp-ClusterUsage'
+      '.jp-ClusterContainer[data-host="main1"] .jp-ClusterStats'
     )!;
     expect(main1.textContent).toContain('CPU 47%');
     expect(main1.textContent).toContain('MEM 120m / 512m');
     expect(
-      main1.querySelector('.jp-ClusterUsage-cpu')!.getAttribute('data-points')
+      main1.querySelector('.jp-ClusterStats-cpu')!.getAttribute('data-points')
     ).toBe('2');
     expect(
       sidebar.node.querySelector(
-        '.jp-ClusterContainer[data-host="sub2"] .jp-ClusterUsage'
+        '.jp-ClusterContainer[data-host="sub2"] .jp-ClusterStats'
       )!.textContent
     ).toBe('not running');
 
     await act(async () => header().click()); // collapse
     expect(client.streams[0].aborted).toBe(true);
     expect(client.open).toEqual([]);
-    expect(sidebar.node.querySelector('.jp-ClusterUsage')).toBeNull();
+    expect(sidebar.node.querySelector('.jp-ClusterStats')).toBeNull();
 
     await act(async () => header().click()); // expand: a new stream
     expect(client.streams.length).toBe(2);

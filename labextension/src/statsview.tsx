@@ -4,8 +4,8 @@
  * values as text and the network and block IO totals in the tooltip; for a
  * container given GPUs, one of their mean utilization with the GPU memory in
  * use as text (or why there are no GPU figures). One {@link Sparkline}
- * (./sparkline) draws each graph. The data comes from a {@link UsageStream}
- * (./usage) that {@link useUsage} opens while a session is shown expanded and
+ * (./sparkline) draws each graph. The data comes from a {@link StatsStream}
+ * (./stats) that {@link useStats} opens while a session is shown expanded and
  * running, and closes otherwise.
  */
 
@@ -14,25 +14,25 @@ import * as React from 'react';
 import { ClusterClient, IContainerUsage } from './api';
 import { getTrans } from './i18n';
 import { ISparkPoint, Sparkline } from './sparkline';
-import { gpuSummary, IUsagePoint, UsageModel, UsageStream } from './usage';
+import { gpuSummary, IStatsPoint, StatsModel, StatsStream } from './stats';
 import { formatPercent, formatSizeShort } from './units';
 
 /**
- * The usage of session `sessionId` while `active` (one stats stream, closed
+ * The stats of session `sessionId` while `active` (one stats stream, closed
  * when `active` turns false, the session changes or the component unmounts);
  * null when not active.
  */
-export function useUsage(
+export function useStats(
   client: ClusterClient | undefined,
   sessionId: string,
   active: boolean
-): UsageModel | null {
-  const [model, setModel] = React.useState<UsageModel | null>(null);
+): StatsModel | null {
+  const [model, setModel] = React.useState<StatsModel | null>(null);
   React.useEffect(() => {
     if (!active || !client) {
       return;
     }
-    const stream = new UsageStream({ client, sessionId });
+    const stream = new StatsStream({ client, sessionId });
     setModel(stream.model);
     stream.start();
     return () => {
@@ -45,7 +45,7 @@ export function useUsage(
 
 /** One graph of a container: a value per sample, its scale, the value now. */
 interface IMetric {
-  /** Names the graph's class, `jp-ClusterUsage-{kind}`. */
+  /** Names the graph's class, `jp-ClusterStats-{kind}`. */
   kind: 'cpu' | 'mem' | 'gpu';
   points: ISparkPoint[];
   max: number;
@@ -58,20 +58,20 @@ interface IMetric {
 }
 
 /** A sparkline with its value now as text: each graph of a container. */
-function UsageMetric(
+function StatsMetric(
   props: IMetric & { end: number; windowMs: number }
 ): JSX.Element {
   return (
-    <span className="jp-ClusterUsage-metric" title={props.title}>
+    <span className="jp-ClusterStats-metric" title={props.title}>
       <Sparkline
-        className={`jp-ClusterUsage-${props.kind}`}
+        className={`jp-ClusterStats-${props.kind}`}
         points={props.points}
         max={props.max}
         end={props.end}
         windowMs={props.windowMs}
         label={props.label}
       />
-      <span className="jp-ClusterUsage-value">{props.text}</span>
+      <span className="jp-ClusterStats-value">{props.text}</span>
     </span>
   );
 }
@@ -82,8 +82,8 @@ function UsageMetric(
  * for a container given GPUs, their mean utilization with the GPU memory in
  * use, or the note saying why there are no GPU figures.
  */
-export function ContainerUsage(props: {
-  model: UsageModel;
+export function ContainerStats(props: {
+  model: StatsModel;
   host: string;
   cpus?: number;
 }): JSX.Element {
@@ -97,7 +97,7 @@ export function ContainerUsage(props: {
       ? trans.__('not running')
       : (model.message ?? trans.__('reading use…'));
     return (
-      <div className="jp-ClusterUsage jp-mod-empty" data-host={host}>
+      <div className="jp-ClusterStats jp-mod-empty" data-host={host}>
         {text}
       </div>
     );
@@ -143,12 +143,12 @@ export function ContainerUsage(props: {
     metrics.push(gpu);
   }
   return (
-    <div className="jp-ClusterUsage" data-host={host} title={describeIO(now)}>
+    <div className="jp-ClusterStats" data-host={host} title={describeIO(now)}>
       {metrics.map(m => (
-        <UsageMetric key={m.kind} {...m} end={end} windowMs={model.windowMs} />
+        <StatsMetric key={m.kind} {...m} end={end} windowMs={model.windowMs} />
       ))}
       {now.gpu_note && (
-        <span className="jp-ClusterUsage-note">{now.gpu_note}</span>
+        <span className="jp-ClusterStats-note">{now.gpu_note}</span>
       )}
     </div>
   );
@@ -159,7 +159,7 @@ export function ContainerUsage(props: {
  * utilization over its GPUs, 0–100 %), or null when none in the window does.
  */
 function gpuMetric(
-  points: readonly IUsagePoint[],
+  points: readonly IStatsPoint[],
   now: IContainerUsage,
   host: string,
   minutes: number
@@ -219,14 +219,14 @@ export function describeIO(usage: IContainerUsage): string {
 }
 
 function spark(
-  point: IUsagePoint,
+  point: IStatsPoint,
   value: (u: IContainerUsage) => number | null
 ): ISparkPoint {
   return { t: point.t, v: point.usage ? value(point.usage) : null };
 }
 
 /** Re-render whenever `model` changes. */
-function useChanged(model: UsageModel): void {
+function useChanged(model: StatsModel): void {
   const [, setTick] = React.useState(0);
   React.useEffect(() => {
     const onChanged = () => setTick(n => n + 1);

@@ -1,7 +1,7 @@
 /**
  * Live resource use of a session's containers, for the sidebar's graphs
- * (./usageview): a {@link UsageModel} keeps the last minutes of samples per
- * container, and a {@link UsageStream} fills it from the server's stats stream
+ * (./statsview): a {@link StatsModel} keeps the last minutes of samples per
+ * container, and a {@link StatsStream} fills it from the server's stats stream
  * (`GET cluster/api/sessions/{id}/stats?follow=1`). The server reads Docker's
  * stats only while someone listens, so a stream is open only while it is shown.
  */
@@ -19,7 +19,7 @@ import {
 import { SSEParser } from './sse';
 
 /** One sample of one container: when (ms) and its use (null: not running). */
-export interface IUsagePoint {
+export interface IStatsPoint {
   t: number;
   usage: IContainerUsage | null;
 }
@@ -55,7 +55,7 @@ export function gpuSummary(usage: IContainerUsage | null): IGpuSummary | null {
 }
 
 /** The samples of the last `windowMs` per container. */
-export class UsageModel {
+export class StatsModel {
   constructor(options: { windowMs?: number } = {}) {
     this.windowMs = options.windowMs ?? 5 * 60 * 1000;
   }
@@ -112,7 +112,7 @@ export class UsageModel {
   }
 
   /** The samples of `host`, oldest first. */
-  points(host: string): readonly IUsagePoint[] {
+  points(host: string): readonly IStatsPoint[] {
     return this._points.get(host) ?? [];
   }
 
@@ -122,39 +122,39 @@ export class UsageModel {
     return points.length ? points[points.length - 1].usage : null;
   }
 
-  private _points = new Map<string, IUsagePoint[]>();
+  private _points = new Map<string, IStatsPoint[]>();
   private _end: number | null = null;
   private _message: string | null = null;
   private _changed = new Signal<this, void>(this);
 }
 
-export namespace UsageStream {
+export namespace StatsStream {
   export interface IOptions {
     client: ClusterClient;
     sessionId: string;
-    model?: UsageModel;
+    model?: StatsModel;
     /** Pause before reopening a stream that failed or ended early (ms). */
     retryMs?: number;
   }
 }
 
 /**
- * One stats stream of a session feeding a {@link UsageModel}, from `start()`
+ * One stats stream of a session feeding a {@link StatsModel}, from `start()`
  * until `dispose()` (which aborts the request), the session ends (`event:
  * end`) or the server refuses (e.g. 409: not running). A stream that breaks
  * otherwise is reopened after a pause.
  */
-export class UsageStream implements IDisposable {
-  constructor(options: UsageStream.IOptions) {
+export class StatsStream implements IDisposable {
+  constructor(options: StatsStream.IOptions) {
     this.client = options.client;
     this.sessionId = options.sessionId;
-    this.model = options.model ?? new UsageModel();
+    this.model = options.model ?? new StatsModel();
     this._retryMs = options.retryMs ?? 5000;
   }
 
   readonly client: ClusterClient;
   readonly sessionId: string;
-  readonly model: UsageModel;
+  readonly model: StatsModel;
 
   get isDisposed(): boolean {
     return this._disposed;

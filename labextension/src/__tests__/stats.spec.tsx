@@ -8,9 +8,9 @@ import {
   IContainerUsage,
   IGpuUsage
 } from '../api';
-import { gpuSummary, UsageModel, UsageStream } from '../usage';
 import { Sparkline, sparklinePath } from '../sparkline';
-import { ContainerUsage, describeIO } from '../usageview';
+import { gpuSummary, StatsModel, StatsStream } from '../stats';
+import { ContainerStats, describeIO } from '../statsview';
 import { FakeStatsClient, usage } from './fixtures';
 import { act, render } from './render';
 
@@ -72,9 +72,9 @@ describe('gpuSummary', () => {
   });
 });
 
-describe('UsageModel', () => {
+describe('StatsModel', () => {
   it('keeps only the samples of the window, per host', () => {
-    const model = new UsageModel({ windowMs: 10000 });
+    const model = new StatsModel({ windowMs: 10000 });
     const changed = jest.fn();
     model.changed.connect(changed);
     for (let t = 100; t <= 120; t += 2) {
@@ -94,7 +94,7 @@ describe('UsageModel', () => {
   });
 
   it('keeps null (not running) samples as gaps', () => {
-    const model = new UsageModel();
+    const model = new StatsModel();
     model.add(sample(1, { main1: usage(), sub1: usage() }));
     model.add(sample(3, { main1: usage(), sub1: null }));
     expect(model.latest('sub1')).toBeNull();
@@ -106,7 +106,7 @@ describe('UsageModel', () => {
   });
 
   it('drops a host that stopped appearing once its samples are old', () => {
-    const model = new UsageModel({ windowMs: 5000 });
+    const model = new StatsModel({ windowMs: 5000 });
     model.add(sample(1, { main1: usage(), sub1: usage() }));
     model.add(sample(10, { main1: usage() }));
     expect(model.points('sub1')).toEqual([]);
@@ -114,13 +114,13 @@ describe('UsageModel', () => {
   });
 });
 
-describe('UsageStream', () => {
+describe('StatsStream', () => {
   let client: FakeStatsClient;
-  let stream: UsageStream;
+  let stream: StatsStream;
 
   beforeEach(() => {
     client = new FakeStatsClient();
-    stream = new UsageStream({
+    stream = new StatsStream({
       client: client as unknown as ClusterClient,
       sessionId: 's1',
       retryMs: 10
@@ -230,16 +230,16 @@ describe('sparklines', () => {
   });
 });
 
-describe('ContainerUsage', () => {
-  let model: UsageModel;
+describe('ContainerStats', () => {
+  let model: StatsModel;
   let widget: Widget;
 
   beforeEach(async () => {
-    model = new UsageModel();
+    model = new StatsModel();
     widget = ReactWidget.create(
       <div>
-        <ContainerUsage model={model} host="main1" cpus={0.5} />
-        <ContainerUsage model={model} host="sub1" cpus={0.5} />
+        <ContainerStats model={model} host="main1" cpus={0.5} />
+        <ContainerStats model={model} host="sub1" cpus={0.5} />
       </div>
     );
     await act(async () => Widget.attach(widget, document.body));
@@ -251,7 +251,7 @@ describe('ContainerUsage', () => {
   });
 
   const of = (host: string) =>
-    widget.node.querySelector(`.jp-ClusterUsage[data-host="${host}"]`)!;
+    widget.node.querySelector(`.jp-ClusterStats[data-host="${host}"]`)!;
 
   it('shows CPU and memory graphs with the values now, IO in the tooltip', async () => {
     expect(of('main1').textContent).toBe('reading use…');
@@ -275,8 +275,8 @@ describe('ContainerUsage', () => {
     );
     expect(of('sub1').textContent).toBe('not running');
     // no GPUs: no GPU graph, no note
-    expect(main1.querySelector('.jp-ClusterUsage-gpu')).toBeNull();
-    expect(main1.querySelector('.jp-ClusterUsage-note')).toBeNull();
+    expect(main1.querySelector('.jp-ClusterStats-gpu')).toBeNull();
+    expect(main1.querySelector('.jp-ClusterStats-note')).toBeNull();
   });
 
   it('graphs the mean GPU utilization with GPU memory as text', async () => {
@@ -287,7 +287,7 @@ describe('ContainerUsage', () => {
     const main1 = of('main1');
     const svgs = [...main1.querySelectorAll('svg[role="img"]')];
     expect(svgs.length).toBe(3);
-    const graph = main1.querySelector('svg.jp-ClusterUsage-gpu')!;
+    const graph = main1.querySelector('svg.jp-ClusterStats-gpu')!;
     expect(graph).toBe(svgs[2]);
     expect(graph.getAttribute('data-points')).toBe('2');
     // 20% then 50% of 100%, in a 16 px high box; the newest at the right
@@ -303,7 +303,7 @@ describe('ContainerUsage', () => {
     expect(graph.parentElement!.getAttribute('title')).toBe(
       'GPU 0: 30%, memory 1g / 16g\nGPU 1: 70%, memory 2g / 16g'
     );
-    expect(main1.querySelector('.jp-ClusterUsage-note')).toBeNull();
+    expect(main1.querySelector('.jp-ClusterStats-note')).toBeNull();
     // sub1 has no GPUs: as without
     expect(of('sub1').querySelectorAll('svg').length).toBe(2);
     expect(of('sub1').textContent).not.toContain('GPU');
@@ -315,8 +315,8 @@ describe('ContainerUsage', () => {
     });
     const main1 = of('main1');
     expect(main1.querySelectorAll('svg').length).toBe(2);
-    expect(main1.querySelector('.jp-ClusterUsage-gpu')).toBeNull();
-    expect(main1.querySelector('.jp-ClusterUsage-note')!.textContent).toBe(
+    expect(main1.querySelector('.jp-ClusterStats-gpu')).toBeNull();
+    expect(main1.querySelector('.jp-ClusterStats-note')!.textContent).toBe(
       NOTE
     );
     expect(main1.textContent).not.toContain('GPU 0');
@@ -329,7 +329,7 @@ describe('ContainerUsage', () => {
       model.add(sample(14, { main1: withGpus(null, null), sub1: usage() }));
     });
     const main1 = of('main1');
-    const graph = main1.querySelector('svg.jp-ClusterUsage-gpu')!;
+    const graph = main1.querySelector('svg.jp-ClusterStats-gpu')!;
     // only the first sample has a utilization: the other two are gaps
     expect(graph.getAttribute('data-points')).toBe('1');
     expect(main1.textContent).toContain('GPU – · 3g / 32g');
@@ -337,7 +337,7 @@ describe('ContainerUsage', () => {
       model.add(sample(16, { main1: withNote(), sub1: usage() }));
     });
     expect(main1.textContent).toContain('GPU –');
-    expect(main1.querySelector('.jp-ClusterUsage-note')!.textContent).toBe(
+    expect(main1.querySelector('.jp-ClusterStats-note')!.textContent).toBe(
       NOTE
     );
   });
