@@ -2,8 +2,10 @@
 
 A cluster session is N containers (``main1``, ``sub1`` …) with identical
 resources on one or more Docker agents, joined by a private network, with SSH
-between them and the ``BACKENDAI_CLUSTER_*`` environment. The engine is
-:class:`jupyter_cluster.engine.manager.ClusterManager`; front ends call it.
+between them and the ``BACKENDAI_CLUSTER_*`` environment. Front ends call the
+engine through the :class:`jupyter_cluster.engine.api.Engine` protocol:
+:class:`jupyter_cluster.engine.manager.ClusterManager`, or in team mode the shared
+service's client (:func:`jupyter_cluster.config.make_engine` picks one).
 """
 
 import os
@@ -40,7 +42,7 @@ def _jupyter_labextension_paths() -> list[dict[str, str]]:
 
 
 def _jupyter_server_extension_points() -> list[dict[str, object]]:
-    """The Jupyter server extension (REST API under ``cluster/api/``): :mod:`.app`."""
+    """The Jupyter server extension (REST API under ``cluster/api/``): :mod:`.server.app`."""
     from .server.app import ClusterApp
 
     return [{"module": "jupyter_cluster.server.app", "app": ClusterApp}]

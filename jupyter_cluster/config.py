@@ -1,9 +1,11 @@
 """Configuration shared by every front end: config files, the manager, the launch policy.
 
 - :class:`ClusterConfigApp` reads ``jupyter_cluster_config`` files from the Jupyter
-  config path; :func:`file_config` returns what they say and :func:`make_manager`
-  builds a :class:`~jupyter_cluster.engine.manager.ClusterManager` from them (the
-  CLI, its detached driver, the notebook API and the provisioner use these).
+  config path; :func:`file_config` returns what they say and :func:`make_engine`
+  builds the engine from them: the one place that chooses between a local
+  :class:`~jupyter_cluster.engine.manager.ClusterManager` and the shared service's
+  client (the CLI, its detached driver, the notebook API, the provisioner and the
+  server extension use it).
 - :class:`LaunchSettings` holds what users may launch through REST and the launch
   forms (``c.ClusterApp.max_cpu`` and friends: ``ClusterApp`` inherits these
   traits). :func:`launch_settings` reads the same keys outside the server, so the
@@ -14,16 +16,17 @@ from __future__ import annotations
 
 import getpass
 import os
-from typing import Any, cast
+from typing import Any
 
 from jupyter_core.application import JupyterApp
 from traitlets import Dict, Float, Int, List, TraitError, Unicode, validate
 from traitlets.config import Config, LoggingConfigurable
 
-from .client.remote import RemoteEngine
+from .client.remote_engine import RemoteEngine
 from .core.launch_options import launchable_defaults
 from .core.policy import LaunchPolicy, ordered_images
 from .core.units import parse_size
+from .engine.api import Engine
 from .engine.manager import ClusterManager
 from .errors import InvalidRequest
 
@@ -65,26 +68,24 @@ def service_client(config: Config) -> RemoteEngine | None:
     return RemoteEngine(url, token, timeout=timeout)
 
 
-def make_engine(parent: Any = None, config: Config | None = None) -> ClusterManager:
+def make_engine(parent: Any = None, config: Config | None = None) -> Engine[Any]:
     """The engine a front end uses: the shared service's client when one is
     configured (see :func:`service_client`), else a local :class:`ClusterManager`.
 
-    Both have the surface front ends call (``tests/unit/test_remote_surface.py``);
-    a front end that needs what only a local engine has checks ``engine.remote``.
+    This is the one place that chooses; front ends see the
+    :class:`~jupyter_cluster.engine.api.Engine` protocol only. ``parent`` gives the
+    configuration (default: the ``jupyter_cluster_config`` files on the Jupyter
+    config path, as the CLI reads them); ``config`` overrides it.
     """
-    merged = Config(parent.config if parent is not None else {})
+    if parent is None:
+        parent = ClusterConfigApp()
+        parent.initialize([])
+    merged = Config(parent.config)
     merged.merge(config or Config())
     remote = service_client(merged)
     if remote is not None:
-        return cast(ClusterManager, remote)  # duck-typed, see the docstring
+        return remote
     return ClusterManager(parent=parent, config=config) if config else ClusterManager(parent=parent)
-
-
-def make_manager() -> ClusterManager:
-    """The engine configured from the user's Jupyter config files (see :func:`make_engine`)."""
-    app = ClusterConfigApp()
-    app.initialize([])
-    return make_engine(app)
 
 
 class LaunchSettings(LoggingConfigurable):
@@ -121,7 +122,7 @@ class LaunchSettings(LoggingConfigurable):
         "'mem': '512m', 'size': 2}; keys are the launch fields (see GET launch-options).",
     )
 
-    manager: ClusterManager
+    _engine: ClusterManager
     _defaults: dict[str, Any]
 
     @validate("max_mem", "max_shm")
@@ -132,10 +133,11 @@ class LaunchSettings(LoggingConfigurable):
             raise TraitError(str(exc)) from None
         return str(proposal["value"])
 
-    def use_manager(self, manager: ClusterManager) -> None:
-        """Describe launches on ``manager``; checks the configured defaults against it
-        (a default that can't launch is logged and left out)."""
-        self.manager = manager
+    def bind(self, engine: ClusterManager) -> None:
+        """Describe launches on the local ``engine`` (its gate calls this); checks the
+        configured defaults against it (a default that can't launch is logged and
+        left out)."""
+        self._engine = engine
         self._defaults = {}
         kept, problems = launchable_defaults(self.default_launch_options, self.policy)
         for problem in problems:
@@ -147,32 +149,29 @@ class LaunchSettings(LoggingConfigurable):
     ) -> LaunchPolicy:
         """What ``owner`` (default: this process's user) may launch now, with their
         data folders and the current groups."""
-        manager = self.manager
-        groups = sorted({a.config.resource_group for a in manager.pool.agents.values()})
+        engine = self._engine
+        groups = sorted({a.config.resource_group for a in engine.pool.agents.values()})
         return LaunchPolicy(
-            images=ordered_images(self.allowed_images, manager.default_image),
-            max_size=manager.max_size,
+            images=ordered_images(self.allowed_images, engine.default_image),
+            max_size=engine.max_size,
             max_cpu=self.max_cpu,
             max_mem=parse_size(self.max_mem),
             max_shm=parse_size(self.max_shm),
             max_gpu=self.max_gpu,
             resource_groups=tuple(self.resource_groups or groups),
-            folders=tuple(manager.folders_for(owner or local_owner()).names()),
+            folders=tuple(engine.folders_for(owner or local_owner()).names()),
             max_sessions_per_user=self.max_sessions_per_user,
             defaults=self._defaults if defaults is None else defaults,
         )
 
 
-def launch_settings(manager: ClusterManager) -> LaunchSettings:
-    """The server's launch settings as read outside it (the notebook's launch form).
-
-    Takes the ``ClusterApp`` section of ``manager``'s configuration (only the keys
-    that are launch settings), so the form and the server agree.
-    """
+def launch_settings(config: Config, log: Any = None) -> LaunchSettings:
+    """The server's launch settings as read outside it (the notebook's launch form,
+    kernels started by the provisioner): the launch-setting keys of ``config``'s
+    ``ClusterApp`` section, so the form and the server agree. A local engine's
+    gate binds them to itself (:meth:`LaunchSettings.bind`)."""
     names = set(LaunchSettings.class_trait_names(config=True))
-    config = Config({"LaunchSettings": manager.config.get("LaunchSettings", {})})
-    section = manager.config.get("ClusterApp", {})
-    config.LaunchSettings.merge({k: v for k, v in section.items() if k in names})
-    settings = LaunchSettings(config=config, log=manager.log)
-    settings.use_manager(manager)
-    return settings
+    merged = Config({"LaunchSettings": config.get("LaunchSettings", {})})
+    section = config.get("ClusterApp", {})
+    merged.LaunchSettings.merge({k: v for k, v in section.items() if k in names})
+    return LaunchSettings(config=merged, **({"log": log} if log is not None else {}))

@@ -1,7 +1,7 @@
 """The Python API for notebooks and scripts: ``ClusterSession``.
 
 ``ClusterSession.launch(size=3, cpu=0.5, mem="512m")`` and friends call the engine
-(:class:`ClusterManager`) in this process, configured from the usual Jupyter
+(:func:`~jupyter_cluster.config.make_engine`) in this process, configured from the usual Jupyter
 config files. Every operation has an async form (``alaunch``, ``alogs``, …) and a
 sync twin that also works inside a running notebook event loop: all engine work
 runs on one private event loop in a background thread, which owns the Docker
@@ -15,23 +15,22 @@ import atexit
 import builtins
 import contextlib
 import threading
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
-from .config import launch_settings, local_owner, make_manager
-from .core.launch_options import describe
+from .config import file_config, launch_settings, local_owner, make_engine
 from .core.models import LaunchSpec, Session
 from .core.state import SessionStatus
 from .core.stats import Usage
-from .engine.manager import ClusterManager
+from .engine.api import Engine
 
 T = TypeVar("T")
 
 
 class _Engine:
-    """The manager and the background loop it lives on (one per process)."""
+    """The engine and the background loop it lives on (one per process)."""
 
     _lock = threading.Lock()
     _instance: _Engine | None = None
@@ -40,21 +39,21 @@ class _Engine:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
-        self.manager: ClusterManager = self.call(self._make())
+        self.engine: Engine[Any] = self.call(self._make())
         atexit.register(self.close)
 
     def close(self) -> None:
-        """Close the manager's connections (at interpreter exit)."""
+        """Close the engine's connections (at interpreter exit)."""
         if self.loop.is_running():
             with contextlib.suppress(Exception):
-                self.submit(self.manager.close()).result(timeout=5)
+                self.submit(self.engine.close()).result(timeout=5)
             self.loop.call_soon_threadsafe(self.loop.stop)
 
     @staticmethod
-    async def _make() -> ClusterManager:
-        manager = make_manager()
-        await manager.start()
-        return manager
+    async def _make() -> Engine[Any]:
+        engine = make_engine()
+        await engine.start()
+        return engine
 
     @classmethod
     def get(cls) -> _Engine:
@@ -75,25 +74,24 @@ class _Engine:
         return await asyncio.wrap_future(self.submit(coro))
 
 
-def engine() -> ClusterManager:
-    """The process-wide manager used by the API, the magic and the form."""
-    return _Engine.get().manager
+def engine() -> Engine[Any]:
+    """The process-wide engine used by the API, the magic and the form."""
+    return _Engine.get().engine
 
 
 def launch_schema() -> dict[str, Any]:
     """The launch-options schema (as ``GET cluster/api/launch-options`` serves it),
-    built from this process's configuration."""
+    built from this process's configuration: its own launch settings with a local
+    engine, the shared service's form in team mode."""
     eng = _Engine.get()
-    if eng.manager.remote:  # the shared service's form, with its limits
-        schema: dict[str, Any] = eng.call(cast(Any, eng.manager).launch_options())
-        return schema
-    return describe(launch_settings(eng.manager).policy())
+    gate = eng.engine.launch_gate(launch_settings(file_config()))
+    return eng.call(gate.options())
 
 
 def agents() -> builtins.list[dict[str, Any]]:
     """Capacity, allocated and free resources per agent."""
     eng = _Engine.get()
-    return eng.call(eng.manager.agents_info())
+    return eng.call(eng.engine.agents_info())
 
 
 @dataclass(frozen=True)
@@ -121,12 +119,12 @@ class ClusterSession:
         eng = _Engine.get()
 
         async def go() -> Session:
-            spec = eng.manager.make_spec(**fields)
-            session = await eng.manager.submit(spec, owner=local_owner())
+            spec = eng.engine.make_spec(**fields)
+            session = await eng.engine.submit(spec, owner=local_owner())
             if not wait:
-                eng.loop.create_task(eng.manager.drive(session.id))
+                eng.loop.create_task(eng.engine.drive(session.id))
                 return session
-            return await eng.manager.drive(session.id)
+            return await eng.engine.drive(session.id)
 
         return cls(await eng.acall(go()))
 
@@ -138,8 +136,8 @@ class ClusterSession:
         eng = _Engine.get()
 
         async def go() -> Session:
-            session = await eng.manager.submit(spec, owner=local_owner())
-            return await eng.manager.drive(session.id, on_change=on_change)
+            session = await eng.engine.submit(spec, owner=local_owner())
+            return await eng.engine.drive(session.id, on_change=on_change)
 
         return cls(eng.call(go()))
 
@@ -152,7 +150,7 @@ class ClusterSession:
     async def aattach(cls, ref: str) -> ClusterSession:
         """An existing session by id, unique id prefix or name."""
         eng = _Engine.get()
-        return cls(await eng.acall(eng.manager.get(ref)))
+        return cls(await eng.acall(eng.engine.get(ref)))
 
     @classmethod
     def attach(cls, ref: str) -> ClusterSession:
@@ -163,7 +161,7 @@ class ClusterSession:
     def list(cls, include_ended: bool = False) -> builtins.list[ClusterSession]:
         """Sessions of this store (active ones, or all with ``include_ended``)."""
         eng = _Engine.get()
-        return [cls(s) for s in eng.call(eng.manager.list(include_ended=include_ended))]
+        return [cls(s) for s in eng.call(eng.engine.list(include_ended=include_ended))]
 
     # -- properties --------------------------------------------------------------------
 
@@ -193,7 +191,7 @@ class ClusterSession:
     def refresh(self) -> Session:
         """Re-read the session from the store."""
         eng = _Engine.get()
-        self._session = eng.call(eng.manager.get(self.id))
+        self._session = eng.call(eng.engine.get(self.id))
         return self._session
 
     def to_dict(self) -> dict[str, Any]:
@@ -215,7 +213,7 @@ class ClusterSession:
 
         async def pump() -> None:
             try:
-                async for line in eng.manager.logs(self.id, host, tail=tail, follow=follow):
+                async for line in eng.engine.logs(self.id, host, tail=tail, follow=follow):
                     caller.call_soon_threadsafe(queue.put_nowait, line)
             except BaseException as exc:  # handed to the caller's loop
                 caller.call_soon_threadsafe(queue.put_nowait, exc)
@@ -237,13 +235,13 @@ class ClusterSession:
         if not follow:
 
             async def collect() -> str:
-                return "".join([line async for line in eng.manager.logs(self.id, host, tail=tail)])
+                return "".join([line async for line in eng.engine.logs(self.id, host, tail=tail)])
 
             return eng.call(collect())
         lines: builtins.list[str] = []
 
         async def printing() -> None:
-            async for line in eng.manager.logs(self.id, host, tail=tail, follow=True):
+            async for line in eng.engine.logs(self.id, host, tail=tail, follow=True):
                 lines.append(line)
                 print(line, end="", flush=True)
 
@@ -253,13 +251,6 @@ class ClusterSession:
         except KeyboardInterrupt:
             future.cancel()
         return "".join(lines)
-
-    def iter_logs(
-        self, host: str, *, tail: int | None = None, follow: bool = False
-    ) -> Iterator[str]:
-        """Lines of the log as a plain (blocking) iterator."""
-        text = self.logs(host, tail=tail, follow=follow)
-        yield from text.splitlines(keepends=True)
 
     async def aexec(self, host: str, cmd: builtins.list[str] | str) -> ExecResult:
         """Run a command as ``work`` in one container and collect its output."""
@@ -271,7 +262,7 @@ class ClusterSession:
             (err if stream == 2 else out).append(data)
 
         eng = _Engine.get()
-        code = await eng.acall(eng.manager.exec(self.id, host, argv, on_output=collect))
+        code = await eng.acall(eng.engine.exec(self.id, host, argv, on_output=collect))
         return ExecResult(
             code, b"".join(out).decode(errors="replace"), b"".join(err).decode(errors="replace")
         )
@@ -293,7 +284,7 @@ class ClusterSession:
     async def astats(self) -> dict[str, Usage | None]:
         """Each container's CPU, memory, network and block IO now (None: not running)."""
         eng = _Engine.get()
-        return await eng.acall(eng.manager.stats(self.id))
+        return await eng.acall(eng.engine.stats(self.id))
 
     def stats(self) -> dict[str, Usage | None]:
         """Sync twin of :meth:`astats`."""
@@ -302,7 +293,7 @@ class ClusterSession:
     async def aterminate(self) -> Session:
         """Remove every container and the network (or cancel if PENDING)."""
         eng = _Engine.get()
-        self._session = await eng.acall(eng.manager.terminate(self.id))
+        self._session = await eng.acall(eng.engine.terminate(self.id))
         return self._session
 
     def terminate(self) -> Session:

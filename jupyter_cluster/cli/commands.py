@@ -1,7 +1,7 @@
 """Carrying out a parsed ``jupyter cluster`` command (``logs``/``exec``/``top`` aside).
 
 :func:`run` (called by :func:`~jupyter_cluster.cli.main.main` with the parsed
-arguments) builds the manager and carries out ``launch``, ``ls``, ``show``, ``rm``,
+arguments) builds the engine and carries out ``launch``, ``ls``, ``show``, ``rm``,
 ``agents``, ``folder …``, ``kernelspec install`` and ``image build``; the commands
 about a session's containers (``logs``, ``exec``, ``top``) are in
 :mod:`.container_commands`.
@@ -16,12 +16,11 @@ import subprocess
 import sys
 from typing import Any
 
-from ..config import local_owner, make_manager
+from ..config import local_owner, make_engine
 from ..core.models import Session
 from ..core.naming import DEFAULT_IMAGE
 from ..core.state import FINAL
-from ..engine.manager import ClusterManager
-from ..engine.store.drivers import this_process
+from ..engine.api import Engine
 from ..errors import ClusterError
 from ..paths import cluster_dir
 from . import container_commands
@@ -63,16 +62,16 @@ async def run(args: argparse.Namespace) -> int:
         return 0
     if args.command == "kernelspec":
         return _kernelspec(args)
-    manager = make_manager()
+    engine = make_engine()
     try:
         if args.command == "folder":
-            return await _folder(manager, args)
+            return await _folder(engine, args)
         if args.command == "launch":  # bad flags are refused before any agent is asked
-            manager.make_spec(**launch_fields(args))
-        await manager.start()
-        return await _command(manager, args)
+            engine.make_spec(**launch_fields(args))
+        await engine.start()
+        return await _command(engine, args)
     finally:
-        await manager.close()
+        await engine.close()
 
 
 def _kernelspec(args: argparse.Namespace) -> int:
@@ -95,32 +94,30 @@ def _kernelspec(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _folder(manager: ClusterManager, args: argparse.Namespace) -> int:
+async def _folder(engine: Engine[Any], args: argparse.Namespace) -> int:
     owner = local_owner()
     if args.folder_command == "create":
-        info = await manager.create_folder(args.name, owner)
+        info = await engine.create_folder(args.name, owner)
         print(f"created data folder {info.name} at {info.path}")
     elif args.folder_command == "rm":
-        await manager.remove_folder(args.name, owner)
+        await engine.remove_folder(args.name, owner)
         print(f"removed data folder {args.name}")
     else:
-        folders = await manager.list_folders(owner)
+        folders = await engine.list_folders(owner)
         rows = [(f.name, f.path) for f in folders]
         _emit(args, [f.to_dict() for f in folders], cli_format.table(("NAME", "PATH"), rows))
     return 0
 
 
-async def _command(manager: ClusterManager, args: argparse.Namespace) -> int:
+async def _command(engine: Engine[Any], args: argparse.Namespace) -> int:
     cmd = args.command
     if cmd == "launch":
-        spec = manager.make_spec(**launch_fields(args))
-        session = await manager.submit(spec, owner=local_owner())
-        if args.no_wait:  # the shared service drives its launches itself
-            if session.status.value in ("PENDING", "PREPARING") and not manager.remote:
-                pid = _spawn_driver(session.id)
-                manager.store.set_driver(session.id, this_process(pid))
+        spec = engine.make_spec(**launch_fields(args))
+        session = await engine.submit(spec, owner=local_owner())
+        if args.no_wait:  # a detached driver, unless the engine drives it itself
+            await engine.hand_off(session, _spawn_driver)
         else:
-            session = await manager.drive(session.id, on_change=_progress)
+            session = await engine.drive(session.id, on_change=_progress)
             if session.status in FINAL:  # cancelled (pending_timeout, rm) before it ran
                 raise ClusterError(
                     f"session {session.name}: {session.status.value} ({session.status_reason})"
@@ -128,25 +125,25 @@ async def _command(manager: ClusterManager, args: argparse.Namespace) -> int:
         _emit(args, session.to_dict(), cli_format.session_details(session))
         return 0
     if cmd == "ls":
-        sessions = await manager.list(include_ended=args.all)
+        sessions = await engine.list(include_ended=args.all)
         _emit(args, [s.to_dict() for s in sessions], cli_format.sessions_table(sessions))
     elif cmd == "show":
-        session = await manager.get(args.session)
+        session = await engine.get(args.session)
         _emit(args, session.to_dict(), cli_format.session_details(session))
     elif cmd == "logs":
-        await container_commands.logs(manager, args)
+        await container_commands.logs(engine, args)
     elif cmd == "exec":
-        return await container_commands.exec_in(manager, args)
+        return await container_commands.exec_in(engine, args)
     elif cmd == "top":
-        await container_commands.top(manager, args)
+        await container_commands.top(engine, args)
     elif cmd == "rm":
-        ended = [await manager.terminate(ref) for ref in args.sessions]
+        ended = [await engine.terminate(ref) for ref in args.sessions]
         _emit(
             args,
             [s.to_dict() for s in ended],
             "\n".join(f"{s.name} {s.id}: {s.status.value}" for s in ended),
         )
     elif cmd == "agents":
-        rows = await manager.agents_info()
+        rows = await engine.agents_info()
         _emit(args, rows, cli_format.agents_table(rows))
     return 0

@@ -1,6 +1,6 @@
 """The ``jupyter cluster`` commands about a session's containers: ``logs``, ``exec``, ``top``.
 
-:func:`~jupyter_cluster.cli.commands.run` calls these with the manager and the parsed
+:func:`~jupyter_cluster.cli.commands.run` calls these with the engine and the parsed
 arguments: a container's log, a command run in one container or in all of them at
 once (``exec --all``), and each container's resource use.
 """
@@ -11,26 +11,27 @@ import argparse
 import asyncio
 import json
 import sys
+from typing import Any
 
 from ..core.fanout import LinePrefixer, worst_exit
 from ..core.state import USABLE
-from ..engine.manager import ClusterManager
+from ..engine.api import Engine
 from ..errors import ClusterError, InvalidRequest
 from . import format as cli_format
 
 
-async def logs(manager: ClusterManager, args: argparse.Namespace) -> None:
+async def logs(engine: Engine[Any], args: argparse.Namespace) -> None:
     """``logs``: print one container's log (its last ``--tail`` lines; ``--follow``)."""
-    async for line in manager.logs(args.session, args.host, tail=args.tail, follow=args.follow):
+    async for line in engine.logs(args.session, args.host, tail=args.tail, follow=args.follow):
         sys.stdout.write(line)
         sys.stdout.flush()
 
 
-async def top(manager: ClusterManager, args: argparse.Namespace) -> None:
+async def top(engine: Engine[Any], args: argparse.Namespace) -> None:
     """One sample (``--json``, ``--once``) or a table refreshed until interrupted."""
-    session = await manager.get(args.session)
+    session = await engine.get(args.session)
     while True:
-        found = await manager.stats(session.id)
+        found = await engine.stats(session.id)
         if args.json:
             print(json.dumps({h: u.to_dict() if u else None for h, u in found.items()}))
             return
@@ -63,8 +64,8 @@ def _exec_command(args: argparse.Namespace) -> list[str]:
     return list(command)
 
 
-async def _exec_all(manager: ClusterManager, args: argparse.Namespace, cmd: list[str]) -> int:
-    session = await manager.get(args.session)
+async def _exec_all(engine: Engine[Any], args: argparse.Namespace, cmd: list[str]) -> int:
+    session = await engine.get(args.session)
     if session.status not in USABLE:
         raise InvalidRequest(f"session {session.name} is {session.status.value}, not running")
     width = max(len(h) for h in session.hosts)
@@ -79,7 +80,7 @@ async def _exec_all(manager: ClusterManager, args: argparse.Namespace, cmd: list
             target.flush()
 
         try:
-            return await manager.exec(session.id, host, cmd, on_output=write)
+            return await engine.exec(session.id, host, cmd, on_output=write)
         except ClusterError as exc:  # one container failing does not stop the others
             write(2, f"{exc}\n".encode())
             return 255
@@ -90,16 +91,16 @@ async def _exec_all(manager: ClusterManager, args: argparse.Namespace, cmd: list
     return worst_exit(await asyncio.gather(*(one(h) for h in session.hosts)))
 
 
-async def exec_in(manager: ClusterManager, args: argparse.Namespace) -> int:
+async def exec_in(engine: Engine[Any], args: argparse.Namespace) -> int:
     """``exec``: the command in one container, or in all of them (``--all``); returns
     its exit status (the worst of them with ``--all``)."""
     command = _exec_command(args)
     if args.all:
-        return await _exec_all(manager, args, command)
+        return await _exec_all(engine, args, command)
 
     def write(stream: int, data: bytes) -> None:
         target = sys.stderr.buffer if stream == 2 else sys.stdout.buffer
         target.write(data)
         target.flush()
 
-    return await manager.exec(args.session, args.host, command, on_output=write)
+    return await engine.exec(args.session, args.host, command, on_output=write)

@@ -11,22 +11,22 @@ import asyncio
 import logging
 import sys
 
-from ..config import make_manager
+from ..config import make_engine
 from ..errors import ClusterError
 
 
 async def drive(session_id: str) -> int:
     """Drive one session to RUNNING, ERROR or CANCELLED; returns an exit code."""
-    manager = make_manager()
+    engine = make_engine()
     try:
-        session = await manager.drive(session_id)
+        session = await engine.drive(session_id)
         print(f"session {session_id}: {session.status.value}", flush=True)
         return 0
     except ClusterError as exc:
         print(f"session {session_id}: {exc}", flush=True)
         return 1
     finally:
-        await manager.close()
+        await engine.close()
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 Parses arguments with argparse, reads configuration from the usual Jupyter config
 files (``jupyter_cluster_config.py``) through :mod:`jupyter_cluster.config`, and calls
-:class:`~jupyter_cluster.engine.manager.ClusterManager`. Bad input exits with code 2 and
+the engine (:func:`~jupyter_cluster.config.make_engine`). Bad input exits with code 2 and
 one line on stderr; a failed launch or agent error exits with 1. This module is the
 entry point; the parser is :mod:`.parser`, the commands :mod:`.commands` and
 :mod:`.container_commands`.

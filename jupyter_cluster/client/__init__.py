@@ -3,7 +3,7 @@
 When ``c.ClusterManager.service_url`` is set (under JupyterHub it defaults from
 ``JUPYTER_CLUSTER_SERVICE_URL``), every front end of a user's server (the CLI,
 the notebook API and ``%cluster``, the launch form, the kernel provisioner, the
-REST routes behind the Lab extension) uses :class:`.remote.RemoteEngine` instead
+REST routes behind the Lab extension) uses :class:`.remote_engine.RemoteEngine` instead
 of a :class:`~jupyter_cluster.engine.manager.ClusterManager` of its own: the
 service owns the agents and the store, and this process holds no Docker
 credential. What runs inside the containers (the kernel, terminals, ``exec``)

@@ -1,6 +1,6 @@
 """HTTP to the shared service: the token, timeouts, and its errors as engine errors.
 
-Used by :class:`~jupyter_cluster.client.remote.RemoteEngine` (async calls) and
+Used by :class:`~jupyter_cluster.client.remote_engine.RemoteEngine` (async calls) and
 its store view (blocking calls, made from worker threads). A reply's status maps
 back to the error the service raised: 400 → InvalidRequest (with its field),
 404 → NotFound, 409 → Conflict, 401/403 → ClusterError saying the token was

@@ -17,8 +17,7 @@ import asyncio
 import builtins
 import contextlib
 import os
-from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -26,16 +25,17 @@ from ..core.access import Access
 from ..core.folders import FolderInfo
 from ..core.models import LaunchSpec, Session
 from ..core.naming import DEFAULT_IMAGE
-from ..core.state import SessionStatus
+from ..core.state import SETTLING, USABLE, SessionStatus
 from ..core.stats import Usage
+from ..engine.api import PolicySource, SessionCallback, Upkeep
 from ..engine.store.exec_log import ExecLog
 from ..errors import InvalidRequest, LaunchFailed, NotFound
 from ..paths import cluster_dir
+from ..reach.ssh import SshRoute
+from .admission import RemoteLaunch, ServiceGate
 from .http import ServiceHTTP
 from .shell import ContainerShell, OutputCallback
 
-SessionCallback = Callable[[Session], None]
-_SETTLING = (SessionStatus.PENDING, SessionStatus.PREPARING)
 #: Launch fields of ``make_spec`` that go into the REST body (when given).
 _PLAIN = (
     "mounts",
@@ -50,15 +50,6 @@ _PLAIN = (
     "name",
     "bootstrap",
 )
-
-
-@dataclass(frozen=True)
-class RemoteLaunch:
-    """A launch checked here and described as the service's REST body."""
-
-    body: dict[str, Any] = field(default_factory=dict)
-    #: The spec as checked here (None for a REST body passed on unchecked).
-    spec: LaunchSpec | None = None
 
 
 def _ref(ref: str) -> str:
@@ -89,9 +80,6 @@ class RemoteStore:
 
 class RemoteEngine:
     """The shared service's sessions, seen by one user (see the module docstring)."""
-
-    #: Front ends check this to skip what only a local engine does (drivers, folders).
-    remote = True
 
     def __init__(
         self,
@@ -170,7 +158,7 @@ class RemoteEngine:
                 if state != seen and on_change is not None:
                     on_change(session)
                 seen = state
-                if session.status not in _SETTLING:
+                if session.status not in SETTLING:
                     break
                 await asyncio.sleep(self.poll_interval)
         except asyncio.CancelledError:
@@ -266,7 +254,7 @@ class RemoteEngine:
         if not cmd:
             raise InvalidRequest("give a command to run, e.g. -- hostname", "cmd")
         session = await self.get(ref)
-        if session.status not in (SessionStatus.RUNNING, SessionStatus.RUNNING_DEGRADED):
+        if session.status not in USABLE:
             raise InvalidRequest(f"session {session.name} is {session.status}, not running")
         session.locate(host)
         shell = ContainerShell(await self.access(session.id))
@@ -283,3 +271,31 @@ class RemoteEngine:
         session = await self.get(ref)
         await self.http.call("DELETE", f"sessions/{_ref(session.id)}", reason=reason or None)
         return await self.get(session.id)
+
+    # -- what the shared service's client does its own way (see engine.api.Engine) ---
+
+    def launch_gate(self, settings: PolicySource) -> ServiceGate:
+        """The service's launch policy applies (``settings`` are this server's: unused)."""
+        return ServiceGate(self.launch_options)
+
+    def main_route(self) -> SshRoute:
+        """main1 is reached over SSH, with the access the service gives the owner."""
+        return SshRoute(self.access)
+
+    def upkeep(self, on_change: Callable[[], None]) -> builtins.list[Upkeep]:
+        """None: the service keeps its own warm pool and OOM watch."""
+        return []
+
+    async def hand_off(self, session: Session, spawn: Callable[[str], int]) -> None:
+        """Nothing to do: the service drives its launches itself."""
+
+    def mark_ending(self, session_id: str) -> bool:
+        """False: the service ends sessions; terminate asks it in the foreground."""
+        return False
+
+    def phase_missing(self, session_id: str, phase: str) -> Session | None:
+        """None: phase timings are the service's to record."""
+        return None
+
+    def record_phases(self, session_id: str, timings: Mapping[str, float]) -> None:
+        """Nothing: phase timings are the service's to record."""

@@ -5,7 +5,7 @@ A user's server holds no Docker credential, so whatever it runs in a container
 to main1 on the port it publishes on its agent, and to a sub through main1, as
 the containers reach each other. The session's user key and the containers'
 host keys come from the service (``GET sessions/{id}/access``, owner only); host
-keys are checked strictly. Used by :class:`~jupyter_cluster.client.remote.RemoteEngine`
+keys are checked strictly. Used by :class:`~jupyter_cluster.client.remote_engine.RemoteEngine`
 and the provisioner (:class:`SshRunner` stands in for an agent's ``exec``).
 """
 

@@ -2,7 +2,7 @@
 
 Pure data: made by the engine's data folders (:mod:`jupyter_cluster.engine.folders`),
 sent over REST by the server and read back by the shared service's client
-(:mod:`jupyter_cluster.client.remote`).
+(:mod:`jupyter_cluster.client.remote_engine`).
 """
 
 from __future__ import annotations

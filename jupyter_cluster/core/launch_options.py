@@ -274,3 +274,21 @@ def launchable_defaults(
                 return kept, problems
             problems.append(f"ignored: {exc}")
             del kept[exc.field]
+
+
+def narrow_document(document: dict[str, Any], policy: LaunchPolicy) -> None:
+    """Narrow the OpenAPI document's launch request schema to ``policy``'s images,
+    groups, folders and limits (``GET openapi.json`` of a server with its own engine)."""
+    props = document["components"]["schemas"]["LaunchRequest"]["properties"]
+    props["image"]["enum"] = list(policy.images)
+    props["resource_group"]["enum"] = list(policy.resource_groups)
+    props["size"]["maximum"] = policy.max_size
+    props["gpu"]["maximum"] = policy.max_gpu
+    props["cpu"]["oneOf"][0]["maximum"] = policy.max_cpu
+    props["mem"]["oneOf"][0].update(minimum=MIN_MEM, maximum=policy.max_mem)
+    props["shm"]["oneOf"][0].update(minimum=1, maximum=policy.max_shm)
+    folders = [f"{name}{flag}" for name in policy.folders for flag in ("", ":ro", ":rw")]
+    if folders:
+        props["mounts"]["items"]["enum"] = folders
+    else:
+        props["mounts"]["maxItems"] = 0

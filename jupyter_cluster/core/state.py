@@ -62,6 +62,9 @@ _SESSION_TRANSITIONS: dict[SessionStatus, frozenset[SessionStatus]] = {
 
 #: States that hold resources on agents (count against capacity).
 ALLOCATING = frozenset({_S.PREPARING, _S.RUNNING, _S.RUNNING_DEGRADED, _S.TERMINATING})
+#: States of a launch still settling: waiting for room, or being brought up (a
+#: driver process is at work; watching a launch stops when it leaves them).
+SETTLING = frozenset({_S.PENDING, _S.PREPARING})
 #: States whose containers can be used: exec, terminals, kernels.
 USABLE = frozenset({_S.RUNNING, _S.RUNNING_DEGRADED})
 #: States of a session waiting for or holding resources (it counts against quotas,

@@ -77,10 +77,6 @@ class FolderSpace:
         mine = {f.name for f in own}
         return sorted(own + [f for f in shared if f.name not in mine], key=lambda f: f.name)
 
-    def is_shared(self, name: str) -> bool:
-        """Whether ``name`` mounts a shared (read-only) folder for this owner."""
-        return self._is_shared(name)
-
     def bind_mounts(self, mounts: Iterable[Mount], agent_root: str) -> tuple[BindMount, ...]:
         """Bind mounts of ``mounts`` with ``agent_root`` as the agent sees ``data_root``;
         shared folders are read-only whatever was asked."""

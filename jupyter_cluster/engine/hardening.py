@@ -2,7 +2,7 @@
 
 The manager makes one :class:`ContainerHardening` (its child, so the usual config
 files apply) and hands its :meth:`~ContainerHardening.limits` to the launcher;
-:func:`~jupyter_cluster.engine.agents.docker_models.container_config` turns them
+:func:`~jupyter_cluster.engine.agents.docker.models.container_config` turns them
 into Docker's HostConfig. The same limits hold for every container of a session,
 on every agent.
 
@@ -21,7 +21,7 @@ Kept capabilities, and why (everything else of Docker's default set is dropped):
 host path but configured data folders.
 
 ``restrict_egress`` (off by default) denies the ranges of ``egress_deny`` to every
-container (see :mod:`.egress`): by default the agent itself and the link-local
+container (see :mod:`.launch.egress`): by default the agent itself and the link-local
 range, where cloud metadata services answer.
 """
 

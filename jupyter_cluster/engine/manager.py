@@ -4,7 +4,7 @@ The CLI, the REST handlers, the kernel provisioner, the notebook API and widgets
 launch, list, inspect, read logs of, run commands in and terminate cluster
 sessions through the :class:`~jupyter_cluster.core.engine.Engine` protocol, which
 this class implements on the Docker agents it owns (the shared service's client,
-:class:`~jupyter_cluster.client.remote.RemoteEngine`, is the other implementation).
+:class:`~jupyter_cluster.client.remote_engine.RemoteEngine`, is the other implementation).
 It is configured with traitlets from the usual Jupyter config files
 (``jupyter_cluster_config.py``, ``jupyter_server_config.py``; the traits are in
 :mod:`.settings`).
@@ -15,36 +15,46 @@ its dependencies explicitly: the :class:`~.store.sessions.Store`, the
 :class:`~.launching.SessionLauncher` (submit, drive), the
 :class:`~.ending.SessionTerminator` (terminate), the :class:`~.reading.SessionReader`
 (get, list, logs, exec, stats, access) and :class:`~.owned.OwnerFolders` (data
-folders).
+folders). What a local engine does differently from the shared service's client
+is handed out as small parts: its launch policy (:class:`~.admission.LocalGate`),
+its route to main1 (:class:`~jupyter_cluster.reach.agent.AgentRoute`) and its
+background upkeep (:mod:`.upkeep`, :mod:`.oom_watch`).
 """
 
 from __future__ import annotations
 
 import builtins
 import os
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 
 from ..core.access import Access
 from ..core.folders import FolderInfo
 from ..core.models import LaunchSpec, Session
 from ..core.quota import Quota
+from ..core.state import SETTLING
 from ..core.stats import Usage
 from ..core.units import parse_size
 from ..core.warm import parse_targets
+from ..reach.agent import AgentRoute
+from .admission import LocalGate
 from .agents.base import Agent, OutputCallback
 from .agents.pool import AgentPool
 from .agents.registry import agent_configs, make_agent
+from .api import PolicySource, Upkeep
 from .ending import SessionTerminator
 from .folder_space import FolderSpace
 from .hardening import ContainerHardening
 from .launching import SessionCallback, SessionLauncher
 from .log_archive import LogArchive
+from .oom_watch import OomWatch
 from .owned import OwnerFolders
 from .reading import SessionReader
 from .reconcile import Reconciler
 from .settings import ManagerSettings
+from .store.drivers import this_process
 from .store.exec_log import ExecLog
 from .store.sessions import Store
+from .upkeep import WarmRefill
 from .warm_pool import WarmPool
 
 
@@ -53,9 +63,6 @@ class ClusterManager(ManagerSettings):
 
     Configured as ``c.ClusterManager.*`` (the traits are in :mod:`.settings`).
     """
-
-    #: Not the shared service's client (:class:`~jupyter_cluster.client.remote.RemoteEngine`).
-    remote = False
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)
@@ -250,3 +257,37 @@ class ClusterManager(ManagerSettings):
     async def remove_folder(self, name: str, owner: str = "") -> None:
         """Delete one of ``owner``'s folders; refused while an active session mounts it."""
         self.folders.remove(name, owner)
+
+    # -- what a local engine does its own way (see engine.api.Engine) ----------------
+
+    def launch_gate(self, settings: PolicySource) -> LocalGate:
+        """This process's launch policy applies (``settings``: ``c.ClusterApp``)."""
+        return LocalGate(self, settings)
+
+    def main_route(self) -> AgentRoute:
+        """main1 is reached through its agent."""
+        return AgentRoute(self.agent, self.store.load_keys, self.access)
+
+    def upkeep(self, on_change: Callable[[], None]) -> builtins.list[Upkeep]:
+        """The warm pool's refill (when configured) and the OOM watch."""
+        oom = OomWatch(self.store, self.pool.agents, on_change=on_change, logger=self.log)
+        return [WarmRefill(self.warm), oom] if self.warm.targets else [oom]
+
+    async def hand_off(self, session: Session, spawn: Callable[[str], int]) -> None:
+        """A detached driver takes over a launch still settling."""
+        if session.status in SETTLING:
+            self.store.set_driver(session.id, this_process(spawn(session.id)))
+
+    def mark_ending(self, session_id: str) -> bool:
+        """Mark it TERMINATING now; the removal may go on in the background."""
+        self.store.mark_terminating(session_id)
+        return True
+
+    def phase_missing(self, session_id: str, phase: str) -> Session | None:
+        """The session, if it has not recorded ``phase`` yet."""
+        session = self.store.get(session_id)
+        return session if session is not None and phase not in session.timings else None
+
+    def record_phases(self, session_id: str, timings: Mapping[str, float]) -> None:
+        """Keep phase timings measured by a front end."""
+        self.store.add_timings(session_id, timings)

@@ -20,7 +20,7 @@ from typing import Any
 from ..core import naming
 from ..core.models import ClusterMode, Container, LaunchSpec, Session
 from ..core.resources import Mount, Resources
-from ..core.state import LIVE, ContainerStatus, SessionStatus, exit_reason
+from ..core.state import LIVE, SETTLING, ContainerStatus, SessionStatus, exit_reason
 from ..errors import AgentError, ClusterError, Conflict
 from .agents.base import Agent, ContainerState
 from .launch.teardown import tear_down
@@ -215,7 +215,7 @@ class Reconciler:
             return
         assert session is not None
         driver = self.store.driver(session_id)
-        if session.status in (SessionStatus.PENDING, SessionStatus.PREPARING):
+        if session.status in SETTLING:
             if not driver_alive(driver):
                 await self._fail(session, f"the process launching it ({describe(driver)}) exited")
             return

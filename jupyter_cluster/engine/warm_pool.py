@@ -11,7 +11,7 @@ same store takes a set through :meth:`WarmPool.take` while launching (called by
 A warm container runs a silent shell that waits on a root-only FIFO; nothing of a
 session is in it. When a launch takes its set, the launcher copies the session's files
 in (fresh keys and host keys, hostfile, environment) and tells it to run the usual
-start-up script (:func:`~.launcher.bring_up`). Sets are never returned to the pool: a
+start-up script (:func:`~.launch.bring_up.bring_up`). Sets are never returned to the pool: a
 session's containers and network are removed with it, like cold ones.
 """
 

@@ -66,12 +66,6 @@ async def _exists(docker: aiodocker.Docker, tag: str) -> bool:
     return True
 
 
-async def image_exists(tag: str, docker_url: str | None = None) -> bool:
-    """Tell whether the Docker engine at ``docker_url`` (default: local) has image ``tag``."""
-    async with _connect(docker_url) as docker:
-        return await _exists(docker, tag)
-
-
 async def _run(cmd: list[str], log: Log, quiet: re.Pattern[str] | None = None) -> None:
     """Run ``cmd``, passing its output lines to ``log``; raise ClusterError if it fails."""
     proc = await asyncio.create_subprocess_exec(

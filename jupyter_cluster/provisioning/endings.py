@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
-from ..engine.manager import ClusterManager
+from ..engine.api import Engine
 
 #: Sessions being ended in the background (``end_session_in_background``).
 ENDING: set[asyncio.Future[None]] = set()
 
 
-async def _end(engine: ClusterManager, session_id: str) -> None:
+async def _end(engine: Engine[Any], session_id: str) -> None:
     """Remove a TERMINATING session's containers; then close the provisioner's engine."""
     try:
         await engine.terminate(session_id)
@@ -34,17 +35,16 @@ async def wait_for_endings() -> None:
         await asyncio.gather(*list(ENDING), return_exceptions=True)
 
 
-async def end_session(engine: ClusterManager, session_id: str, background: bool) -> None:
+async def end_session(engine: Engine[Any], session_id: str, background: bool) -> None:
     """Terminate ``session_id``, then close ``engine`` (the provisioner's own).
 
-    With ``background`` and a local engine, the session is only marked TERMINATING
-    here; its removal goes on in the background (see :data:`ENDING`), which closes
-    the engine when done.
+    With ``background``, and an engine that can mark it (a local one), the session
+    is only marked TERMINATING here; its removal goes on in the background (see
+    :data:`ENDING`), which closes the engine when done.
     """
-    closing: ClusterManager | None = engine
+    closing: Engine[Any] | None = engine
     try:
-        if background and not engine.remote:
-            engine.store.mark_terminating(session_id)
+        if background and engine.mark_ending(session_id):
             ending = asyncio.ensure_future(_end(engine, session_id))
             ENDING.add(ending)
             ending.add_done_callback(ENDING.discard)

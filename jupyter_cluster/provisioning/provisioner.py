@@ -3,7 +3,7 @@
 Registered as ``cluster-provisioner`` under ``jupyter_client.kernel_provisioners``;
 any KernelManager (JupyterLab, ``jupyter console``, nbclient…) uses it when the
 kernelspec's ``metadata.kernel_provisioner`` names it. Starting the kernel
-launches a fresh cluster session through :class:`ClusterManager`, then runs the
+launches a fresh cluster session through the engine (``Engine``), then runs the
 kernelspec's argv as ``work`` in ``main1`` (ports published on the agent's
 address). The kernel is started as soon as ``main1``'s container runs (once it is
 ready, when a bootstrap command is set), while the other containers are still
@@ -19,7 +19,7 @@ Jupyter config path, overridden by the kernel manager's own configuration (e.g.
 
 This module is the jupyter_client API; the work is in its helpers: the launch
 options (:mod:`.options`), launching a session (:mod:`.session_launch`), reaching
-the kernel (:mod:`.kernel_link`, :mod:`.ports`, :mod:`.process`), its
+the kernel (:mod:`.kernel_link`, :mod:`..reach`, :mod:`.process`), its
 ``kernel_ready`` timing (:mod:`.kernel_ready`) and ending the session
 (:mod:`.endings`).
 """
@@ -35,17 +35,16 @@ from jupyter_client.provisioning import KernelProvisionerBase
 from traitlets import Bool, Unicode
 from traitlets.config import Config
 
-from ..config import file_config, make_engine
-from ..core import naming
+from ..config import file_config, launch_settings, make_engine
 from ..core.models import Session
 from ..core.state import USABLE
-from ..engine.manager import ClusterManager
+from ..engine.api import Engine
 from ..errors import ClusterError
+from ..reach.ports import kernel_side_connection
 from .endings import end_session
 from .kernel_link import KernelLink, Reached
 from .kernel_ready import kernel_ready_seconds
 from .options import LaunchOptions
-from .ports import kernel_side_connection
 from .process import KernelProcess
 from .session_launch import launch_session
 
@@ -74,7 +73,7 @@ class ClusterProvisioner(LaunchOptions, KernelProvisionerBase):  # type: ignore[
     #: Set (by the server extension, when the server stops) to shut the kernel down
     #: but leave its session running.
     keep_session = False
-    _manager: ClusterManager | None = None
+    _engine: Engine[Any] | None = None
     _process: KernelProcess | None = None
     _link_: KernelLink | None = None
     _ready_task: asyncio.Future[None] | None = None
@@ -82,19 +81,23 @@ class ClusterProvisioner(LaunchOptions, KernelProvisionerBase):  # type: ignore[
     # -- helpers -------------------------------------------------------------------
 
     @property
-    def manager(self) -> ClusterManager:
+    def engine(self) -> Engine[Any]:
         """The engine: ``jupyter_cluster_config`` files, then the kernel manager's config."""
-        if self._manager is None:
-            config = Config(file_config())
-            config.merge(self.config)
-            self._manager = make_engine(self, config)
-        return self._manager
+        if self._engine is None:
+            self._engine = make_engine(self, self._engine_config())
+        return self._engine
+
+    def _engine_config(self) -> Config:
+        """``jupyter_cluster_config`` files, overridden by the kernel manager's config."""
+        config = Config(file_config())
+        config.merge(self.config)
+        return config
 
     @property
     def _link(self) -> KernelLink:
         """The route to the kernel in main1 (made on first use)."""
         if self._link_ is None:
-            self._link_ = KernelLink(self.parent, self.kernel_id)
+            self._link_ = KernelLink(self.parent, self.kernel_id, self.engine.main_route())
         return self._link_
 
     def _reached(self, reached: Reached) -> KernelProcess:
@@ -112,14 +115,17 @@ class ClusterProvisioner(LaunchOptions, KernelProvisionerBase):  # type: ignore[
         def submitted(session: Session) -> None:
             self.session_id = session.id
 
+        engine = self.engine
         try:
             return await launch_session(
-                self.manager,
+                engine,
                 self.launch_fields(),
                 self.launch_timeout,
                 lambda s: self._start_kernel(s, cmd, env),
                 submitted,
                 self.log,
+                quota=engine.launch_gate(launch_settings(self._engine_config(), self.log)).quota(),
+                early_start=self._link.route.starts_early,
             )
         except BaseException:
             await self.cleanup(restart=False)
@@ -127,11 +133,8 @@ class ClusterProvisioner(LaunchOptions, KernelProvisionerBase):  # type: ignore[
 
     async def _start_kernel(self, s: Session, cmd: list[str], env: dict[str, str]) -> None:
         """Start the kernel in main1 of ``s``, a session being launched."""
-        engine = self.manager
-        process = self._reached(await self._link.launched(engine, s))
-        if not engine.remote:  # over SSH, ~/.ssh/environment sets it
-            # Given explicitly: a warm pool's container predates the session.
-            env = {**naming.container_env(s, s.containers[0]), **env}
+        process = self._reached(await self._link.launched(s))
+        env = {**self._link.route.kernel_env(s), **env}
         await process.start(cmd, kernel_side_connection(self.parent, self._link.transport), env=env)
 
     # -- KernelProvisionerBase -------------------------------------------------------
@@ -159,12 +162,11 @@ class ClusterProvisioner(LaunchOptions, KernelProvisionerBase):  # type: ignore[
         if self.session_id is None:
             await self._launch_session(cmd, env)
         else:
-            session = await self.manager.get(self.session_id)
+            session = await self.engine.get(self.session_id)
             if session.status not in USABLE:
                 raise ClusterError(f"cluster session {session.name} is {session.status.value}")
-            self._reached(await self._link.attach(self.manager, session, self.connection_info))
-            if not self.manager.remote:  # over SSH, ~/.ssh/environment sets it
-                env = {**naming.container_env(session, session.containers[0]), **env}
+            self._reached(await self._link.attach(session, self.connection_info))
+            env = {**self._link.route.kernel_env(session), **env}
         return {**kwargs, "cmd": cmd, "env": env}
 
     async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> KernelConnectionInfo:
@@ -183,10 +185,10 @@ class ClusterProvisioner(LaunchOptions, KernelProvisionerBase):  # type: ignore[
     def _time_kernel_ready(self) -> None:
         """Record the session's ``kernel_ready`` phase (see core.timings) in the
         background, once per session (not on restarts, not in team mode)."""
-        if self.manager.remote or self.session_id is None:
+        if self.session_id is None:
             return
-        session = self.manager.store.get(self.session_id)
-        if session is None or "kernel_ready" in session.timings:
+        session = self.engine.phase_missing(self.session_id, "kernel_ready")
+        if session is None:
             return
         self._ready_task = asyncio.ensure_future(self._record_kernel_ready(session))
 
@@ -195,8 +197,8 @@ class ClusterProvisioner(LaunchOptions, KernelProvisionerBase):  # type: ignore[
         seconds = await kernel_ready_seconds(
             session, self.connection_info, self.launch_timeout, self.log
         )
-        if seconds is not None and self._manager is not None:
-            self._manager.store.add_timings(session.id, {"kernel_ready": seconds})
+        if seconds is not None and self._engine is not None:
+            self._engine.record_phases(session.id, {"kernel_ready": seconds})
 
     async def poll(self) -> int | None:
         """``KernelManager.is_alive``: None while the kernel runs, else its exit code."""
@@ -234,7 +236,7 @@ class ClusterProvisioner(LaunchOptions, KernelProvisionerBase):  # type: ignore[
             return
         await self._link.close()
         session_id, self.session_id = self.session_id, None
-        engine, self._manager = self._manager, None
+        engine, self._engine = self._engine, None
         if session_id is None or self.keep_session:
             if engine is not None:
                 await engine.close()
@@ -242,11 +244,11 @@ class ClusterProvisioner(LaunchOptions, KernelProvisionerBase):  # type: ignore[
         engine = engine or self._engine_for_cleanup()
         await end_session(engine, session_id, self.end_session_in_background)
 
-    def _engine_for_cleanup(self) -> ClusterManager:
+    def _engine_for_cleanup(self) -> Engine[Any]:
         """The engine, made now if this provisioner never needed it (then closed by
         :func:`~.endings.end_session`)."""
-        engine = self.manager
-        self._manager = None
+        engine = self.engine
+        self._engine = None
         return engine
 
     def get_shutdown_wait_time(self, recommended: float = 5.0) -> float:
@@ -272,5 +274,5 @@ class ClusterProvisioner(LaunchOptions, KernelProvisionerBase):  # type: ignore[
         await super().load_provisioner_info(provisioner_info)
         self.session_id = provisioner_info.get("session_id")
         if self.session_id:
-            previous = self.connection_info
-            self._reached(await self._link.reattach(self.manager, self.session_id, previous))
+            session = await self.engine.get(self.session_id)
+            self._reached(await self._link.reattach(session, self.connection_info))

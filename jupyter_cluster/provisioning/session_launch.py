@@ -14,27 +14,33 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..config import LaunchSettings, local_owner
+from ..config import local_owner
 from ..core.models import Session
+from ..core.quota import Quota
 from ..core.state import USABLE, ContainerStatus, SessionStatus
-from ..engine.manager import ClusterManager
+from ..engine.api import Engine
 from ..errors import LaunchFailed
 
 
 async def launch_session(
-    manager: ClusterManager,
+    engine: Engine[Any],
     fields: dict[str, Any],
     timeout: float,
     start_kernel: Callable[[Session], Awaitable[None]],
     submitted: Callable[[Session], None],
     log: logging.Logger | logging.LoggerAdapter[Any],
+    *,
+    quota: Quota | None,
+    early_start: bool,
 ) -> Session:
-    """Launch a session of ``fields`` (see ``ClusterManager.make_spec``); it once RUNNING.
+    """Launch a session of ``fields`` (see ``Engine.make_spec``); it once RUNNING.
 
-    ``submitted`` is told the session as soon as it is recorded. With no bootstrap
-    command ``start_kernel`` is called as soon as main1's container runs (its
-    start-up overlaps sshd's and the other containers'); with one, once main1 is
-    ready (bootstrap done); in team mode once the whole session is RUNNING. Either
+    ``submitted`` is told the session as soon as it is recorded; the launch counts
+    against ``quota`` (None: the shared service counts it). With ``early_start``
+    (the route allows it) and no bootstrap command, ``start_kernel`` is called as soon
+    as main1's container runs (its start-up overlaps sshd's and the other
+    containers'); with one, once main1 is ready (bootstrap done); without
+    ``early_start`` (over SSH) once the whole session is RUNNING. Either
     way this returns only when the whole session is RUNNING and the kernel started.
     On any failure (launch error, timeout, cancellation) a kernel start under way
     is cancelled; removing the session is the caller's.
@@ -51,26 +57,21 @@ async def launch_session(
         main = s.containers[0]
         if (
             early is None
-            and not manager.remote  # over SSH: once work and sshd are ready
+            and early_start  # over SSH: once work and sshd are ready
             and main.container_id
             and main.status in (ready_when, ContainerStatus.RUNNING)
         ):
             early = asyncio.ensure_future(start_kernel(s))
 
     try:
-        await manager.start()
-        spec = manager.make_spec(**fields)
-        # Kernels from /api/kernels count against the REST limit as well.
-        quota = None  # the shared service counts every launch of its users
-        if not manager.remote:
-            default = LaunchSettings.max_sessions_per_user.default_value
-            limit = int(manager.config.ClusterApp.get("max_sessions_per_user", default))
-            quota = manager.quota(sessions=limit)
-        session = await manager.submit(spec, owner=local_owner(), quota=quota)
+        await engine.start()
+        spec = engine.make_spec(**fields)
+        # Kernels from /api/kernels count against the REST limit as well (quota).
+        session = await engine.submit(spec, owner=local_owner(), quota=quota)
         submitted(session)
         seen = session
         try:
-            session = await asyncio.wait_for(manager.drive(session.id, on_change=report), timeout)
+            session = await asyncio.wait_for(engine.drive(session.id, on_change=report), timeout)
         except asyncio.TimeoutError:
             seen = seen or session
             fate = "cancelled" if seen.status is SessionStatus.PENDING else "removed"

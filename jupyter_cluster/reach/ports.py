@@ -6,7 +6,7 @@ Per agent (``kernel_transport``):
 - ``direct``: the kernel manager connects to main1's kernel ports published on the
   agent's address (loopback by default, as Jupyter does for local kernels);
 - ``ssh``: main1 publishes only its SSH port; the kernel's ports are forwarded to
-  local loopback ports through an SSH tunnel (:mod:`jupyter_cluster.provisioning.tunnel`)
+  local loopback ports through an SSH tunnel (:mod:`jupyter_cluster.reach.tunnel`)
   with the session's key and main1's host key, so the traffic is encrypted and
   authenticated, and the kernel listens on main1's loopback only.
 """

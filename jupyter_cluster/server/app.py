@@ -2,10 +2,13 @@
 
 Enabled by ``jupyter-config/jupyter_server_config.d/jupyter_cluster.json``
 (``ServerApp.jpserver_extensions``). :class:`ClusterApp` holds the server's one
-:class:`~jupyter_cluster.engine.manager.ClusterManager` (its parent, so
+engine (:func:`~jupyter_cluster.config.make_engine`: a local
+:class:`~jupyter_cluster.engine.manager.ClusterManager`, its child so
 ``c.ClusterManager.*`` applies: agents, ``max_size``, ``data_root``,
-``default_image``…) and the launch policy (``c.ClusterApp.max_cpu`` and the other
-:class:`~jupyter_cluster.config.LaunchSettings`). Both are read from
+``default_image``…; or the shared service's client in team mode), and the launch
+settings (``c.ClusterApp.max_cpu`` and the other
+:class:`~jupyter_cluster.config.LaunchSettings`), which the engine's launch gate
+applies or, in team mode, leaves to the service. Both are read from
 ``jupyter_server_config`` and ``jupyter_cluster_config`` files. At server start
 it reconciles the store with Docker; at stop it ends the launches it drives and
 leaves running sessions running (their kernels are shut down with the server).
@@ -14,15 +17,14 @@ leaves running sessions running (their kernels are shut down with the server).
 from __future__ import annotations
 
 import os
-from typing import Any, cast
+from typing import Any
 
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import Bool, Float, List, Unicode
 
 from .. import __version__
-from ..config import LaunchSettings, service_client
-from ..core.launch_options import validate as validate_launch
-from ..engine.manager import ClusterManager
+from ..config import LaunchSettings, make_engine
+from ..engine.api import Engine, LaunchGate
 from ..errors import ClusterError
 from ..paths import cluster_dir
 from ..provisioning import kernelspec
@@ -99,6 +101,8 @@ class ClusterApp(ExtensionApp, LaunchSettings):
     )
 
     service: ClusterService
+    engine: Engine[Any]
+    gate: LaunchGate
 
     def _config_file_name_default(self) -> str:
         return "jupyter_cluster_config"
@@ -117,9 +121,8 @@ class ClusterApp(ExtensionApp, LaunchSettings):
         display = self.kernel_display_name or "Cluster: the shared service's defaults"
         try:
             config: dict[str, Any] = {}
-            if not self.manager.remote:  # the service's defaults apply to remote launches
-                fields, _ = validate_launch({}, self.policy())
-                spec = self.manager.make_spec(**fields)
+            spec = self.gate.default_spec()  # None: the service's defaults apply
+            if spec is not None:
                 config = kernelspec.provisioner_config(spec, True, 300.0)
                 described = kernelspec.display_name(spec) + " (launch form defaults)"
                 display = self.kernel_display_name or described
@@ -145,19 +148,15 @@ class ClusterApp(ExtensionApp, LaunchSettings):
     # -- ExtensionApp hooks --------------------------------------------------------
 
     def initialize_settings(self) -> None:
-        """Make the manager and the service; handlers find the service in the settings."""
-        remote = service_client(self.config)
-        if remote is None:
-            self.use_manager(ClusterManager(parent=self, log=self.log))
-            # This server outlives its kernels: their sessions are removed after
-            # shutdown_kernel returns (the service waits for that when it stops).
-            assert self.serverapp is not None
-            provisioner = self.serverapp.config.ClusterProvisioner
-            if "end_session_in_background" not in provisioner:
-                provisioner.end_session_in_background = True
-        else:  # a user's server in team mode: the shared service is the engine
-            self.manager, self._defaults = cast(ClusterManager, remote), {}
-            self.log.info("jupyter-cluster: using the shared service at %s", remote.url)
+        """Make the engine and the service; handlers find the service in the settings."""
+        self.engine = make_engine(self)
+        self.gate = self.engine.launch_gate(self)
+        # This server outlives its kernels: a local engine removes their sessions
+        # after shutdown_kernel returns (the service waits for that when it stops).
+        assert self.serverapp is not None
+        provisioner = self.serverapp.config.ClusterProvisioner
+        if "end_session_in_background" not in provisioner:
+            provisioner.end_session_in_background = True
         self._install_kernelspec()
         self.service = ClusterService(self)
         self.settings[SERVICE_SETTING] = self.service

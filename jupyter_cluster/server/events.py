@@ -24,7 +24,7 @@ from typing import Any
 
 from ..core.models import Session
 from ..core.state import ENDED, FINAL, SessionStatus
-from ..engine.store.sessions import Store
+from ..engine.api import SessionReads
 
 Event = dict[str, Any]
 Listener = Callable[[Event], None]
@@ -97,7 +97,7 @@ class EventHub:
 
     def __init__(
         self,
-        store: Store,
+        store: SessionReads,
         model: Callable[[Session], dict[str, Any]],
         *,
         interval: float = 0.5,

@@ -60,7 +60,7 @@ class IdleWatcher:
         """When an exec into the session last began or ended, and the processes of
         those running: from the engine's exec log, which this user's processes share
         (the store's file, or the shared service's client's own log)."""
-        return self.service.manager.exec_log.activity(session.id)
+        return self.service.engine.exec_log.activity(session.id)
 
     def deadline(self, session: Session) -> float | None:
         """When the session will be terminated if it stays idle (None: never)."""
@@ -70,7 +70,7 @@ class IdleWatcher:
     async def check(self, now: float | None = None) -> list[str]:
         """One pass: terminate every session idle past the timeout; their ids."""
         ended = []
-        for session in await self.service.manager.list():
+        for session in await self.service.engine.list():
             activity = self.activity(session)
             if session.status not in USABLE or activity is None:
                 continue

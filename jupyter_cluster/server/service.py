@@ -1,7 +1,7 @@
 """What the REST handlers share: launches in the background, kernels, events, terminals.
 
 One :class:`ClusterService` per server, made by
-:class:`~jupyter_cluster.server.app.ClusterApp` around its one ClusterManager. A launch
+:class:`~jupyter_cluster.server.app.ClusterApp` around its one engine. A launch
 returns at once (``submit``); a background task drives the session
 (PENDING → PREPARING → RUNNING, visible through GET and the events stream) and,
 when asked, then starts the session's kernel in main1 with the server's own
@@ -15,15 +15,11 @@ import asyncio
 import contextlib
 import logging
 import os
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
-from ..client.remote import RemoteLaunch
-from ..core.launch_options import describe, validate
 from ..core.models import Session
-from ..core.policy import LaunchPolicy
 from ..core.state import USABLE, SessionStatus
-from ..engine.manager import ClusterManager
-from ..engine.oom_watch import OomWatch
+from ..engine.api import Engine, LaunchGate, Upkeep
 from ..errors import ClusterError, InvalidRequest, NotFound
 from ..paths import cluster_dir
 from ..provisioning.endings import wait_for_endings
@@ -38,7 +34,8 @@ SERVICE_SETTING = "jupyter_cluster_service"
 class ServiceHost(Protocol):
     """What the service uses of the server extension that runs it (``ClusterApp``)."""
 
-    manager: ClusterManager
+    engine: Engine[Any]
+    gate: LaunchGate
     log: logging.Logger
     kernel_name: str
     events_poll_interval: float
@@ -56,24 +53,21 @@ class ServiceHost(Protocol):
     @property
     def terminal_manager(self) -> Any: ...
 
-    def policy(
-        self, defaults: dict[str, Any] | None = None, owner: str | None = None
-    ) -> LaunchPolicy: ...
-
 
 class ClusterService:
     """Runtime state of the extension (see the module docstring)."""
 
     def __init__(self, host: ServiceHost) -> None:
         self.host = host
-        self.manager = host.manager
+        self.engine = host.engine
+        self.gate = host.gate
         self.log: logging.Logger = host.log
         self.hub = EventHub(
-            self.manager.store, self.model, interval=host.events_poll_interval, log=self.log
+            self.engine.store, self.model, interval=host.events_poll_interval, log=self.log
         )
         self.hub.listeners.append(self._on_event)
         ssh_dir = os.path.join(cluster_dir(), "ssh")
-        self.terminals = ClusterTerminals(self.manager, ssh_dir, self.log)
+        self.terminals = ClusterTerminals(self.engine, ssh_dir, self.log)
         self.active_streams = 0  # log streams being served (tests watch it)
         self._launches: dict[str, asyncio.Task[None]] = {}
         self._kernel_phase: dict[str, str] = {}  # waiting / starting / failed
@@ -83,8 +77,8 @@ class ClusterService:
         self._started: asyncio.Future[None] | None = None
         self.idle = IdleWatcher(self, host.idle_timeout, host.idle_check_interval)
         self._refresh: asyncio.Task[None] | None = None
-        self._warm: asyncio.Task[None] | None = None
-        self.oom: OomWatch | None = None  # follows OOM kills (not on a shared service's client)
+        #: The engine's background jobs (a local engine's warm pool and OOM watch).
+        self.upkeep: list[Upkeep] = []
 
     # -- server objects --------------------------------------------------------------
 
@@ -97,11 +91,6 @@ class ClusterService:
     def terminal_manager(self) -> Any:
         """The server's terminal manager (None when terminals are disabled)."""
         return self.host.terminal_manager
-
-    def policy(self, owner: str | None = None) -> LaunchPolicy:
-        """What ``owner`` may launch now (the host's configured limits and choices,
-        the owner's data folders)."""
-        return self.host.policy(owner=owner)
 
     def _kernel_alive(self, kernel_id: str | None) -> bool:
         return bool(kernel_id) and kernel_id in self.kernel_manager
@@ -116,11 +105,11 @@ class ClusterService:
 
     async def _start(self) -> None:
         try:
-            await self.manager.start()
+            await self.engine.start()
         except Exception:
             self.log.exception("jupyter-cluster: start-up reconciliation failed")
         try:
-            active = await asyncio.to_thread(self.manager.store.list)
+            active = await asyncio.to_thread(self.engine.store.list)
             self.terminals.sweep({s.id for s in active})
         except ClusterError as exc:  # the shared service is not up yet
             self.log.warning("jupyter-cluster: %s", exc)
@@ -129,37 +118,31 @@ class ClusterService:
             self.idle.start()
         if self.host.reconcile_interval > 0:
             self._refresh = asyncio.ensure_future(self._refresh_loop())
-        if not self.manager.remote and self.manager.warm.targets:
-            self._warm = asyncio.ensure_future(self.manager.warm.keep())
-        if not self.manager.remote:
-            m = self.manager
-            self.oom = OomWatch(m.store, m.pool.agents, on_change=self.hub.poke, logger=self.log)
-            self.oom.start()
+        self.upkeep = list(self.engine.upkeep(self.hub.poke))
+        for job in self.upkeep:
+            job.start()
 
     async def _refresh_loop(self) -> None:
         while True:
             await asyncio.sleep(self.host.reconcile_interval)
             try:
-                await self.manager.refresh()
+                await self.engine.refresh()
             except Exception:
                 self.log.exception("jupyter-cluster: reconciliation failed")
             self.hub.poke()
 
-    async def stop_warm_pool(self) -> None:
-        """Stop refilling the warm pool and remove its containers (server stop)."""
-        if self._warm is not None:
-            self._warm.cancel()
-            await asyncio.gather(self._warm, return_exceptions=True)
-            self._warm = None
+    async def stop_upkeep(self) -> None:
+        """Stop the engine's background jobs (server stop): the warm pool is removed."""
+        jobs, self.upkeep = self.upkeep, []
+        for job in jobs:
+            await job.stop()
 
     async def stop(self) -> None:
         """Server stop: end launches driven here; sessions (not their kernels) survive."""
         if self._refresh is not None:
             self._refresh.cancel()
             await asyncio.gather(self._refresh, return_exceptions=True)
-        await self.stop_warm_pool()
-        if self.oom is not None:
-            await self.oom.stop()
+        await self.stop_upkeep()
         await self.hub.stop()
         await self.idle.stop()
         for session_id, task in list(self._launches.items()):
@@ -170,10 +153,10 @@ class ClusterService:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         with contextlib.suppress(ClusterError):
-            for session in await asyncio.to_thread(self.manager.store.list):
+            for session in await asyncio.to_thread(self.engine.store.list):
                 self._keep_session(session)
         await self.terminals.close_all(self.terminal_manager)
-        await self.manager.close()
+        await self.engine.close()
 
     def _keep_session(self, session: Session) -> None:
         """Shut the session's kernel down without its provisioner ending the session
@@ -216,16 +199,9 @@ class ClusterService:
 
     async def launch(self, body: Any, owner: str) -> Session:
         """Check and submit a launch; drive it (and start its kernel) in the background."""
-        spec: Any
-        if self.manager.remote:  # the service checks it against its own policy
-            spec, start_kernel, quota = remote_launch(body), _start_kernel(body), None
-        else:
-            policy = self.host.policy(owner=owner)
-            fields, start_kernel = validate(body, policy)
-            spec = self.manager.make_spec(**fields)
-            quota = self.manager.quota(sessions=policy.max_sessions_per_user)
+        spec, start_kernel, quota = self.gate.admit(body, owner)
         try:  # the store checks the quota in the transaction that inserts the session
-            session = await self.manager.submit(spec, owner=owner, quota=quota, kernel=start_kernel)
+            session = await self.engine.submit(spec, owner=owner, quota=quota, kernel=start_kernel)
         except NotFound as exc:  # a data folder removed meanwhile
             raise InvalidRequest(str(exc), "mounts") from exc
         start_here = start_kernel and self.host.kernels_here
@@ -239,7 +215,7 @@ class ClusterService:
 
     async def _drive(self, session_id: str, start_kernel: bool) -> None:
         try:
-            session = await self.manager.drive(session_id, on_change=lambda s: self.hub.poke())
+            session = await self.engine.drive(session_id, on_change=lambda s: self.hub.poke())
         except asyncio.CancelledError:
             self._kernel_phase.pop(session_id, None)
             raise
@@ -280,23 +256,21 @@ class ClusterService:
 
     async def launch_options(self, owner: str | None = None) -> Any:
         """The launch form's description: this server's policy, or the service's."""
-        if self.manager.remote:
-            return await cast(Any, self.manager).launch_options()
-        return describe(self.policy(owner))
+        return await self.gate.options(owner)
 
     # -- ending ------------------------------------------------------------------------------
 
     async def terminate(self, ref: str, reason: str = "") -> Session:
         """Stop a launch driven here, shut the kernel down, terminate or cancel the
         session (``reason`` says why in its history)."""
-        session = await self.manager.get(ref)
+        session = await self.engine.get(ref)
         task = self._launches.get(session.id)
         if task is not None:
             await self._settle(session.id, task, 60.0)
-        session = await self.manager.get(session.id)
+        session = await self.engine.get(session.id)
         self._keep_session(session)  # the session is ended here, with its reason
         await self._shutdown_kernel(session.kernel_id)
-        session = await self.manager.terminate(session.id, reason=reason)
+        session = await self.engine.terminate(session.id, reason=reason)
         self._kernel_phase.pop(session.id, None)
         self._kernel_reason.pop(session.id, None)
         await self.terminals.close_session(self.terminal_manager, session.id)
@@ -313,13 +287,13 @@ class ClusterService:
         """
         if task.done():
             return
-        session = await asyncio.to_thread(self.manager.store.get, session_id)
+        session = await asyncio.to_thread(self.engine.store.get, session_id)
         if session is None or session.status is SessionStatus.PENDING:
             task.cancel()
         else:
             if session.status is SessionStatus.PREPARING:
                 with contextlib.suppress(ClusterError):
-                    await self.manager.terminate(session_id)
+                    await self.engine.terminate(session_id)
             with contextlib.suppress(Exception, asyncio.TimeoutError):
                 await asyncio.wait_for(asyncio.shield(task), timeout)
             task.cancel()
@@ -354,19 +328,3 @@ class ClusterService:
         except Exception as exc:
             self.log.warning("shutting down kernel %s: %s", kernel_id, exc)
         self.hub.poke()
-
-
-def _start_kernel(body: Any) -> bool:
-    """The ``start_kernel`` field of a launch body (checked here: the service only
-    records it, this server starts the kernel)."""
-    value = body.get("start_kernel", False)
-    if not isinstance(value, bool):
-        raise InvalidRequest("start_kernel: expected true or false", "start_kernel")
-    return value
-
-
-def remote_launch(body: Any) -> RemoteLaunch:
-    """A REST launch body passed on to the shared service, which validates it."""
-    if not isinstance(body, dict):
-        raise InvalidRequest("body: expected a JSON object", "body")
-    return RemoteLaunch({k: v for k, v in body.items() if k != "start_kernel"})

@@ -1,80 +1,103 @@
-"""Team mode's client keeps the engine's front-end surface, and its pure parts behave.
+"""Both engines implement the Engine protocol, and team mode's client's pure parts behave.
 
-:class:`~jupyter_cluster.client.remote.RemoteEngine` stands in for a
+:class:`~jupyter_cluster.client.remote_engine.RemoteEngine` stands in for a
 :class:`~jupyter_cluster.engine.manager.ClusterManager` in every front end when a
-shared service is configured; these tests fail when the two drift apart (a method
-front ends call is missing, or takes other arguments). The client's behaviour
-against a real service is shown by ``tests/hub``.
+shared service is configured. mypy checks both against
+:class:`~jupyter_cluster.engine.api.Engine` where ``make_engine`` returns them; these
+tests also fail when either drifts from the protocol at run time (a method is
+missing, or takes other arguments), or when a front end could ask which it has.
+The client's behaviour against a real service is shown by ``tests/hub``.
 """
 
 from __future__ import annotations
 
 import inspect
+import re
+from pathlib import Path
 
 import httpx
 import pytest
 from traitlets.config import Config
 
+from jupyter_cluster.client.admission import RemoteLaunch
 from jupyter_cluster.client.http import raise_for
-from jupyter_cluster.client.remote import RemoteEngine, RemoteLaunch
+from jupyter_cluster.client.remote_engine import RemoteEngine
 from jupyter_cluster.client.shell import command_line
-from jupyter_cluster.config import service_client
+from jupyter_cluster.config import LaunchSettings, service_client
 from jupyter_cluster.core.access import Access, public_material
 from jupyter_cluster.core.models import LaunchSpec, Session
 from jupyter_cluster.core.naming import plan_containers
+from jupyter_cluster.engine.api import Engine
 from jupyter_cluster.engine.manager import ClusterManager
 from jupyter_cluster.errors import AgentError, ClusterError, Conflict, InvalidRequest, NotFound
+from jupyter_cluster.reach.ssh import SshRoute
 
-#: What the CLI, the notebook API, the provisioner and the server extension call.
-FRONT_END_SURFACE = (
-    "start",
-    "refresh",
-    "close",
-    "make_spec",
-    "quota",
-    "submit",
-    "drive",
-    "launch",
-    "get",
-    "list",
-    "check_logs",
-    "stats",
-    "logs",
-    "exec",
-    "terminate",
-    "agents_info",
-    "resource_groups_info",
-    "images_info",
-    "access",
-    "list_folders",
-    "create_folder",
-    "remove_folder",
+#: What the CLI, the notebook API, the provisioner and the server extension call:
+#: every method of the Engine protocol they are typed against.
+FRONT_END_SURFACE = sorted(
+    name for name, value in vars(Engine).items() if inspect.isfunction(value) and name[0] != "_"
 )
 
 
+def test_the_surface_is_the_whole_protocol() -> None:
+    assert {"submit", "drive", "terminate", "logs", "main_route", "launch_gate"} <= set(
+        FRONT_END_SURFACE
+    )
+    assert len(FRONT_END_SURFACE) == 29  # the 22 of old, and 7 that hide what differs
+
+
 @pytest.mark.parametrize("name", FRONT_END_SURFACE)
-def test_the_remote_engine_takes_what_the_engine_takes(name: str) -> None:
-    local = inspect.signature(getattr(ClusterManager, name))
-    remote = inspect.signature(getattr(RemoteEngine, name))
-    assert inspect.iscoroutinefunction(getattr(ClusterManager, name)) == (
-        inspect.iscoroutinefunction(getattr(RemoteEngine, name))
-    ), name
-    assert inspect.isasyncgenfunction(getattr(ClusterManager, name)) == (
-        inspect.isasyncgenfunction(getattr(RemoteEngine, name))
-    ), name
-    for param in local.parameters.values():
+@pytest.mark.parametrize("engine", [ClusterManager, RemoteEngine])
+def test_each_engine_takes_what_the_protocol_takes(engine: type, name: str) -> None:
+    declared = getattr(Engine, name)
+    given = getattr(engine, name)
+    assert inspect.iscoroutinefunction(declared) == inspect.iscoroutinefunction(given), name
+    if not inspect.iscoroutinefunction(declared):  # logs: an async generator in both
+        assert inspect.isasyncgenfunction(given) == (name == "logs"), name
+    wanted, got = inspect.signature(declared), inspect.signature(given)
+    for param in wanted.parameters.values():
         if param.kind in (param.VAR_KEYWORD, param.VAR_POSITIONAL):
-            assert any(p.kind == param.kind for p in remote.parameters.values()), name
+            assert any(p.kind == param.kind for p in got.parameters.values()), name
             continue
-        assert param.name in remote.parameters, f"{name}() lacks {param.name}"
-        assert remote.parameters[param.name].kind == param.kind, f"{name}({param.name})"
-    for param in remote.parameters.values():  # nothing the engine's callers can't pass
-        if param.name not in local.parameters and param.kind not in (
+        assert param.name in got.parameters, f"{engine.__name__}.{name}() lacks {param.name}"
+        assert got.parameters[param.name].kind == param.kind, f"{name}({param.name})"
+        if param.default is not param.empty:
+            assert got.parameters[param.name].default == param.default, f"{name}({param.name})"
+    for param in got.parameters.values():  # nothing the front ends can't pass
+        if param.name not in wanted.parameters and param.kind not in (
             param.VAR_KEYWORD,
             param.VAR_POSITIONAL,
         ):
             assert param.default is not param.empty, f"{name}({param.name}) has no default"
-    assert ClusterManager.remote is False and RemoteEngine.remote is True
+
+
+def test_front_ends_never_ask_which_engine_they_have() -> None:
+    """No ``remote`` flag is left to branch on: what differs is behind the protocol."""
+    assert not hasattr(ClusterManager, "remote") and not hasattr(RemoteEngine, "remote")
+    package = Path(inspect.getfile(Engine)).parents[1]
+    asking = [
+        f"{path.relative_to(package)}:{n}"
+        for path in package.rglob("*.py")
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if re.search(r"\.remote\b", line)
+    ]
+    assert asking == []
+
+
+def test_the_client_routes_and_gates_its_own_way() -> None:
+    remote = RemoteEngine("http://h/", "t")
+    route = remote.main_route()
+    assert isinstance(route, SshRoute) and not route.starts_early and route.transport == "ssh"
+    gate = remote.launch_gate(LaunchSettings())
+    admitted = gate.admit({"size": 2, "start_kernel": True}, "alice")
+    assert admitted.spec == RemoteLaunch({"size": 2}) and admitted.start_kernel
+    assert admitted.quota is None and gate.quota() is None and gate.default_spec() is None
+    assert (gate.groups(), gate.images()) == ((), ())
+    assert remote.upkeep(lambda: None) == [] and remote.mark_ending("x") is False
+    assert remote.phase_missing("x", "kernel_ready") is None
+    with pytest.raises(InvalidRequest) as caught:
+        gate.admit({"start_kernel": "yes"}, "alice")
+    assert caught.value.field == "start_kernel"
 
 
 def test_a_service_url_makes_the_client(monkeypatch: pytest.MonkeyPatch) -> None:

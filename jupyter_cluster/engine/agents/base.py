@@ -1,7 +1,7 @@
 """The Agent protocol: everything the manager asks of a Docker host.
 
 The manager talks to agents only through this interface, so the pure core and the
-manager's unit tests can use :mod:`.fake`, while :mod:`.docker` is the real edge
+manager's unit tests can use :mod:`.fake`, while :mod:`.docker` (a package) is the real edge
 (aiodocker, one client per agent). Every method raises
 :class:`~jupyter_cluster.errors.AgentError` (never a library exception).
 """

@@ -1,6 +1,6 @@
 """Waiting until a container's start-up script says it is ready (or failed).
 
-Called by :mod:`.launcher` for every container it brings up: follows the
+Called by :mod:`.bring_up` for every container it brings up: follows the
 container's log for the start-up script's markers (``naming.READY_MARKER``,
 ``naming.FAILED_MARKERS``, and :data:`BOOTSTRAP_MARKER`, which ends the
 ``ssh_ready`` phase), and fails the launch with the log's last lines.

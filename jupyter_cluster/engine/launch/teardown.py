@@ -1,7 +1,7 @@
 """Removing a session's containers and network from every agent involved.
 
 Called by :class:`~.manager.ClusterManager` (terminate, cancelled launches), by
-:class:`~.reconcile.Reconciler` (sessions left behind) and by :mod:`.launcher`
+:class:`~.reconcile.Reconciler` (sessions left behind) and by :mod:`.bring_up`
 when a launch fails. Finds containers by label as well as by recorded id, and
 retries removing a Swarm overlay that agents still list.
 """

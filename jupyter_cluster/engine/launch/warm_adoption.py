@@ -1,6 +1,6 @@
 """Adopting a container of a warm set into a session being launched.
 
-Called by :mod:`.launcher` for each host whose container comes from a warm set
+Called by :mod:`.bring_up` for each host whose container comes from a warm set
 (:mod:`.warm_pool` made it, waiting on :data:`WARM_GO_FIFO`): the container gets
 the session's files and environment, then is told to run the usual start-up
 script. :mod:`.warm_pool` builds its waiting command from the paths here.

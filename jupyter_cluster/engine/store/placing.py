@@ -4,7 +4,7 @@
 another process's: placing a PENDING session (first in, first out per resource
 group, through the pure scheduler) in a single transaction, so no agent is
 double-booked. The base of :class:`~.store.Store`; the waiting queue
-(:mod:`.pending`), the warm pool and ``agents`` listings call these methods.
+(:mod:`..launch.pending`), the warm pool and ``agents`` listings call these methods.
 """
 
 from __future__ import annotations

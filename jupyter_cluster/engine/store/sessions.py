@@ -7,7 +7,7 @@ fail; every write is a short ``BEGIN IMMEDIATE`` transaction, so a read-check-wr
 agent is double-booked. The file is mode 0600: it holds the sessions' private keys.
 
 Called by the ClusterManager and reconciliation; the pure core never imports it.
-The file and the row mapping are :mod:`.store_rows`, placement :mod:`.store_placing`;
+The file and the row mapping are :mod:`.rows`, placement :mod:`.placing`;
 this module has the sessions' life in the store, their history and key material.
 """
 
@@ -181,7 +181,7 @@ class Store(PlacingStore):
         """A running session is being ended (its removal may follow in the background)."""
         with self.tx() as db:
             old = self._get(db, session_id)
-            if old.status in (SessionStatus.RUNNING, SessionStatus.RUNNING_DEGRADED):
+            if old.status in state.USABLE:
                 self._write(db, old.with_(status=SessionStatus.TERMINATING, updated_at=time.time()))
 
     def set_network(self, session_id: str, network: str) -> Session:

@@ -1,6 +1,6 @@
 """Opening a private SQLite file shared by several processes, and its transactions.
 
-The store (:mod:`.store`) and the exec log (:mod:`.exec_log`) both keep their tables
+The store (:mod:`.sessions`) and the exec log (:mod:`.exec_log`) both keep their tables
 in SQLite files that several processes of one user open at once: the CLI, a Jupyter
 server, kernel provisioners. :func:`open_private` makes such a file mode 0600 from
 birth and opens it for sharing (WAL, a 10 s busy timeout); :class:`Transactions`

@@ -96,7 +96,7 @@ class ClusterHandler(APIHandler):
     async def session(self, ref: str) -> Session:
         """The session ``ref`` names, if this client may see it; NotFound otherwise
         (another user's session is not even said to exist)."""
-        session = await self.service.manager.get(ref, None if self.sees_all else self.owner)
+        session = await self.service.engine.get(ref, None if self.sees_all else self.owner)
         if not self.may_see(session):
             raise NotFound(f"no cluster session matches {ref!r}")
         return session

@@ -20,7 +20,7 @@ class FoldersHandler(ClusterHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        folders = await self.service.manager.list_folders(self.owner)
+        folders = await self.service.engine.list_folders(self.owner)
         self.reply([f.to_dict() for f in folders])
 
     @web.authenticated
@@ -31,7 +31,7 @@ class FoldersHandler(ClusterHandler):
         if not isinstance(name, str):
             self.reply({"message": "name: give the folder's name", "field": "name"}, status=400)
             return
-        info = await self.service.manager.create_folder(name, self.owner)
+        info = await self.service.engine.create_folder(name, self.owner)
         self.set_header("Location", self.api_url("folders", info.name))
         self.reply(info.to_dict(), status=201)
 
@@ -42,7 +42,7 @@ class FolderHandler(ClusterHandler):
     @web.authenticated
     @authorized
     async def delete(self, name: str) -> None:
-        await self.service.manager.remove_folder(name, self.owner)
+        await self.service.engine.remove_folder(name, self.owner)
         self.set_status(204)
         self.finish()
 

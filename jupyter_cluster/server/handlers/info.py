@@ -19,8 +19,6 @@ from jupyter_server.auth.decorator import authorized
 from tornado import web
 from tornado.iostream import StreamClosedError
 
-from ...core.policy import LaunchPolicy
-from ...core.resources import MIN_MEM
 from ..events import Event, Subscription
 from .base import API, ClusterHandler
 
@@ -33,7 +31,7 @@ class AgentsHandler(ClusterHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        self.reply(await self.service.manager.agents_info())
+        self.reply(await self.service.engine.agents_info())
 
 
 class ResourceGroupsHandler(ClusterHandler):
@@ -43,9 +41,8 @@ class ResourceGroupsHandler(ClusterHandler):
     @authorized
     async def get(self) -> None:
         """Every allowed group, summed over its agents."""
-        remote = self.service.manager.remote  # the service applies its own policy
-        groups = () if remote else self.service.policy().resource_groups
-        self.reply(await self.service.manager.resource_groups_info(groups))
+        groups = self.service.gate.groups()  # none named: the service's own policy
+        self.reply(await self.service.engine.resource_groups_info(groups))
 
 
 class ImagesHandler(ClusterHandler):
@@ -55,8 +52,8 @@ class ImagesHandler(ClusterHandler):
     @authorized
     async def get(self) -> None:
         """The allowed images and which agents have each."""
-        images = () if self.service.manager.remote else self.service.policy().images
-        self.reply(await self.service.manager.images_info(images))
+        images = self.service.gate.images()  # none named: the service's own policy
+        self.reply(await self.service.engine.images_info(images))
 
 
 class LaunchOptionsHandler(ClusterHandler):
@@ -87,7 +84,7 @@ class EventsHandler(ClusterHandler):
         self.set_header("Content-Type", "text/event-stream")
         self.set_header("Cache-Control", "no-cache")
         self.set_header("X-Accel-Buffering", "no")
-        sessions = await self.service.manager.list()
+        sessions = await self.service.engine.list()
         self._sub = sub = hub.subscribe()
         try:
             mine = [self.service.model(s) for s in sessions if self.may_see(s)]
@@ -127,26 +124,8 @@ class OpenAPIHandler(ClusterHandler):
     async def get(self) -> None:
         document = json.loads(files("jupyter_cluster.server").joinpath("openapi.json").read_text())
         document["servers"] = [{"url": self.base_url.rstrip("/") + "/" + API}]
-        if not self.service.manager.remote:  # else the service's document has them
-            with_policy(document, self.service.policy(self.owner))
+        self.service.gate.narrow(document, self.owner)  # team mode: the service's own
         self.reply(document)
-
-
-def with_policy(document: dict[str, Any], policy: LaunchPolicy) -> None:
-    """Narrow the launch request schema to this server's images, groups, folders, limits."""
-    props = document["components"]["schemas"]["LaunchRequest"]["properties"]
-    props["image"]["enum"] = list(policy.images)
-    props["resource_group"]["enum"] = list(policy.resource_groups)
-    props["size"]["maximum"] = policy.max_size
-    props["gpu"]["maximum"] = policy.max_gpu
-    props["cpu"]["oneOf"][0]["maximum"] = policy.max_cpu
-    props["mem"]["oneOf"][0].update(minimum=MIN_MEM, maximum=policy.max_mem)
-    props["shm"]["oneOf"][0].update(minimum=1, maximum=policy.max_shm)
-    folders = [f"{name}{flag}" for name in policy.folders for flag in ("", ":ro", ":rw")]
-    if folders:
-        props["mounts"]["items"]["enum"] = folders
-    else:
-        props["mounts"]["maxItems"] = 0
 
 
 #: (pattern, handler class) of this module's routes, relative to the base URL.

@@ -34,7 +34,7 @@ class SessionsHandler(ClusterHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        sessions = await self.service.manager.list(include_ended=self.flag("all"))
+        sessions = await self.service.engine.list(include_ended=self.flag("all"))
         self.reply([self.service.model(s) for s in sessions if self.may_see(s)])
 
     @web.authenticated
@@ -78,7 +78,7 @@ class LogsHandler(ClusterHandler):
     @authorized
     async def get(self, ref: str, host: str) -> None:
         tail, follow = self.whole("tail"), self.flag("follow")
-        manager = self.service.manager
+        manager = self.service.engine
         session = await self.session(ref)
         manager.check_logs(session, host)  # errors before the stream starts
         lines: AsyncGenerator[str, None] = manager.logs(  # type: ignore[assignment]
@@ -184,7 +184,7 @@ class AccessHandler(ClusterHandler):
         if session.owner != self.owner:
             raise web.HTTPError(403, "only the session's owner gets its keys")
         self.set_header("Cache-Control", "no-store")
-        self.reply((await self.service.manager.access(session.id)).to_dict())
+        self.reply((await self.service.engine.access(session.id)).to_dict())
 
 
 _REF, _HOST = r"(?P<ref>[^/]+)", r"(?P<host>[^/]+)"

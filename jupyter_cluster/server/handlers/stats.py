@@ -25,7 +25,7 @@ from .base import API, ClusterHandler
 
 async def read_sample(service: Any, session_id: str) -> dict[str, Any]:
     """One sample of the session as the API sends it (the service's manager reads it)."""
-    found = await service.manager.stats(session_id)
+    found = await service.engine.stats(session_id)
     hosts = {h: (u.to_dict() if u is not None else None) for h, u in found.items()}
     return {"session_id": session_id, "time": time.time(), "hosts": hosts}
 

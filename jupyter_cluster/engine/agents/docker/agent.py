@@ -290,7 +290,7 @@ class DockerAgent:
     def oom_events(
         self, labels: Mapping[str, str], *, since: float | None = None
     ) -> AsyncIterator[OomEvent]:
-        """Follow the OOM kills in containers with all of ``labels`` (see docker_events)."""
+        """Follow the OOM kills in containers with all of ``labels`` (see .events)."""
         return follow_oom(self.connection, labels, since)
 
     async def run_beside(

@@ -1,0 +1,70 @@
+"""LocalGate: a server with its own engine applies its own launch policy.
+
+Handed out by :meth:`~jupyter_cluster.engine.manager.ClusterManager.launch_gate` with
+this process's :class:`~jupyter_cluster.engine.api.PolicySource` (the server's
+``c.ClusterApp`` launch settings, or the same keys read by the notebook form and
+the provisioner). The REST handlers, the session kernelspec, the notebook form and
+kernels started through ``/api/kernels`` admit launches through it; the shared
+service's client has its own gate (:mod:`jupyter_cluster.client.admission`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from ..core.launch_options import describe, narrow_document, validate
+from ..core.models import LaunchSpec
+from ..core.quota import Quota
+from .api import Admission, PolicySource
+
+
+class SpecMaker(Protocol):
+    """What the gate uses of the local engine (ClusterManager)."""
+
+    def make_spec(self, **fields: Any) -> LaunchSpec: ...
+
+    def quota(self, sessions: int = 0) -> Quota: ...
+
+
+class LocalGate:
+    """Launch policy from this process's settings, on the local engine."""
+
+    def __init__(self, engine: SpecMaker, settings: PolicySource) -> None:
+        """Binds ``settings`` to ``engine`` (its defaults are checked against it)."""
+        self.engine = engine
+        self.settings = settings
+        settings.bind(engine)
+
+    def admit(self, body: Any, owner: str) -> Admission:
+        """Validate a REST body against ``owner``'s policy; count it against the
+        per-user session limit as well as the engine's per-owner limits."""
+        policy = self.settings.policy(owner=owner)
+        fields, start_kernel = validate(body, policy)
+        spec = self.engine.make_spec(**fields)
+        return Admission(spec, start_kernel, self.engine.quota(policy.max_sessions_per_user))
+
+    async def options(self, owner: str | None = None) -> dict[str, Any]:
+        """The launch form of ``owner``'s policy."""
+        return describe(self.settings.policy(owner=owner))
+
+    def groups(self) -> Sequence[str]:
+        """The resource groups users may launch in."""
+        return self.settings.policy().resource_groups
+
+    def images(self) -> Sequence[str]:
+        """The images users may launch, the default first."""
+        return self.settings.policy().images
+
+    def narrow(self, document: dict[str, Any], owner: str | None) -> None:
+        """Narrow the OpenAPI launch schema to ``owner``'s policy."""
+        narrow_document(document, self.settings.policy(owner=owner))
+
+    def default_spec(self) -> LaunchSpec:
+        """The launch form's defaults as a spec."""
+        fields, _ = validate({}, self.settings.policy())
+        return self.engine.make_spec(**fields)
+
+    def quota(self) -> Quota:
+        """The limits a kernel's launch counts against (REST's per-user limit too)."""
+        return self.engine.quota(sessions=self.settings.max_sessions_per_user)

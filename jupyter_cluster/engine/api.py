@@ -1,0 +1,231 @@
+"""The Engine protocol: what every front end may ask of the engine, whichever serves it.
+
+Two engines implement it: :class:`~jupyter_cluster.engine.manager.ClusterManager`
+(the agents and the store are this process's) and, in team mode,
+:class:`~jupyter_cluster.client.remote_engine.RemoteEngine` (a shared service owns them).
+:func:`jupyter_cluster.config.make_engine` picks one, once; the CLI, the notebook
+API, the provisioner and the server extension are typed against this protocol
+only, so mypy checks them against both. What differs between the two is behind
+it, never asked about: whose launch policy applies (:class:`LaunchGate`), how
+main1 is reached (:class:`MainRoute`), what a long-running server keeps going in
+the background (:class:`Upkeep`), who drives a detached launch
+(:meth:`Engine.hand_off`) and the bookkeeping of phases and endings.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
+
+from ..core.access import Access
+from ..core.folders import FolderInfo
+from ..core.models import LaunchSpec, Session
+from ..core.policy import LaunchPolicy
+from ..core.quota import Quota
+from ..core.stats import Usage
+from .agents.base import OutputCallback
+from .store.exec_log import ExecLog
+
+if TYPE_CHECKING:
+    from jupyter_client.connect import KernelConnectionInfo
+
+#: Called with the session each time it changes while a launch is driven or watched.
+SessionCallback = Callable[[Session], None]
+#: What ``make_spec`` returns and ``submit`` takes: a LaunchSpec for the local
+#: engine, a checked REST body for the shared service's client.
+SpecT = TypeVar("SpecT")
+
+
+class SessionReads(Protocol):
+    """The blocking reads the server extension makes (from worker threads)."""
+
+    def list(self, include_ended: bool = False) -> builtins.list[Session]: ...
+
+    def get(self, session_id: str) -> Session | None: ...
+
+
+class Upkeep(Protocol):
+    """A background job a long-running front end (the server) keeps going."""
+
+    def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+class Admission(NamedTuple):
+    """A REST launch body as the applicable policy admits it."""
+
+    spec: Any  # what the engine's submit takes
+    start_kernel: bool
+    quota: Quota | None  # None: the shared service counts it
+
+
+class PolicySource(Protocol):
+    """What users may launch (``c.ClusterApp.*``: :class:`~jupyter_cluster.config.
+    LaunchSettings`); a local engine's gate binds it to itself."""
+
+    max_sessions_per_user: int
+
+    def bind(self, engine: Any) -> None: ...
+
+    def policy(
+        self, defaults: dict[str, Any] | None = None, owner: str | None = None
+    ) -> LaunchPolicy: ...
+
+
+class LaunchGate(Protocol):
+    """Whose launch policy applies to launches from this process: this server's
+    settings (local engine) or the shared service's own (team mode)."""
+
+    def admit(self, body: Any, owner: str) -> Admission:
+        """Check a REST launch body (``POST sessions``)."""
+        ...
+
+    async def options(self, owner: str | None = None) -> dict[str, Any]:
+        """The launch form's description (``GET launch-options``, the notebook form)."""
+        ...
+
+    def groups(self) -> Sequence[str]:
+        """Resource groups to list (empty: the engine lists what the caller may use)."""
+        ...
+
+    def images(self) -> Sequence[str]:
+        """Images to list, the default first (empty: the engine lists them)."""
+        ...
+
+    def narrow(self, document: dict[str, Any], owner: str | None) -> None:
+        """Narrow the OpenAPI document's launch schema to this policy, if it is ours."""
+        ...
+
+    def default_spec(self) -> LaunchSpec | None:
+        """The launch form's defaults as a spec (the server's session kernelspec);
+        None when the shared service's defaults apply."""
+        ...
+
+    def quota(self) -> Quota | None:
+        """The limits a kernel's launch is counted against (None: the service counts)."""
+        ...
+
+
+class KernelEndpoint(NamedTuple):
+    """Where a kernel in main1 is: what runs commands there, and the kernel manager's
+    connection info if the route (re)connected it (None: unchanged)."""
+
+    runner: Any  # a provisioning.process.Executor: an agent, or SSH as work
+    container_id: str  # "" over SSH
+    connection: KernelConnectionInfo | None
+
+
+class MainRoute(Protocol):
+    """How this process reaches main1 of a session (one route per kernel link)."""
+
+    #: How the kernel listens in main1: "direct" (published ports) or "ssh".
+    transport: str
+    #: Whether a kernel may start as soon as main1's container runs (before the
+    #: session is RUNNING and sshd answers).
+    starts_early: bool
+
+    def kernel_env(self, session: Session) -> dict[str, str]:
+        """Environment to give the kernel explicitly (empty over SSH, where the
+        session's ``~/.ssh/environment`` sets it)."""
+        ...
+
+    async def open(
+        self, km: Any, session: Session, previous: Mapping[str, Any], *, stage: str
+    ) -> KernelEndpoint:
+        """Point the kernel manager ``km`` at main1; ``stage`` is ``launched`` (main1
+        just created), ``attach`` (a running session) or ``reattach`` (a restarted
+        server finds its kernel again)."""
+        ...
+
+    async def terminal_argv(
+        self, session: Session, host: str, term: str, key_dir: str
+    ) -> builtins.list[str]:
+        """The command line of a terminal into ``host`` (key material, if any, is
+        written into ``key_dir``)."""
+        ...
+
+    async def close(self) -> None:
+        """Close what :meth:`open` left open (tunnels, shells)."""
+        ...
+
+
+class Engine(Protocol[SpecT]):
+    """Every front end's engine (see the module docstring)."""
+
+    @property
+    def store(self) -> SessionReads: ...
+
+    @property
+    def exec_log(self) -> ExecLog: ...
+
+    async def start(self) -> None: ...
+    async def refresh(self) -> None: ...
+    async def close(self) -> None: ...
+
+    def make_spec(self, **fields: Any) -> SpecT: ...
+    def quota(self, sessions: int = 0) -> Quota | None: ...
+    async def submit(
+        self, spec: SpecT, *, owner: str = "", quota: Quota | None = None, kernel: bool = False
+    ) -> Session: ...
+    async def drive(
+        self, session_id: str, *, on_change: SessionCallback | None = None
+    ) -> Session: ...
+    async def launch(
+        self, spec: SpecT, *, owner: str = "", on_change: SessionCallback | None = None
+    ) -> Session: ...
+    async def terminate(self, ref: str, reason: str = "") -> Session: ...
+
+    async def get(self, ref: str, owner: str | None = None) -> Session: ...
+    async def list(self, include_ended: bool = False) -> builtins.list[Session]: ...
+    def check_logs(self, session: Session, host: str) -> None: ...
+    def logs(
+        self, ref: str, host: str, *, tail: int | None = None, follow: bool = False
+    ) -> AsyncIterator[str]: ...
+    async def exec(
+        self, ref: str, host: str, cmd: Sequence[str], *, on_output: OutputCallback | None = None
+    ) -> int: ...
+    async def stats(self, ref: str) -> dict[str, Usage | None]: ...
+    async def access(self, ref: str) -> Access: ...
+    async def agents_info(self) -> builtins.list[dict[str, object]]: ...
+    async def resource_groups_info(self, groups: Sequence[str]) -> Any: ...
+    async def images_info(self, images: Sequence[str]) -> Any: ...
+
+    async def list_folders(self, owner: str = "") -> builtins.list[FolderInfo]: ...
+    async def create_folder(self, name: str, owner: str = "") -> FolderInfo: ...
+    async def remove_folder(self, name: str, owner: str = "") -> None: ...
+
+    # -- what differs, behind the protocol ----------------------------------------
+
+    def launch_gate(self, settings: PolicySource) -> LaunchGate:
+        """Whose launch policy applies (``settings``: this process's, used by a local
+        engine only)."""
+        ...
+
+    def main_route(self) -> MainRoute:
+        """A new route to main1 of this engine's sessions."""
+        ...
+
+    def upkeep(self, on_change: Callable[[], None]) -> Sequence[Upkeep]:
+        """Background jobs a server keeps while it runs (none for a client)."""
+        ...
+
+    async def hand_off(self, session: Session, spawn: Callable[[str], int]) -> None:
+        """Have a launch driven after this process exits (``launch --no-wait``):
+        ``spawn(session_id)`` starts a detached driver and returns its pid, unless
+        the engine drives its launches itself."""
+        ...
+
+    def mark_ending(self, session_id: str) -> bool:
+        """Mark a session TERMINATING so its removal may finish in the background;
+        False when this engine cannot (then terminate it in the foreground)."""
+        ...
+
+    def phase_missing(self, session_id: str, phase: str) -> Session | None:
+        """The session, if this engine records phase timings and lacks ``phase``."""
+        ...
+
+    def record_phases(self, session_id: str, timings: Mapping[str, float]) -> None:
+        """Keep phase timings measured by a front end (e.g. ``kernel_ready``)."""
+        ...
