@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import jupyter_cluster
+from tests.support.graphs import strongly_connected
 
 PACKAGE = Path(jupyter_cluster.__file__).parent
 TOP = "jupyter_cluster"
@@ -85,38 +86,10 @@ def graph() -> dict[str, set[str]]:
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components with more than one module (Tarjan)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in sorted(edges.get(v, ())):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                component.append(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for v in sorted(edges):
-        if v not in index:
-            visit(v)
-    return found
+    """Strongly connected components with more than one module."""
+    nodes = set(edges) | {w for targets in edges.values() for w in targets}
+    graph = {v: sorted(edges.get(v, ())) for v in nodes}
+    return [c for c in strongly_connected(graph) if len(c) > 1]
 
 
 def third_party(name: str) -> set[str]:

@@ -27,6 +27,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from tests.support.constants import REPO
+from tests.support.graphs import strongly_connected
 
 SRC = REPO / "labextension" / "src"
 #: Extensions of the modules in the graph, and those tried for `./name`.
@@ -222,49 +223,6 @@ def import_graph(src: Path) -> tuple[Graph, list[str]]:
             elif target.suffix in MODULE_SUFFIXES and target.is_relative_to(src):
                 graph[name].setdefault(target.relative_to(src).as_posix(), how)
     return graph, unresolved
-
-
-def strongly_connected(graph: Graph) -> list[list[str]]:
-    """Tarjan's strongly connected components of `graph`, each sorted."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    components: list[list[str]] = []
-    for root in sorted(graph):
-        if root in index:
-            continue
-        # Iterative depth-first search: (node, its successors still to visit).
-        work = [(root, iter(sorted(graph[root])))]
-        index[root] = low[root] = len(index)
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, successors = work[-1]
-            for succ in successors:
-                if succ not in index:
-                    index[succ] = low[succ] = len(index)
-                    stack.append(succ)
-                    on_stack.add(succ)
-                    work.append((succ, iter(sorted(graph[succ]))))
-                    break
-                if succ in on_stack:
-                    low[node] = min(low[node], index[succ])
-            else:
-                work.pop()
-                if work:
-                    parent = work[-1][0]
-                    low[parent] = min(low[parent], low[node])
-                if low[node] == index[node]:
-                    component = []
-                    while True:
-                        member = stack.pop()
-                        on_stack.discard(member)
-                        component.append(member)
-                        if member == node:
-                            break
-                    components.append(sorted(component))
-    return components
 
 
 def cycles(graph: Graph) -> list[str]:
