@@ -145,3 +145,14 @@ def is_uuid(text: object) -> bool:
         return isinstance(text, str) and str(uuid.UUID(text)) == text
     except ValueError:
         return False
+
+
+#: Namespace of the file names made for kernel ids that are not UUIDs.
+_KERNEL_FILES = uuid.UUID("5b0f6a3e-9c1d-4e7a-8f2b-6d4c3a1e0f97")
+
+
+def kernel_file_id(kernel_id: str) -> str:
+    """A name for ``kernel_id``'s files in main1 that is safe in paths and shell
+    scripts: the id itself when it is a canonical UUID, else a UUID derived from it
+    (jupyter_server accepts any kernel id a client chooses)."""
+    return kernel_id if is_uuid(kernel_id) else str(uuid.uuid5(_KERNEL_FILES, kernel_id))

@@ -18,7 +18,7 @@ from typing import Protocol
 
 from ..core import naming
 from ..engine.agents.base import OutputCallback
-from ..errors import AgentError, ClusterError
+from ..errors import AgentError
 
 RUN_DIR = f"{naming.RUNTIME_DIR}/run"
 LOG_FIFO = f"{RUN_DIR}/log.fifo"
@@ -81,16 +81,15 @@ class KernelProcess:
         self.agent = agent
         self.container_id = container_id
         self.connection_file = self.connection_path(kernel_id)
-        self.pid_file = f"{RUN_DIR}/kernel-{kernel_id}.pid"
+        self.pid_file = f"{RUN_DIR}/kernel-{naming.kernel_file_id(kernel_id)}.pid"
         self._task: asyncio.Task[int] | None = None
 
     @staticmethod
     def connection_path(kernel_id: str) -> str:
-        """Where the kernel's connection file is inside the container; raises
-        ClusterError unless ``kernel_id`` is a UUID (it goes into shell scripts)."""
-        if not naming.is_uuid(kernel_id):
-            raise ClusterError(f"a cluster kernel's id must be a UUID, not {kernel_id!r}")
-        return f"{RUN_DIR}/kernel-{kernel_id}.json"
+        """Where the kernel's connection file is inside the container (any kernel id:
+        the name is :func:`~jupyter_cluster.core.naming.kernel_file_id`'s, safe in
+        shell scripts)."""
+        return f"{RUN_DIR}/kernel-{naming.kernel_file_id(kernel_id)}.json"
 
     @property
     def started(self) -> bool:

@@ -11,9 +11,10 @@ import pytest
 
 from jupyter_cluster.core import naming
 from jupyter_cluster.core.resources import Mount
+from jupyter_cluster.engine.agents.fake import FakeAgent
 from jupyter_cluster.engine.folders import DataFolders
-from jupyter_cluster.errors import ClusterError, InvalidRequest
-from jupyter_cluster.provisioning.process import KernelProcess
+from jupyter_cluster.errors import InvalidRequest
+from jupyter_cluster.provisioning.process import RUN_DIR, KernelProcess
 
 
 def test_a_link_in_the_data_folder_root_is_not_a_folder(tmp_path: Path) -> None:
@@ -34,9 +35,16 @@ def test_a_link_in_the_data_folder_root_is_not_a_folder(tmp_path: Path) -> None:
     "kernel_id",
     ['x"; rm -rf ~; "', "../../etc/passwd", "", "0" * 36, "A0B1C2D3-0000-4000-8000-000000000000"],
 )
-def test_a_kernel_id_must_be_a_uuid(kernel_id: str) -> None:
-    with pytest.raises(ClusterError, match="must be a UUID"):
-        KernelProcess.connection_path(kernel_id)
+def test_any_kernel_id_gets_files_named_by_a_uuid(kernel_id: str) -> None:
+    """jupyter_server accepts any id a client chooses; in main1 the kernel's files are
+    named by a UUID derived from it, never by the id itself."""
+    process = KernelProcess(FakeAgent("local"), "cid", kernel_id)
+    token = naming.kernel_file_id(kernel_id)
+    assert naming.is_uuid(token) and token != kernel_id
+    assert process.connection_file == f"{RUN_DIR}/kernel-{token}.json"
+    assert process.pid_file == f"{RUN_DIR}/kernel-{token}.pid"
+    assert naming.kernel_file_id(kernel_id) == token  # the same files after a restart
+    assert naming.kernel_file_id(kernel_id + "x") != token
 
 
 def test_canonical_uuids_pass() -> None:
