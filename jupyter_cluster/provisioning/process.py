@@ -17,24 +17,31 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from ..core import naming
+from ..core.lines import printable
 from ..engine.agents.base import OutputCallback
-from ..errors import AgentError
+from ..errors import AgentError, ClusterError
 
 RUN_DIR = f"{naming.RUNTIME_DIR}/run"
 LOG_FIFO = f"{RUN_DIR}/log.fifo"
 # $0 is a label; "$@" the kernel's argv. A kernel started while main1 is still
 # starting up first waits (30 s at most) for the start-up script's FIFO (and so for
 # its run directory): redirecting to a path that does not exist yet would make a
-# plain file and lose the output. Then it writes the pid file (before exec, so the
-# pid is the kernel's own) and the connection file, which comes in the environment
-# rather than through a separate copy into the container, and is not passed on.
+# plain file and lose the output. A command that main1 cannot run fails here, on
+# the exec's own stderr, as a local kernel's start fails. Then it writes the pid
+# file (before exec, so the pid is the kernel's own) and the connection file, which
+# comes in the environment rather than through a separate copy into the container,
+# and is not passed on; it says on its stdout that the kernel starts, and execs it.
+#: Printed by the wrapper on the exec's stdout as the kernel's command starts.
+STARTING = "jupyter-cluster: the kernel starts"
 _WRAPPER = (
     f'i=0; until [ -p "{LOG_FIFO}" ]; do '
     'i=$((i+1)); [ "$i" -gt 1500 ] && exit 125; sleep 0.02; done; '
+    'command -v "$1" >/dev/null 2>&1 || '
+    '{ echo "$1: no such command in main1 (looked in PATH=$PATH)" >&2; exit 127; }; '
     'echo $$ > "$JC_PID_FILE"; '
     '(umask 077; printf %s "$JC_CONNECTION" > "$JC_CONNECTION_FILE") || exit 126; '
     "unset JC_CONNECTION JC_CONNECTION_FILE JC_PID_FILE; "
-    f'exec "$@" >>"{LOG_FIFO}" 2>&1'
+    f'echo "{STARTING}"; exec "$@" >>"{LOG_FIFO}" 2>&1'
 )
 PRESTART_DIR = naming.PRESTART_DIR
 # When main1 came from the warm pool, an interpreter with ipykernel imported waits
@@ -45,12 +52,14 @@ _HANDOFF = (
     f'if [ -p "{PRESTART_DIR}/go" ] && [ "$1 $2 $3" = "python3 -m ipykernel_launcher" ] '
     f'&& kill -0 "$(cat {PRESTART_DIR}/pid 2>/dev/null)" 2>/dev/null; then '
     f'exec 3<>"{PRESTART_DIR}/go" && printf %s "$JC_HANDOFF" >&3 && exec 3>&- || exit 124; '
-    "unset JC_HANDOFF JC_CONNECTION; "
+    f'unset JC_HANDOFF JC_CONNECTION; echo "{STARTING}"; '
     'i=0; until [ -s "$JC_PID_FILE" ]; do '
     'i=$((i+1)); [ "$i" -gt 1500 ] && exit 125; sleep 0.02; done; '
     'p=$(cat "$JC_PID_FILE"); while kill -0 "$p" 2>/dev/null; do sleep 0.1; done; exit 0; '
     "fi; unset JC_HANDOFF; "
 )
+#: Most bytes of the wrapper's own output kept (its error message, if any).
+SAID_MAX = 8192
 #: The kernel's user as uid:gid, so it can be started before start.sh has added
 #: ``work`` to an image that lacks it.
 KERNEL_USER = f"{naming.WORK_UID}:{naming.WORK_UID}"
@@ -83,6 +92,8 @@ class KernelProcess:
         self.connection_file = self.connection_path(kernel_id)
         self.pid_file = f"{RUN_DIR}/kernel-{naming.kernel_file_id(kernel_id)}.pid"
         self._task: asyncio.Task[int] | None = None
+        self._said = bytearray()  # what the wrapper wrote before the kernel started
+        self._starting = asyncio.Event()
 
     @staticmethod
     def connection_path(kernel_id: str) -> str:
@@ -114,10 +125,13 @@ class KernelProcess:
             "connection_file": self.connection_file,
             "connection": connection.decode(),
         }
+        self._said.clear()
+        self._starting.clear()
         self._task = asyncio.ensure_future(
             self.agent.exec(
                 self.container_id,
                 ["/bin/sh", "-c", _HANDOFF + _WRAPPER, "jupyter-cluster-kernel", *cmd],
+                on_output=self._heard,
                 user=KERNEL_USER,
                 env={
                     **kernel_env,
@@ -127,6 +141,35 @@ class KernelProcess:
                     "JC_HANDOFF": json.dumps(handoff),
                 },
             )
+        )
+
+    def _heard(self, stream: int, data: bytes) -> None:
+        """The wrapper's own output (the kernel's goes to main1's log)."""
+        if len(self._said) < SAID_MAX:
+            self._said += data[: SAID_MAX - len(self._said)]
+        if STARTING.encode() in self._said:
+            self._starting.set()
+
+    async def confirm_start(self, timeout: float = 60.0) -> None:
+        """Return once the kernel's command is starting in main1; raise ClusterError,
+        with what the wrapper said, if it could not start (e.g. no such command). A
+        start neither confirmed nor failed within ``timeout`` is left to the kernel
+        manager's own checks."""
+        assert self._task is not None, "start() first"
+        said = asyncio.ensure_future(self._starting.wait())
+        try:
+            first = asyncio.FIRST_COMPLETED
+            await asyncio.wait({said, self._task}, timeout=timeout, return_when=first)
+        finally:
+            said.cancel()
+        if self._starting.is_set() or not self._task.done():
+            return
+        failed = self._task.cancelled() or self._task.exception() is not None
+        code = -1 if failed else self._task.result()
+        text = printable(self._said.decode(errors="replace")).strip() or "it wrote nothing"
+        raise ClusterError(
+            f"the kernel could not start in main1 (exit code {code}): {text}; see the "
+            "kernelspec's argv and `jupyter cluster logs SESSION main1`"
         )
 
     async def _sh(self, script: str) -> int:

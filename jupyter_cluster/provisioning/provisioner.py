@@ -136,6 +136,7 @@ class ClusterProvisioner(LaunchOptions, KernelProvisionerBase):  # type: ignore[
         process = self._reached(await self._link.launched(s))
         env = {**self._link.route.kernel_env(s), **env}
         await process.start(cmd, kernel_side_connection(self.parent, self._link.transport), env=env)
+        await process.confirm_start()  # a command main1 cannot run fails the start now
 
     # -- KernelProvisionerBase -------------------------------------------------------
 
@@ -179,6 +180,7 @@ class ClusterProvisioner(LaunchOptions, KernelProvisionerBase):  # type: ignore[
                 kernel_side_connection(self.parent, self._link.transport),
                 env=kwargs.get("env") or {},
             )
+            await self._process.confirm_start()
         self._time_kernel_ready()
         return self.connection_info
 
