@@ -227,7 +227,7 @@ class ClusterProvisioner(LaunchOptions, KernelProvisionerBase):  # type: ignore[
 
     async def cleanup(self, restart: bool = False) -> None:
         """Forget the kernel process; unless restarting, terminate the whole session."""
-        if self._ready_task is not None and not restart:
+        if self._ready_task is not None:  # a restart before the first answer, too
             self._ready_task.cancel()
             await asyncio.gather(self._ready_task, return_exceptions=True)
             self._ready_task = None
