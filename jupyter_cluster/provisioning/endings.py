@@ -1,22 +1,51 @@
-"""Ending the session of a kernel that was shut down, now or in the background.
+"""Ending the session of a kernel that was shut down, now or in the background; and what
+a stopping server does about kernels still launching or ending.
 
-Called by :meth:`~.provisioner.ClusterProvisioner.cleanup` (:func:`end_session`).
-With the provisioner's ``end_session_in_background`` (the server extension's
-kernels), shutting a kernel down returns once its session is TERMINATING and the
-containers and network are removed in the background; the server extension calls
-:func:`wait_for_endings` as it stops, so those removals finish.
+Called by :meth:`~.provisioner.ClusterProvisioner.cleanup` (:func:`end_session`)
+and around a launch (:func:`launching`). With the provisioner's
+``end_session_in_background`` (the server extension's kernels), shutting a kernel
+down returns once its session is TERMINATING and the containers and network are
+removed in the background.
+
+When the server stops, the extension calls :func:`server_stopping` before the
+server shuts its kernels down: launches in progress are cancelled (their sessions
+cancelled or removed), endings under way are awaited, and from then on sessions
+are ended in the foreground, within ``shutdown_kernel``, since the server's loop
+is about to end. jupyter_server's synchronous ``MappingKernelManager`` runs
+provisioners on an event loop of its own, in another thread; the tasks here are
+therefore awaited on the loop they belong to.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.api import Engine
 
 #: Sessions being ended in the background (``end_session_in_background``).
-ENDING: set[asyncio.Future[None]] = set()
+ENDING: set[asyncio.Task[None]] = set()
+
+
+@dataclass(eq=False)
+class Launch:
+    """A kernel launch in progress: its task, and the event that stops it."""
+
+    task: asyncio.Task[Any]
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+#: Kernel launches in progress.
+LAUNCHING: set[Launch] = set()
+#: Seconds a stopping server waits for given-up launches to end their sessions.
+GIVE_UP_TIMEOUT = 60.0
+#: Set once the server stops: its kernels' sessions end in the foreground (a
+#: script's always do: its provisioners have no background endings).
+_stopping = False
 
 
 async def _end(engine: Engine[Any], session_id: str) -> None:
@@ -29,22 +58,16 @@ async def _end(engine: Engine[Any], session_id: str) -> None:
         await engine.close()
 
 
-async def wait_for_endings() -> None:
-    """Wait for the sessions being ended in the background (the server, as it stops)."""
-    while ENDING:
-        await asyncio.gather(*list(ENDING), return_exceptions=True)
-
-
 async def end_session(engine: Engine[Any], session_id: str, background: bool) -> None:
     """Terminate ``session_id``, then close ``engine`` (the provisioner's own).
 
     With ``background``, and an engine that can mark it (a local one), the session
     is only marked TERMINATING here; its removal goes on in the background (see
-    :data:`ENDING`), which closes the engine when done.
+    :data:`ENDING`), which closes the engine when done. Not once the server stops.
     """
     closing: Engine[Any] | None = engine
     try:
-        if background and engine.mark_ending(session_id):
+        if background and not _stopping and engine.mark_ending(session_id):
             ending = asyncio.ensure_future(_end(engine, session_id))
             ENDING.add(ending)
             ending.add_done_callback(ENDING.discard)
@@ -54,3 +77,67 @@ async def end_session(engine: Engine[Any], session_id: str, background: bool) ->
     finally:
         if closing is not None:
             await closing.close()
+
+
+@contextlib.contextmanager
+def launching() -> Iterator[asyncio.Event | None]:
+    """Register the current task as a kernel launch that a stopping server gives up
+    (the event it yields is set then)."""
+    task = asyncio.current_task()
+    if task is None:
+        yield None
+        return
+    launch = Launch(task)
+    LAUNCHING.add(launch)
+    try:
+        yield launch.stop
+    finally:
+        LAUNCHING.discard(launch)
+
+
+async def _settle(tasks: set[asyncio.Task[Any]], cancel: bool) -> None:
+    """Cancel (if asked) and await ``tasks``, each on its own event loop."""
+    here = asyncio.get_running_loop()
+    by_loop: dict[asyncio.AbstractEventLoop, list[asyncio.Task[Any]]] = {}
+    for task in list(tasks):
+        by_loop.setdefault(task.get_loop(), []).append(task)
+    for loop, group in by_loop.items():
+
+        async def finish(group: list[asyncio.Task[Any]] = group) -> None:
+            if cancel:
+                for task in group:
+                    task.cancel()
+            await asyncio.gather(*group, return_exceptions=True)
+
+        if loop is here:
+            await finish()
+        elif loop.is_running():
+            with contextlib.suppress(Exception):
+                await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(finish(), loop))
+
+
+async def wait_for_endings() -> None:
+    """Wait for the sessions being ended in the background (the server, as it stops)."""
+    while ENDING:
+        await _settle(ENDING, cancel=False)
+
+
+def server_started() -> None:
+    """A server (the extension) is made: sessions may end in the background again
+    (a process may run one server after another, as tests do)."""
+    global _stopping
+    _stopping = False
+
+
+async def server_stopping() -> None:
+    """The server stops: give up kernel launches in progress (their sessions are
+    cancelled or removed), wait for endings under way, end later ones in the
+    foreground."""
+    global _stopping
+    _stopping = True
+    launches = list(LAUNCHING)
+    for launch in launches:
+        launch.task.get_loop().call_soon_threadsafe(launch.stop.set)
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(_settle({x.task for x in launches}, cancel=False), GIVE_UP_TIMEOUT)
+    await wait_for_endings()

@@ -41,7 +41,7 @@ from ..core.state import USABLE
 from ..engine.api import Engine
 from ..errors import ClusterError
 from ..reach.ports import kernel_side_connection
-from .endings import end_session
+from .endings import end_session, launching
 from .kernel_link import KernelLink, Reached
 from .kernel_ready import kernel_ready_seconds
 from .options import LaunchOptions
@@ -116,17 +116,20 @@ class ClusterProvisioner(LaunchOptions, KernelProvisionerBase):  # type: ignore[
             self.session_id = session.id
 
         engine = self.engine
+        gate = engine.launch_gate(launch_settings(self._engine_config(), self.log))
         try:
-            return await launch_session(
-                engine,
-                self.launch_fields(),
-                self.launch_timeout,
-                lambda s: self._start_kernel(s, cmd, env),
-                submitted,
-                self.log,
-                quota=engine.launch_gate(launch_settings(self._engine_config(), self.log)).quota(),
-                early_start=self._link.route.starts_early,
-            )
+            with launching() as stop:  # given up if the server stops meanwhile
+                return await launch_session(
+                    engine,
+                    self.launch_fields(),
+                    self.launch_timeout,
+                    lambda s: self._start_kernel(s, cmd, env),
+                    submitted,
+                    self.log,
+                    quota=gate.quota(),
+                    early_start=self._link.route.starts_early,
+                    stop=stop,
+                )
         except BaseException:
             await self.cleanup(restart=False)
             raise

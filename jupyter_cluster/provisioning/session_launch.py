@@ -32,6 +32,7 @@ async def launch_session(
     *,
     quota: Quota | None,
     early_start: bool,
+    stop: asyncio.Event | None = None,
 ) -> Session:
     """Launch a session of ``fields`` (see ``Engine.make_spec``); it once RUNNING.
 
@@ -40,7 +41,9 @@ async def launch_session(
     (the route allows it) and no bootstrap command, ``start_kernel`` is called as soon
     as main1's container runs (its start-up overlaps sshd's and the other
     containers'); with one, once main1 is ready (bootstrap done); without
-    ``early_start`` (over SSH) once the whole session is RUNNING. Either
+    ``early_start`` (over SSH) once the whole session is RUNNING. When ``stop`` is
+    set (the server stops) while the session is waiting or being brought up, the
+    launch is given up: the session is cancelled or removed. Either
     way this returns only when the whole session is RUNNING and the kernel started.
     On any failure (launch error, timeout, cancellation) a kernel start under way
     is cancelled; removing the session is the caller's.
@@ -71,7 +74,8 @@ async def launch_session(
         submitted(session)
         seen = session
         try:
-            session = await asyncio.wait_for(engine.drive(session.id, on_change=report), timeout)
+            driving = asyncio.wait_for(engine.drive(session.id, on_change=report), timeout)
+            session = await _unless_stopped(driving, stop, lambda: seen or session)
         except asyncio.TimeoutError:
             seen = seen or session
             fate = "cancelled" if seen.status is SessionStatus.PENDING else "removed"
@@ -96,3 +100,27 @@ async def launch_session(
         if early is not None:
             await asyncio.gather(early, return_exceptions=True)
         raise
+
+
+async def _unless_stopped(
+    driving: Awaitable[Session], stop: asyncio.Event | None, seen: Callable[[], Session]
+) -> Session:
+    """Await ``driving``; if ``stop`` is set first, cancel it (the engine then cancels
+    or tears the session down) and raise LaunchFailed saying so."""
+    drive = asyncio.ensure_future(driving)
+    if stop is None:
+        return await drive
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({drive, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopped.cancel()
+    if drive.done():
+        return drive.result()
+    drive.cancel()
+    await asyncio.gather(drive, return_exceptions=True)
+    last = seen()
+    raise LaunchFailed(
+        f"the Jupyter server stopped while cluster session {last.name} was "
+        f"{last.status.value}; the launch was given up and the session ended"
+    )

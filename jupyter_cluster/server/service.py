@@ -22,7 +22,7 @@ from ..core.state import USABLE, SessionStatus
 from ..engine.api import Engine, LaunchGate, Upkeep
 from ..errors import ClusterError, InvalidRequest, NotFound
 from ..paths import cluster_dir
-from ..provisioning.endings import wait_for_endings
+from ..provisioning.endings import server_started, server_stopping, wait_for_endings
 from .events import Event, EventHub, is_ended
 from .idle import IdleWatcher
 from .terminals import ClusterTerminals
@@ -58,6 +58,7 @@ class ClusterService:
     """Runtime state of the extension (see the module docstring)."""
 
     def __init__(self, host: ServiceHost) -> None:
+        server_started()
         self.host = host
         self.engine = host.engine
         self.gate = host.gate
@@ -138,7 +139,12 @@ class ClusterService:
             await job.stop()
 
     async def stop(self) -> None:
-        """Server stop: end launches driven here; sessions (not their kernels) survive."""
+        """Server stop: kernel launches in progress are cancelled and the sessions of
+        kernels started through ``/api/kernels`` end with their kernels, in the
+        foreground (see provisioning.endings); launches driven here end; sessions
+        launched through this API (not their kernels) survive."""
+        await server_stopping()
+        self._forget_failed_starts()
         if self._refresh is not None:
             self._refresh.cancel()
             await asyncio.gather(self._refresh, return_exceptions=True)
@@ -157,6 +163,19 @@ class ClusterService:
                 self._keep_session(session)
         await self.terminals.close_all(self.terminal_manager)
         await self.engine.close()
+
+    def _forget_failed_starts(self) -> None:
+        """jupyter_client keeps a kernel whose start failed among its pending kernels,
+        and the server's shutdown_all then fails on it (404: no such kernel), so the
+        server would never exit; forget those before it shuts its kernels down
+        (their start failed: nothing of them runs)."""
+        km = self.kernel_manager
+        pending = getattr(km, "_pending_kernels", None)
+        if not isinstance(pending, dict):
+            return
+        for kernel_id, task in list(pending.items()):
+            if task.done() and kernel_id not in km:
+                pending.pop(kernel_id, None)
 
     def _keep_session(self, session: Session) -> None:
         """Shut the session's kernel down without its provisioner ending the session
