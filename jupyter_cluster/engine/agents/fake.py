@@ -5,7 +5,8 @@ containers and networks carry their labels, ``put_files`` and ``exec`` are
 recorded, and tests steer it directly: ``fail_on`` injects errors, ``emit``
 appends log lines, ``exit`` marks a container as exited, ``oom`` reports an
 out-of-memory kill in one, ``reachable = False`` makes it look down. Nothing here
-is used outside tests.
+is used outside tests. What it reports is held to what the Docker agent reports by
+``tests/integration/test_agent_contract.py``: change both together.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import itertools
+import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -41,7 +43,7 @@ class FakeContainer:
     id: str
     spec: ContainerSpec
     status: str = "created"
-    exit_code: int | None = None
+    exit_code: int | None = 0  # Docker says 0 until the container exits
     oom_killed: bool = False
     finished_at: str = ""
     cpu_percent: float = 0.0  # what stats() reports
@@ -60,7 +62,10 @@ class FakeContainer:
         self.waiters.clear()
 
     def state(self) -> ContainerState:
-        """This container as :meth:`FakeAgent.inspect_container` reports it."""
+        """This container as :meth:`FakeAgent.inspect_container` reports it: its
+        settings as Docker reads them back (CPUs to the nanoCPU, Docker's 64m of
+        shared memory when the spec asks none, one GPU per device id)."""
+        res = self.spec.resources
         return ContainerState(
             id=self.id,
             name=self.spec.name,
@@ -71,6 +76,14 @@ class FakeContainer:
             oom_killed=self.oom_killed,
             finished_at=self.finished_at,
             ports=dict(self.ports),
+            image=self.spec.image,
+            resources=Resources(
+                cpu=round(res.cpu * 1e9) / 1e9,
+                mem=res.mem,
+                shm=res.shm or DOCKER_SHM,
+                gpu=len(self.spec.gpu_ids),
+            ),
+            mounts=tuple(self.spec.mounts),
         )
 
 
@@ -87,6 +100,14 @@ class ExecCall:
 
 #: Answers an exec: given the container and the call, returns (exit code, stdout).
 ExecHandler = Callable[[FakeContainer, ExecCall], tuple[int, bytes]]
+
+#: The shared memory Docker gives a container whose spec asks none (its default).
+DOCKER_SHM = 64 * 1024**2
+#: The parts of an image reference, as Docker parses it (see _is_reference).
+_PATH = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*")
+_REGISTRY = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9.-]*[a-zA-Z0-9])?(?::[0-9]+)?")
+_TAG = re.compile(r"\w[\w.-]{0,127}")
+_DIGEST = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}")
 
 
 class FakeAgent:
@@ -146,7 +167,9 @@ class FakeAgent:
         self._enter("stats", container_id)
         box = self._get(container_id)
         if box.status != "running":
-            raise AgentError(f"container {container_id[:12]} is not running")
+            raise AgentError(
+                f"agent {self.id}: container {container_id[:12]} is not running", self.id
+            )
         busy = int(box.cpu_percent * 1e7)  # of 1e9 system ns over one CPU
         return {
             "read": "2026-01-01T00:00:00.000000000Z",
@@ -167,6 +190,7 @@ class FakeAgent:
         box = self._get(container_id)
         box.status, box.exit_code, box.oom_killed = "exited", code, oom
         box.finished_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        box.ports = {}  # Docker releases the published ports
         box.wake()
 
     def oom(self, container_id: str, at: float | None = None) -> OomEvent:
@@ -208,41 +232,76 @@ class FakeAgent:
         return {box.spec.hostname: box for box in self.containers.values()}[hostname]
 
     async def info(self) -> AgentInfo:
-        """Configured capacity; ``reachable`` as the test set it."""
+        """Configured capacity; ``reachable`` as the test set it (an unreachable
+        agent, like Docker's, reports no capacity and no Swarm)."""
         cfg = self.config
+        if not self.reachable:
+            return AgentInfo(
+                id=self.id,
+                resource_group=cfg.resource_group,
+                capacity=Resources(0, 0, 0, 0),
+                gpu_ids=cfg.gpus,
+                reachable=False,
+                message=f"agent {self.id} is down (fake)",
+            )
         return AgentInfo(
             id=self.id,
             resource_group=cfg.resource_group,
             capacity=Resources(cpu=cfg.cpu or 0.0, mem=cfg.mem or 0, shm=0, gpu=len(cfg.gpus)),
             gpu_ids=cfg.gpus,
-            reachable=self.reachable,
+            reachable=True,
             swarm=self.swarm,
-            message="" if self.reachable else f"agent {self.id} is down (fake)",
         )
 
     async def has_image(self, image: str) -> bool:
-        """Whether ``image`` (or ``image:latest``) is in ``images``."""
+        """Whether ``image`` (or ``image:latest``) is in ``images``; a name that is no
+        image reference (e.g. upper case) is an AgentError, as in Docker."""
         self._enter("has_image", image)
+        if not _is_reference(image):
+            raise AgentError(
+                f"agent {self.id}: looking up image {image} failed: invalid reference format",
+                self.id,
+            )
         return self._has_image(image)
 
     async def create_network(
         self, name: str, labels: Mapping[str, str], *, overlay: bool, encrypted: bool = False
     ) -> str:
-        """Record a network; a name already in use is an AgentError, as in Docker."""
+        """Record a network; a name already in use, or an overlay on an agent that is
+        not a Swarm node (``swarm = ""``), is an AgentError, as in Docker."""
         self._enter("create_network", name)
         if any(n.name == name for n in self.networks.values()):
             raise AgentError(f"agent {self.id}: network {name} already exists", self.id)
+        if overlay and not self.swarm:
+            raise AgentError(
+                f"agent {self.id}: creating network {name} failed: this node is not a swarm "
+                "manager (an overlay network needs a Swarm)",
+                self.id,
+            )
         net_id = uuid.uuid4().hex
         driver = "overlay" if overlay else "bridge"
         self.networks[net_id] = NetworkState(net_id, name, dict(labels), driver)
         return net_id
 
     async def remove_network(self, name_or_id: str) -> None:
-        """Forget a network by name or id; a missing one is fine."""
+        """Forget a network by name or id; a missing one is fine, one that a running
+        container uses is an AgentError (as in Docker: it has active endpoints)."""
         self._enter("remove_network", name_or_id)
         for net_id, net in list(self.networks.items()):
-            if name_or_id in (net_id, net.name):
-                del self.networks[net_id]
+            if name_or_id not in (net_id, net.name):
+                continue
+            users = [
+                box.spec.name
+                for box in self.containers.values()
+                if box.status == "running" and box.spec.network in (net_id, net.name)
+            ]
+            if users:
+                raise AgentError(
+                    f"agent {self.id}: removing network {net.name} failed: it has active "
+                    f"endpoints ({', '.join(users)})",
+                    self.id,
+                )
+            del self.networks[net_id]
 
     async def create_container(self, spec: ContainerSpec) -> str:
         """Record a created container; unknown image or a used name is an AgentError."""
@@ -266,7 +325,7 @@ class FakeAgent:
         """Mark a container running and give its published ports fake host ports."""
         box = self._get(container_id)
         self._enter("start_container", container_id, box.spec.hostname)
-        box.status, box.exit_code = "running", None
+        box.status, box.exit_code = "running", 0
         box.ports = {p: (self.config.address, next(self._ports)) for p in box.spec.publish}
         if self.ready_on_start:
             if "prestart.py" in " ".join(box.spec.command):  # a warm main1 (warm_pool.py)
@@ -290,24 +349,25 @@ class FakeAgent:
         return 0, ""
 
     async def inspect_container(self, container_id: str) -> ContainerState | None:
-        """The container's state, or None once removed."""
+        """The container's state (by id or name), or None once removed."""
         self._enter("inspect_container", container_id)
-        box = self.containers.get(container_id)
+        box = self._find(container_id)
         return box.state() if box else None
 
     async def remove_container(self, container_id: str) -> None:
-        """Forget a container (a missing one is fine); followed logs end."""
+        """Forget a container (by id or name; a missing one is fine); followed logs end."""
         self._enter("remove_container", container_id)
-        box = self.containers.pop(container_id, None)
+        box = self._find(container_id)
         if box is not None:
+            del self.containers[box.id]
             box.status = "removed"
             box.wake()
 
     async def logs(
         self, container_id: str, *, tail: int | None = None, follow: bool = False
     ) -> AsyncIterator[str]:
-        """Lines emitted so far (the last ``tail``), then, with ``follow``, new ones
-        until the container exits or is removed."""
+        """Lines emitted so far (the last ``tail``), then, with ``follow`` and while
+        the container runs, new ones until it exits or is removed."""
         self._enter("logs", container_id)
         box = self._get(container_id)
         i = 0 if tail is None else max(0, len(box.lines) - tail)
@@ -315,7 +375,7 @@ class FakeAgent:
             while i < len(box.lines):
                 i += 1
                 yield box.lines[i - 1]
-            if not follow or box.status in ("exited", "removed"):
+            if not follow or box.status != "running":
                 return
             waiter = asyncio.get_running_loop().create_future()
             box.waiters.append(waiter)
@@ -375,11 +435,38 @@ class FakeAgent:
     def _has_image(self, image: str) -> bool:
         return image in self.images or f"{image}:latest" in self.images
 
-    def _get(self, container_id: str) -> FakeContainer:
+    def _find(self, container_id: str) -> FakeContainer | None:
+        """A container by id or, as Docker also accepts, by name."""
         box = self.containers.get(container_id)
+        if box is None:
+            box = next((c for c in self.containers.values() if c.spec.name == container_id), None)
+        return box
+
+    def _get(self, container_id: str) -> FakeContainer:
+        box = self._find(container_id)
         if box is None:
             raise AgentError(f"agent {self.id}: no such container {container_id}", self.id)
         return box
+
+
+def _is_reference(image: str) -> bool:
+    """Whether Docker takes ``image`` for an image reference: ``[REGISTRY/]PATH[:TAG]
+    [@DIGEST]``, the registry a first part with "." or ":" (or ``localhost``), the
+    path parts in lower case."""
+    name, at, digest = image.partition("@")
+    if at and not _DIGEST.fullmatch(digest):
+        return False
+    parts = name.split("/")
+    last, colon, tag = parts[-1].partition(":")
+    if colon and not _TAG.fullmatch(tag):
+        return False
+    parts[-1] = last
+    first = parts[0]
+    if len(parts) > 1 and ("." in first or ":" in first or first == "localhost"):
+        if not _REGISTRY.fullmatch(first):
+            return False
+        parts = parts[1:]
+    return all(_PATH.fullmatch(part) for part in parts)
 
 
 def _has_labels(have: Mapping[str, str], want: Mapping[str, str]) -> bool:
