@@ -4,7 +4,9 @@ The Hub is ``examples/team/jupyterhub_config.py`` (see :mod:`.launch` for what t
 tests change in it). The tests drive it as the ``test-admin`` service (a known
 token with the scopes of :data:`TEST_ADMIN_SCOPES`), reach users' servers through
 the proxy, and run commands as the Hub's Unix users the way a terminal in their
-server would (:meth:`Hub.run_as`).
+server would (:meth:`Hub.run_as`). The functions at the end (:func:`launch`,
+:func:`wait_running`, :func:`end_sessions`, …) drive sessions through a user's own
+server.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 
 import requests
 
-from tests.support.constants import BIN, START_TIMEOUT
+from tests.support.constants import API, BIN, START_TIMEOUT
 from tests.support.processes import Result, run
 from tests.support.waiting import wait_for
 
@@ -214,3 +216,45 @@ def process_env(pid: int) -> dict[str, str]:
     raw = Path(f"/proc/{pid}/environ").read_bytes()
     pairs = (item.partition(b"=") for item in raw.split(b"\0") if item)
     return {k.decode(errors="replace"): v.decode(errors="replace") for k, _, v in pairs}
+
+
+# -- sessions through a user's own server ---------------------------------------------------
+
+
+def launch(hub: Hub, user: str, token: str, body: dict[str, Any], name: str = "") -> Any:
+    """POST sessions through ``user``'s own server; the new session's model."""
+    reply = hub.server_call(user, "POST", f"{API}/sessions", token, name, json=body)
+    return ok(reply, 201).json()
+
+
+def status(hub: Hub, user: str, token: str, sid: str) -> Any:
+    """GET the session through ``user``'s own server; its model."""
+    return ok(hub.server_call(user, "GET", f"{API}/sessions/{sid}", token)).json()
+
+
+def wait_running(hub: Hub, user: str, token: str, sid: str) -> Any:
+    """Wait until the session is RUNNING (fail at once if it fails)."""
+    seen: dict[str, Any] = {}
+
+    def running() -> bool:
+        seen.update(status(hub, user, token, sid))
+        assert seen["status"] not in ("ERROR", "CANCELLED", "TERMINATED"), seen
+        return bool(seen["status"] == "RUNNING")
+
+    wait_for(running, 180, f"session {sid} to run", seen=lambda: seen)
+    return seen
+
+
+def active_sessions(hub: Hub, user: str, token: str) -> list[dict[str, Any]]:
+    """``user``'s active sessions, listed through their own server."""
+    return list(ok(hub.server_call(user, "GET", f"{API}/sessions", token)).json())
+
+
+def end_sessions(hub: Hub, user: str, token: str) -> list[str]:
+    """Terminate every active session of ``user`` and wait until none is left; what was
+    left (``ID STATUS`` of each)."""
+    left = active_sessions(hub, user, token)
+    for session in left:
+        hub.server_call(user, "DELETE", f"{API}/sessions/{session['id']}", token)
+    wait_for(lambda: not active_sessions(hub, user, token), 120, f"{user}'s sessions to end")
+    return [f"{s['id']} {s['status']}" for s in left]

@@ -22,35 +22,17 @@ from __future__ import annotations
 
 import os
 import shutil
-from typing import Any
 
 import pytest
 
 from tests.support.lab import ARTIFACTS_ROOT, assert_results, browser_problems, run_script
-from tests.support.waiting import wait_for
 
-from .support import Hub, ok
+from .support import Hub, active_sessions, end_sessions, ok
 
 pytestmark = pytest.mark.docker
 
 USER = "alice"
 ARTIFACTS = ARTIFACTS_ROOT / "hub"
-API = "cluster/api"
-
-
-def active_sessions(hub: Hub, token: str) -> list[dict[str, Any]]:
-    """alice's active sessions, listed through her server."""
-    return list(ok(hub.server_call(USER, "GET", f"{API}/sessions", token)).json())
-
-
-def end_sessions(hub: Hub, token: str) -> list[str]:
-    """Terminate what alice still has (a failed run) and wait until it has ended; what
-    was left."""
-    left = active_sessions(hub, token)
-    for session in left:
-        hub.server_call(USER, "DELETE", f"{API}/sessions/{session['id']}", token)
-    wait_for(lambda: not active_sessions(hub, token), 120, f"{USER}'s sessions to end")
-    return [f"{s['id']} {s['status']}" for s in left]
 
 
 def test_lab_as_hub_user(hub: Hub) -> None:
@@ -60,7 +42,7 @@ def test_lab_as_hub_user(hub: Hub) -> None:
         pytest.fail("the browser test cannot run: " + "; ".join(problems))
     base = hub.start_server(USER)
     token = hub.token(USER)
-    assert active_sessions(hub, token) == [], "alice has sessions before the test"
+    assert active_sessions(hub, USER, token) == [], "alice has sessions before the test"
     env = {
         "LAB_URL": base,
         "HUB_LOGIN_URL": f"{hub.url}/hub/login",
@@ -72,7 +54,7 @@ def test_lab_as_hub_user(hub: Hub) -> None:
         results, output = run_script(env, ARTIFACTS)
     finally:
         # Nothing may be left, whatever happened in the browser.
-        left = end_sessions(hub, token)
+        left = end_sessions(hub, USER, token)
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(hub.log, ARTIFACTS / "hub.log")
     assert_results(results, output, ARTIFACTS)

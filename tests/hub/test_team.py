@@ -20,35 +20,10 @@ from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
 
 from tests.server.support import kernel_execute
+from tests.support.constants import API, SMALL_BODY, SMALL_FLAGS
 from tests.support.waiting import wait_for
 
-from .support import ADMIN, Hub, ok
-
-API = "cluster/api"
-SMALL = {"cpu": 0.25, "mem": "256m"}
-
-
-def launch(hub: Hub, user: str, token: str, body: dict[str, Any], name: str = "") -> Any:
-    """POST sessions through ``user``'s own server; the new session's model."""
-    reply = hub.server_call(user, "POST", f"{API}/sessions", token, name, json=body)
-    return ok(reply, 201).json()
-
-
-def status(hub: Hub, user: str, token: str, sid: str) -> Any:
-    return ok(hub.server_call(user, "GET", f"{API}/sessions/{sid}", token)).json()
-
-
-def wait_running(hub: Hub, user: str, token: str, sid: str) -> Any:
-    """Wait until the session is RUNNING (fail at once if it fails)."""
-    seen: dict[str, Any] = {}
-
-    def running() -> bool:
-        seen.update(status(hub, user, token, sid))
-        assert seen["status"] not in ("ERROR", "CANCELLED", "TERMINATED"), seen
-        return bool(seen["status"] == "RUNNING")
-
-    wait_for(running, 180, f"session {sid} to run", seen=lambda: seen)
-    return seen
+from .support import ADMIN, Hub, launch, ok, status, wait_running
 
 
 def service_call(hub: Hub, method: str, path: str, token: str, **kw: Any) -> requests.Response:
@@ -99,10 +74,10 @@ def test_alice_and_bob_see_and_act_on_only_their_own_sessions(
     alices_events.start()
     made: list[tuple[str, str, str]] = []
     try:
-        mine = launch(hub, "alice", alice, {**SMALL, "size": 2, "name": "shared-name"})
+        mine = launch(hub, "alice", alice, {**SMALL_BODY, "size": 2, "name": "shared-name"})
         made.append(("alice", alice, mine["id"]))
         # names are per user: bob may use the same one, and learns nothing of alice's
-        theirs = launch(hub, "bob", bob, {**SMALL, "name": "shared-name"})
+        theirs = launch(hub, "bob", bob, {**SMALL_BODY, "name": "shared-name"})
         made.append(("bob", bob, theirs["id"]))
         assert (mine["owner"], theirs["owner"]) == ("alice", "bob")
         wait_running(hub, "alice", alice, mine["id"])
@@ -166,9 +141,9 @@ def test_the_cli_of_a_user_goes_through_the_service_and_only_to_their_sessions(
 ) -> None:
     cli = "jupyter-cluster"
     bob = team["bob"]
-    theirs = launch(hub, "bob", bob, SMALL)
+    theirs = launch(hub, "bob", bob, SMALL_BODY)
     try:
-        done = hub.run_as("alice", [cli, "launch", "--cpu", "0.25", "--mem", "256m", "--json"])
+        done = hub.run_as("alice", [cli, "launch", *SMALL_FLAGS, "--json"])
         assert done.returncode == 0, done.stderr
         mine = json.loads(done.stdout)
         assert mine["owner"] == "alice" and mine["status"] == "RUNNING"
@@ -217,7 +192,7 @@ def test_a_kernel_started_in_a_users_server_runs_in_main1_over_ssh(
     server's (over the session's SSH), the containers the service's; the kernel sees
     no Docker socket; shutting the session down ends the kernel."""
     alice = team["alice"]
-    session = launch(hub, "alice", alice, {**SMALL, "size": 2, "start_kernel": True})
+    session = launch(hub, "alice", alice, {**SMALL_BODY, "size": 2, "start_kernel": True})
     sid = session["id"]
     try:
         seen: dict[str, Any] = {}

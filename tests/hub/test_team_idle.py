@@ -14,12 +14,11 @@ import subprocess
 import time
 from typing import Any
 
-from tests.support.constants import BIN
+from tests.support.constants import API, BIN, SMALL_BODY
 from tests.support.waiting import wait_for
 
 from .lab_config import IDLE_SERVER, IDLE_TIMEOUT
 from .support import Hub, ok
-from .test_team import API, SMALL
 
 SLEEP = IDLE_TIMEOUT + 5
 
@@ -49,7 +48,7 @@ def test_an_exec_over_ssh_from_the_users_cli_keeps_the_session(
 ) -> None:
     alice = team["alice"]
     hub.start_server("alice", IDLE_SERVER)
-    body = {**SMALL, "size": 2, "start_kernel": True}
+    body = {**SMALL_BODY, "size": 2, "start_kernel": True}
     reply = hub.server_call("alice", "POST", f"{API}/sessions", alice, IDLE_SERVER, json=body)
     sid = ok(reply, 201).json()["id"]
     proc: subprocess.Popen[str] | None = None

@@ -22,25 +22,22 @@ import requests
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
 
+from tests.support.constants import API, SMALL_BODY
 from tests.support.waiting import wait_for
 
 from .launch import MAX_SESSIONS
-from .support import Hub, ok, process_env
-from .test_team import API, SMALL, launch, status, wait_running
+from .support import (
+    Hub,
+    active_sessions,
+    end_sessions,
+    launch,
+    ok,
+    process_env,
+    status,
+    wait_running,
+)
 
 KERNEL_NAME = "jupyter-cluster-session"
-
-
-def active(hub: Hub, user: str, token: str) -> list[dict[str, Any]]:
-    """The user's active sessions, listed through their own server."""
-    return list(ok(hub.server_call(user, "GET", f"{API}/sessions", token)).json())
-
-
-def end_all(hub: Hub, user: str, token: str) -> None:
-    """Terminate every active session of ``user`` and wait until none is left."""
-    for session in active(hub, user, token):
-        hub.server_call(user, "DELETE", f"{API}/sessions/{session['id']}", token)
-    wait_for(lambda: not active(hub, user, token), 120, f"{user}'s sessions to end")
 
 
 async def _run(hub: Hub, user: str, token: str, kernel_id: str, code: str, **how: Any) -> Any:
@@ -105,7 +102,7 @@ def test_limits_hold_under_concurrent_launches_from_two_servers(
                         f"{API}/sessions",
                         alice,
                         "second" if i % 2 else "",
-                        json=SMALL,
+                        json=SMALL_BODY,
                     ),
                     range(6),
                 )
@@ -116,19 +113,19 @@ def test_limits_hold_under_concurrent_launches_from_two_servers(
         ]
         refusals = [r.json()["message"] for r in replies if r.status_code == 409]
         assert all(str(MAX_SESSIONS) in m for m in refusals), refusals
-        assert len(active(hub, "alice", alice)) == MAX_SESSIONS
+        assert len(active_sessions(hub, "alice", alice)) == MAX_SESSIONS
         # a kernel whose start would launch a fourth session fails, saying why
         reply = hub.server_call(
             "alice", "POST", "api/kernels", alice, json={"name": KERNEL_NAME}, timeout=120
         )
         assert reply.status_code >= 400, reply.text
-        assert len(active(hub, "alice", alice)) == MAX_SESSIONS
+        assert len(active_sessions(hub, "alice", alice)) == MAX_SESSIONS
         # bob is not held back by alice's sessions
         bob = team["bob"]
-        bobs = launch(hub, "bob", bob, SMALL)
+        bobs = launch(hub, "bob", bob, SMALL_BODY)
         hub.server_call("bob", "DELETE", f"{API}/sessions/{bobs['id']}", bob)
     finally:
-        end_all(hub, "alice", alice)
+        end_sessions(hub, "alice", alice)
         hub.stop_server("alice", "second")
 
 
@@ -140,7 +137,7 @@ def test_a_cluster_kernel_from_api_kernels_interrupts_restarts_and_shuts_down(
     alice = team["alice"]
     kernel_id = start_kernel(hub, "alice", alice, KERNEL_NAME)
     try:
-        [session] = active(hub, "alice", alice)
+        [session] = active_sessions(hub, "alice", alice)
         assert session["status"] == "RUNNING" and session["owner"] == "alice"
         out, error = run(
             hub, "alice", alice, kernel_id, "import socket; x = 41; print(socket.gethostname())"
@@ -155,11 +152,11 @@ def test_a_cluster_kernel_from_api_kernels_interrupts_restarts_and_shuts_down(
         ok(hub.server_call("alice", "POST", path, alice, timeout=120))
         out, error = run(hub, "alice", alice, kernel_id, "print('x' in globals())")
         assert (out.strip(), error) == ("False", None)  # a fresh process …
-        [same] = active(hub, "alice", alice)
+        [same] = active_sessions(hub, "alice", alice)
         assert same["id"] == session["id"]  # … in the same session
     finally:
         hub.server_call("alice", "DELETE", f"api/kernels/{kernel_id}", alice, timeout=120)
-    wait_for(lambda: not active(hub, "alice", alice), 120, "the kernel's session to end")
+    wait_for(lambda: not active_sessions(hub, "alice", alice), 120, "the kernel's session to end")
 
 
 def test_the_notebook_api_and_magic_in_a_users_kernel_use_the_service(
@@ -188,7 +185,7 @@ def test_the_notebook_api_and_magic_in_a_users_kernel_use_the_service(
         assert any("alice" in line or "RUNNING" in line for line in lines[2:-1]), out
     finally:
         hub.server_call("alice", "DELETE", f"api/kernels/{kernel_id}", alice)
-        end_all(hub, "alice", alice)
+        end_sessions(hub, "alice", alice)
 
 
 def service_pid(hub: Hub) -> int | None:
@@ -214,7 +211,7 @@ def test_sessions_and_kernels_survive_restarts_of_the_service_and_of_the_users_s
     hub: Hub, team: dict[str, str]
 ) -> None:
     alice = team["alice"]
-    session = launch(hub, "alice", alice, {**SMALL, "start_kernel": True})
+    session = launch(hub, "alice", alice, {**SMALL_BODY, "start_kernel": True})
     sid = session["id"]
     try:
         seen: dict[str, Any] = {}
@@ -254,4 +251,4 @@ def test_sessions_and_kernels_survive_restarts_of_the_service_and_of_the_users_s
         assert again["owner"] == "alice" and again["kernel_state"] == "gone"
     finally:
         hub.server_call("alice", "DELETE", f"{API}/sessions/{sid}", alice)
-    wait_for(lambda: not active(hub, "alice", alice), 120, "the session to end")
+    wait_for(lambda: not active_sessions(hub, "alice", alice), 120, "the session to end")

@@ -136,6 +136,15 @@ class Workspace:
         """This workspace's store (the caller closes it)."""
         return Store(self.db_path)
 
+    def driver_pid(self, session_id: str) -> int | None:
+        """The pid of the session's detached launch driver, per the store."""
+        store = self.store()
+        try:
+            driver = store.driver(session_id)
+            return driver.pid if driver else None
+        finally:
+            store.close()
+
     # -- what Docker has -----------------------------------------------------------
 
     def docker_objects(self) -> tuple[list[str], list[str]]:

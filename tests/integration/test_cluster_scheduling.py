@@ -18,6 +18,7 @@ import pytest
 
 from tests.support.constants import CLI, SMALL_FLAGS
 from tests.support.docker import session_objects
+from tests.support.processes import alive
 from tests.support.waiting import wait_for
 
 from .support import Workspace
@@ -40,25 +41,6 @@ def wait_status(ws: Workspace, ref: str, status: str, timeout: float = 90) -> di
 
     wait_for(reached, timeout, f"session {ref} to become {status}", seen=lambda: shown)
     return shown
-
-
-def driver_pid(ws: Workspace, session_id: str) -> int | None:
-    """The pid of the session's detached launch driver, per the store."""
-    store = ws.store()
-    try:
-        driver = store.driver(session_id)
-        return driver.pid if driver else None
-    finally:
-        store.close()
-
-
-def alive(pid: int) -> bool:
-    """Whether process ``pid`` runs (exists and is not a zombie)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(") ", 1)[1][0] != "Z"
-    except OSError:
-        return False
 
 
 def test_no_wait_returns_at_once_and_the_session_runs_later(ws: Workspace) -> None:
@@ -102,7 +84,7 @@ def test_pending_session_starts_when_room_appears_and_can_be_cancelled(ws: Works
     # 0.25 CPU is used now: a session needing 2 CPUs waits, and rm cancels it.
     third = ws.launch("--size", "2", "--cpu", "1", "--mem", "256m", "--no-wait", "--name", "third")
     assert third["status"] == "PENDING", third
-    pid = driver_pid(ws, third["id"])
+    pid = ws.driver_pid(third["id"])
     assert pid and alive(pid)
     cancelled = ws.json("rm", "third")
     assert [s["status"] for s in cancelled] == ["CANCELLED"]
@@ -124,7 +106,7 @@ def test_pending_session_starts_when_room_appears_and_can_be_cancelled(ws: Works
 def test_rm_while_preparing_leaves_nothing(ws: Workspace) -> None:
     session = ws.launch("--size", "3", *SMALL_FLAGS, "--no-wait")
     assert session["status"] in ("PENDING", "PREPARING"), session
-    pid = driver_pid(ws, session["id"])
+    pid = ws.driver_pid(session["id"])
     ended = ws.json("rm", session["id"])
     assert [s["status"] for s in ended] == ["TERMINATED"]
     if pid:

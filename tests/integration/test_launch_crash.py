@@ -23,10 +23,10 @@ import pytest
 from jupyter_cluster.core.state import SessionStatus
 from tests.support.constants import CLI, SMALL_FLAGS
 from tests.support.docker import session_objects
+from tests.support.processes import alive
 from tests.support.waiting import wait_for
 
 from .support import Workspace
-from .test_cluster_scheduling import alive, driver_pid
 
 pytestmark = pytest.mark.docker
 
@@ -89,7 +89,7 @@ def test_a_killed_foreground_launch_ends_in_error_and_leaves_nothing(ws: Workspa
     launch = ws.popen(*CLI, "launch", "--size", str(SIZE), *SMALL_FLAGS, *SLOW, "--json")
     try:
         session_id = wait_preparing(ws)
-        assert driver_pid(ws, session_id) == launch.pid  # the CLI drives it
+        assert ws.driver_pid(session_id) == launch.pid  # the CLI drives it
         assert has_keys(ws, session_id)
     finally:
         launch.kill()
@@ -102,7 +102,7 @@ def test_a_killed_foreground_launch_ends_in_error_and_leaves_nothing(ws: Workspa
 def test_a_killed_detached_driver_ends_in_error_and_leaves_nothing(ws: Workspace) -> None:
     session = ws.launch("--size", str(SIZE), *SMALL_FLAGS, *SLOW, "--no-wait")
     assert session["status"] in ("PENDING", "PREPARING"), session
-    pid = driver_pid(ws, session["id"])
+    pid = ws.driver_pid(session["id"])
     assert pid and alive(pid)
     assert wait_preparing(ws) == session["id"]
     os.kill(pid, signal.SIGKILL)

@@ -27,10 +27,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from tests.support.constants import IMAGE
+
 from .certs import make_agent_certs
 from .dockercli import (
     AGENT_IMAGE,
-    KERNEL_IMAGE,
     LABEL,
     NAME_PREFIX,
     OWNER_LABEL,
@@ -80,7 +81,7 @@ class AgentCluster:
         self,
         n: int = 3,
         *,
-        images: Sequence[str] = (KERNEL_IMAGE,),
+        images: Sequence[str] = (IMAGE,),
         tls_agents: Sequence[int] = (1,),
         overlay_pool: str = OVERLAY_POOL,
         ready_timeout: float = 90.0,

@@ -14,15 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.constants import IMAGE
+
 from .agents import AgentCluster
-from .dockercli import (
-    BASE_IMAGE,
-    KERNEL_IMAGE,
-    DockerError,
-    engine_problem,
-    missing_images,
-    remove_stale,
-)
+from .dockercli import BASE_IMAGE, DockerError, engine_problem, missing_images, remove_stale
 
 HERE = Path(__file__).parent
 #: Timings of this session's cluster, shown in the terminal summary.
@@ -60,14 +55,14 @@ def multihost_docker(request: pytest.FixtureRequest) -> None:
 @pytest.fixture(scope="session")
 def agents(multihost_docker: None) -> Iterator[AgentCluster]:
     """Three started agents (agent1 with TLS) in one Swarm, removed after the session."""
-    missing = missing_images([KERNEL_IMAGE, BASE_IMAGE])
+    missing = missing_images([IMAGE, BASE_IMAGE])
     if missing:
         pytest.fail(
             f"the multi-host tests need the images {', '.join(missing)}: build them first "
             "(the kernel image with `jupyter cluster image build`)"
         )
     remove_stale()
-    cluster = AgentCluster(3, images=[KERNEL_IMAGE])
+    cluster = AgentCluster(3, images=[IMAGE])
     try:
         cluster.start()
     except (DockerError, RuntimeError, OSError, subprocess.SubprocessError) as exc:

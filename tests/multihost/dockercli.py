@@ -1,11 +1,11 @@
 """This machine's ``docker`` command line, as the multi-host test fixture uses it.
 
 Called by :mod:`tests.multihost.agents` (and by its conftest and tests): runs
-``docker`` with a clean environment, checks the engine and the images, builds the
-agent image from ``dind/``, picks a free subnet, and finds and removes what earlier,
-crashed runs left behind. Everything the fixture creates carries :data:`LABEL` and
-an owner label naming the creating process, so leftovers can be told from the
-objects of a run still going on in parallel.
+``docker`` (:func:`tests.support.docker.docker`) with a clean environment, checks the
+engine and the images, builds the agent image from ``dind/``, picks a free subnet, and
+finds and removes what earlier, crashed runs left behind. Everything the fixture
+creates carries :data:`LABEL` and an owner label naming the creating process, so
+leftovers can be told from the objects of a run still going on in parallel.
 """
 
 from __future__ import annotations
@@ -23,6 +23,9 @@ import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from tests.support import docker as support_docker
+from tests.support.docker import DockerError as DockerError  # docker() raises it
+
 log = logging.getLogger("tests.multihost")
 
 LABEL = "jupyter-cluster.test-agents"
@@ -31,17 +34,12 @@ RUN_LABEL = "jupyter-cluster.test-agents.run"
 NAME_PREFIX = "jc-test-agent-"
 AGENT_IMAGE = "jupyter-cluster/test-agent:latest"
 BASE_IMAGE = "jupyter-cluster/debian:bookworm"
-KERNEL_IMAGE = "jupyter-cluster/kernel:latest"
 DIND_DIR = Path(__file__).with_name("dind")
 #: Agent subnet: this variable if set, else the first free one of DEFAULT_SUBNETS.
 SUBNET_ENV = "JC_TEST_AGENTS_SUBNET"
 DEFAULT_SUBNETS = tuple(f"10.213.{i}.0/24" for i in range(1, 64))
 #: "tmpfs" puts the agents' /var/lib/docker on a tmpfs instead of a volume.
 STORAGE_ENV = "JC_TEST_AGENTS_STORAGE"
-
-
-class DockerError(RuntimeError):
-    """A ``docker`` command failed (the message holds the command and its stderr)."""
 
 
 def clean_env() -> dict[str, str]:
@@ -51,20 +49,11 @@ def clean_env() -> dict[str, str]:
 
 
 def docker(
-    *args: str, timeout: float = 120, check: bool = True, stdin: int | None = None
+    *args: str, timeout: float = 120, check: bool = True
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``docker ARGS`` on this machine's engine; with ``check``, raise if it fails."""
-    result = subprocess.run(
-        ["docker", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=clean_env(),
-        stdin=subprocess.DEVNULL if stdin is None else stdin,
-    )
-    if check and result.returncode != 0:
-        raise DockerError(f"docker {' '.join(args)} failed ({result.returncode}):\n{result.stderr}")
-    return result
+    """Run ``docker ARGS`` on this machine's engine, whatever ``DOCKER_HOST`` says; with
+    ``check``, raise :class:`DockerError` if it fails."""
+    return support_docker.docker(*args, check=check, timeout=timeout, env=clean_env())
 
 
 def spawn(*args: str) -> subprocess.Popen[str]:

@@ -11,7 +11,7 @@ import subprocess
 from dataclasses import dataclass
 from typing import Any
 
-from .dockercli import clean_env, docker
+from .dockercli import docker
 
 
 class AgentStartError(RuntimeError):
@@ -39,14 +39,7 @@ class AgentHost:
 
     def docker(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         """Run ``docker ARGS`` against this agent's engine (over its URL, with TLS)."""
-        return subprocess.run(
-            ["docker", *self.docker_args(), *args],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            env=clean_env(),
-            stdin=subprocess.DEVNULL,
-        )
+        return docker(*self.docker_args(), *args, timeout=timeout, check=False)
 
     def inside(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         """Run ``ARGS`` inside the agent container (``docker exec``), e.g. its docker CLI."""

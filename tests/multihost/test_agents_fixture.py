@@ -19,14 +19,17 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.constants import IMAGE
+
 from .agents import AgentCluster, AgentHost
-from .dockercli import KERNEL_IMAGE, clean_env
+from .dockercli import docker
 
 pytestmark = pytest.mark.docker
 
 
-def ok(agent: AgentHost, *args: str, timeout: float = 120) -> str:
-    """``docker ARGS`` on ``agent`` must succeed; its stdout."""
+def docker_on(agent: AgentHost, *args: str, timeout: float = 120) -> str:
+    """Run ``docker ARGS`` against ``agent``'s engine (over its URL), asserting that it
+    succeeds; its stdout, stripped."""
     result = agent.docker(*args, timeout=timeout)
     assert result.returncode == 0, f"{agent.id}: docker {' '.join(args)}: {result.stderr}"
     return result.stdout.strip()
@@ -49,7 +52,7 @@ def test_each_agent_answers_at_its_url(agents: AgentCluster) -> None:
     """Every engine answers over its URL; config() gives tls or insecure as fits."""
     assert [a.id for a in agents] == ["agent1", "agent2", "agent3"]
     for agent in agents:
-        assert ok(agent, "version", "--format", "{{.Server.Version}}").startswith("20.10")
+        assert docker_on(agent, "version", "--format", "{{.Server.Version}}").startswith("20.10")
         config = agent.config()
         assert config["address"] == agent.ip and config["data_root"] == agents.data_root
         if agent.id == "agent1":
@@ -70,26 +73,22 @@ def test_tls_agent_refuses_clients_without_certificate(agents: AgentCluster) -> 
         ["-H", agent.url, "--tlsverify", "--tlscacert", agent.tls["ca"]],  # no client cert
     ]
     for args in without:
-        result = subprocess.run(
-            ["docker", *args, "version", "--format", "{{.Server.Version}}"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            env=clean_env(),
+        result = docker(
+            *args, "version", "--format", "{{.Server.Version}}", timeout=30, check=False
         )
         assert result.returncode != 0 and not result.stdout.strip(), (args, result)
 
 
 def test_swarm_has_all_agents_ready(agents: AgentCluster) -> None:
     """The three agents are Ready nodes of one Swarm."""
-    out = ok(agents["agent1"], "node", "ls", "--format", "{{.Hostname}} {{.Status}}")
+    out = docker_on(agents["agent1"], "node", "ls", "--format", "{{.Hostname}} {{.Status}}")
     assert sorted(out.splitlines()) == ["agent1 Ready", "agent2 Ready", "agent3 Ready"]
 
 
 def test_overlay_network_spans_agents(agents: AgentCluster, name: str) -> None:
     """An attachable overlay made on agent1 carries DNS and HTTP from agent3 to agent2."""
     first, second, third = agents["agent1"], agents["agent2"], agents["agent3"]
-    ok(first, "network", "create", "--driver", "overlay", "--attachable", name)
+    docker_on(first, "network", "create", "--driver", "overlay", "--attachable", name)
     client = (
         "import socket, time, urllib.request\n"
         "for _ in range(100):\n"
@@ -101,7 +100,7 @@ def test_overlay_network_spans_agents(agents: AgentCluster, name: str) -> None:
         "        time.sleep(0.3)\n"
     )
     try:
-        ok(
+        docker_on(
             second,
             "run",
             "-d",
@@ -113,13 +112,13 @@ def test_overlay_network_spans_agents(agents: AgentCluster, name: str) -> None:
             f"{name}-srv",
             "-w",
             "/tmp",
-            KERNEL_IMAGE,
+            IMAGE,
             "python3",
             "-m",
             "http.server",
             "8000",
         )
-        out = ok(
+        out = docker_on(
             third,
             "run",
             "--rm",
@@ -127,7 +126,7 @@ def test_overlay_network_spans_agents(agents: AgentCluster, name: str) -> None:
             f"{name}-cli",
             "--network",
             name,
-            KERNEL_IMAGE,
+            IMAGE,
             "python3",
             "-c",
             client,
@@ -141,13 +140,13 @@ def test_overlay_network_spans_agents(agents: AgentCluster, name: str) -> None:
             if first.docker("network", "rm", name).returncode == 0:
                 break
             time.sleep(0.5)
-    assert name not in ok(first, "network", "ls", "--format", "{{.Name}}").split()
+    assert name not in docker_on(first, "network", "ls", "--format", "{{.Name}}").split()
 
 
 def test_port_published_on_agent_address_is_reachable_here(agents: AgentCluster, name: str) -> None:
     """A port an inner container publishes on the agent's IP is reachable from here."""
     agent = agents["agent3"]
-    ok(
+    docker_on(
         agent,
         "run",
         "-d",
@@ -157,14 +156,14 @@ def test_port_published_on_agent_address_is_reachable_here(agents: AgentCluster,
         f"{agent.ip}::8000",
         "-w",
         "/tmp",
-        KERNEL_IMAGE,
+        IMAGE,
         "python3",
         "-m",
         "http.server",
         "8000",
     )
     try:
-        host, _, port = ok(agent, "port", name, "8000/tcp").splitlines()[0].rpartition(":")
+        host, _, port = docker_on(agent, "port", name, "8000/tcp").splitlines()[0].rpartition(":")
         assert host == agent.ip
         for _ in range(50):
             try:
@@ -182,7 +181,7 @@ def test_port_published_on_agent_address_is_reachable_here(agents: AgentCluster,
 def test_data_root_is_shared(agents: AgentCluster, folder: str) -> None:
     """A file uid 1000 writes under data_root on agent1 is read on agent2."""
     root = agents.data_root
-    ok(
+    docker_on(
         agents["agent1"],
         "run",
         "--rm",
@@ -190,12 +189,12 @@ def test_data_root_is_shared(agents: AgentCluster, folder: str) -> None:
         "1000:1000",
         "-v",
         f"{root}:/shared",
-        KERNEL_IMAGE,
+        IMAGE,
         "sh",
         "-c",
         f"mkdir /shared/{folder} && echo hello > /shared/{folder}/f",
     )
-    out = ok(
+    out = docker_on(
         agents["agent2"],
         "run",
         "--rm",
@@ -203,7 +202,7 @@ def test_data_root_is_shared(agents: AgentCluster, folder: str) -> None:
         "1000:1000",
         "-v",
         f"{root}/{folder}:/data",
-        KERNEL_IMAGE,
+        IMAGE,
         "sh",
         "-c",
         "cat /data/f; id -u",
@@ -215,7 +214,7 @@ def test_data_root_is_shared(agents: AgentCluster, folder: str) -> None:
 def test_pause_freezes_agent_and_its_containers(agents: AgentCluster, name: str) -> None:
     """pause() stops the API and the inner containers; unpause() brings both back."""
     agent, tick = agents["agent2"], Path(agents.data_root or "") / f"{name}.tick"
-    ok(
+    docker_on(
         agent,
         "run",
         "-d",
@@ -223,7 +222,7 @@ def test_pause_freezes_agent_and_its_containers(agents: AgentCluster, name: str)
         name,
         "-v",
         f"{agents.data_root}:/shared",
-        KERNEL_IMAGE,
+        IMAGE,
         "sh",
         "-c",
         f"while true; do date +%s%N > /shared/{name}.tick; sleep 0.1; done",
@@ -242,7 +241,7 @@ def test_pause_freezes_agent_and_its_containers(agents: AgentCluster, name: str)
             assert tick.read_text() == frozen, "the inner container ran on while paused"
         finally:
             agent.unpause()
-        assert ok(agent, "version", "--format", "{{.Server.Version}}", timeout=20)
+        assert docker_on(agent, "version", "--format", "{{.Server.Version}}", timeout=20)
         time.sleep(0.5)
         assert tick.read_text() != frozen, "the inner container did not resume"
     finally:
@@ -257,7 +256,7 @@ def test_inner_containers_take_cpu_and_memory_limits(agents: AgentCluster) -> No
         " 2>/dev/null || cat /sys/fs/cgroup/cpu.max /sys/fs/cgroup/memory.max"
     )
     for agent in agents:
-        out = ok(
+        out = docker_on(
             agent,
             "run",
             "--rm",
@@ -270,7 +269,7 @@ def test_inner_containers_take_cpu_and_memory_limits(agents: AgentCluster) -> No
             "256m",
             "--shm-size",
             "64m",
-            KERNEL_IMAGE,
+            IMAGE,
             "sh",
             "-c",
             script,

@@ -33,7 +33,7 @@ from tests.support.waiting import eventually, wait_for
 
 from .agents import AgentCluster, AgentHost
 from .dockercli import docker
-from .test_multihost import SMALL, engine, leftovers
+from .support import SMALL, engine, leftovers
 
 pytestmark = pytest.mark.docker
 

@@ -22,7 +22,6 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -31,36 +30,9 @@ from jupyter_cluster.engine.manager import ClusterManager
 from jupyter_cluster.errors import AgentError, InvalidRequest, LaunchFailed
 
 from .agents import AgentCluster
+from .support import SMALL, engine, leftovers
 
 pytestmark = pytest.mark.docker
-#: Per-container resources: each agent (capacity 1 CPU) holds two.
-SMALL = {"cpu": 0.5, "mem": "256m"}
-
-
-def engine(tmp_path: Path, agents: AgentCluster, **traits: Any) -> ClusterManager:
-    """An engine on the test agents, with a store of its own and short timeouts."""
-    configs = traits.pop("agent_configs", None) or agents.configs(cpu=1, mem="4g")
-    return ClusterManager(
-        db_path=str(tmp_path / f"cluster-{uuid.uuid4().hex[:6]}.db"),
-        data_root=agents.data_root,
-        agents=configs,
-        pending_poll_interval=0.2,
-        docker_timeout=traits.pop("docker_timeout", 20.0),
-        docker_connect_timeout=3.0,
-        **traits,
-    )
-
-
-def leftovers(agents: AgentCluster, manager_id: str) -> dict[str, list[str]]:
-    """Containers and networks of ``manager_id`` still on each agent (docker CLI)."""
-    found = {}
-    label = f"label=jupyter-cluster.manager-id={manager_id}"
-    for agent in agents:
-        ps = agent.docker("ps", "-aq", "--filter", label).stdout.split()
-        nets = agent.docker("network", "ls", "-q", "--filter", label).stdout.split()
-        if ps or nets:
-            found[agent.id] = ps + nets
-    return found
 
 
 @pytest.fixture

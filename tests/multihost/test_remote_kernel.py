@@ -30,7 +30,7 @@ from jupyter_cluster.provisioning import kernelspec
 from tests.support.kernels import ok_cell, reply_to, run_cell, start_client
 
 from .agents import AgentCluster
-from .test_multihost import leftovers
+from .support import leftovers
 
 pytestmark = pytest.mark.docker
 
@@ -58,7 +58,7 @@ async def remote_kernel(
         config=Config({"ClusterManager": engine}),
     )
     kc = await start_client(km)
-    manager_id = km.provisioner.manager.store.manager_id  # type: ignore[union-attr]
+    manager_id = km.provisioner.engine.store.manager_id  # type: ignore[union-attr]
     yield km, kc
     kc.stop_channels()
     if km.has_kernel:
@@ -94,7 +94,7 @@ async def test_kernel_traffic_is_not_readable_on_the_agents_network(
     agent = agents["agent2"]
     assert km.ip == "127.0.0.1"  # the kernel manager talks to the tunnel's local end
     provisioner: Any = km.provisioner
-    session = await provisioner.manager.get(provisioner.session_id)
+    session = await provisioner.engine.get(provisioner.session_id)
     main = session.containers[0]
     assert main.agent == "agent2"
     published = agent.docker("port", main.container_id or "").stdout
@@ -120,7 +120,7 @@ async def test_interrupt_restart_and_shutdown_of_a_remote_kernel(
     km, kc = remote_kernel
     provisioner: Any = km.provisioner
     session_id = provisioner.session_id
-    before = [c.container_id for c in (await provisioner.manager.get(session_id)).containers]
+    before = [c.container_id for c in (await provisioner.engine.get(session_id)).containers]
 
     # stop_on_error=False: otherwise ipykernel aborts requests that arrive just after
     # the KeyboardInterrupt reply, and the next cell could come back "aborted".
@@ -138,10 +138,10 @@ async def test_interrupt_restart_and_shutdown_of_a_remote_kernel(
     await kc.wait_for_ready(timeout=60)
     cell = await run_cell(kc, "print('answer' in globals(), 6 * 7)")
     assert cell.stdout.strip() == "False 42"  # a fresh kernel, in the same containers
-    after = [c.container_id for c in (await provisioner.manager.get(session_id)).containers]
+    after = [c.container_id for c in (await provisioner.engine.get(session_id)).containers]
     assert after == before
 
-    manager_id = provisioner.manager.store.manager_id
+    manager_id = provisioner.engine.store.manager_id
     await km.shutdown_kernel()
     assert not km.has_kernel
     assert leftovers(agents, manager_id) == {}

@@ -7,17 +7,25 @@ is still active (as a user would) and then fails the test if any container or
 network labelled with the test's manager id is left (removing it). These tests
 need the Docker engine and the kernel image: they fail, never skip, without them
 (the root conftest's ``docker_engine``).
+
+The tests that run real ``jupyter server`` processes (:func:`.support.server`) use
+the ``workspace`` fixture instead: this test's Jupyter dirs, with the
+``jupyter_cluster_config.json`` of the ``workspace_config`` fixture (modules override
+it), and the same check for leaks at the end.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from pytest_jupyter.jupyter_server import *  # noqa: F403  (jp_fetch, jp_ws_fetch, …)
 from traitlets.config import Config
 
+from jupyter_cluster.engine.store.sessions import Store
 from jupyter_cluster.server.app import ClusterApp
 from tests.support.constants import SMALL_BODY
 from tests.support.docker import assert_nothing_left, remove_leftovers
@@ -59,13 +67,13 @@ def jp_server_config(cluster_config: dict[str, Any]) -> Config:
 def cluster(jp_serverapp: Any, jp_asyncio_loop: Any) -> Iterator[ClusterApp]:
     """The jupyter_cluster extension of the test server; checks for leaks at the end."""
     app: ClusterApp = jp_serverapp.web_app.settings["jupyter_cluster"]
-    manager_id = app.manager.store.manager_id
+    manager_id = app.engine.store.manager_id
     yield app
 
     async def finish() -> None:
         service = app.service
         await service.ensure_started()
-        for session in app.manager.store.list():
+        for session in app.engine.store.list():
             await service.terminate(session.id)
 
     problem = None
@@ -76,3 +84,28 @@ def cluster(jp_serverapp: Any, jp_asyncio_loop: Any) -> Iterator[ClusterApp]:
     assert_nothing_left(manager_id, *remove_leftovers(manager_id))
     if problem is not None:
         raise problem
+
+
+@pytest.fixture
+def workspace_config() -> dict[str, Any]:
+    """The ``jupyter_cluster_config.json`` of the ``workspace`` fixture; modules override it."""
+    return {"ClusterApp": {"default_launch_options": SMALL_BODY, "events_poll_interval": 0.2}}
+
+
+@pytest.fixture
+def workspace(
+    tmp_path: Path,
+    jp_environ: Any,
+    jp_data_dir: Path,
+    jp_config_dir: Path,
+    workspace_config: dict[str, Any],
+) -> Iterator[Path]:
+    """This test's Jupyter dirs (set by pytest-jupyter) for servers of its own, configured
+    with ``workspace_config``; whatever is left of its manager id is removed and fails
+    the test."""
+    (jp_config_dir / "jupyter_cluster_config.json").write_text(json.dumps(workspace_config))
+    store = Store(jp_data_dir / "cluster" / "cluster.db")
+    manager_id = store.manager_id
+    store.close()
+    yield tmp_path
+    assert_nothing_left(manager_id, *remove_leftovers(manager_id))

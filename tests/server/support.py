@@ -6,7 +6,9 @@ own store and manager id) against the real Docker engine. What Docker really did
 is checked with :mod:`tests.support.docker`, independently of the code under test.
 
 Async tests are wrapped with :func:`jp_async` so they run in pytest-jupyter's
-event loop (where its HTTP server runs), not in pytest-asyncio's.
+event loop (where its HTTP server runs), not in pytest-asyncio's. The tests that must
+start and stop servers themselves (a restart, a crash, the server's own memory) run
+real ``jupyter server`` processes through :func:`server` instead.
 """
 
 from __future__ import annotations
@@ -15,22 +17,28 @@ import asyncio
 import contextlib
 import functools
 import json
+import os
 import re
+import signal
+import sys
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
 import yarl
 from jupyter_core.utils import ensure_event_loop
-from tornado.httpclient import HTTPResponse
+from tornado.httpclient import AsyncHTTPClient, HTTPRequest, HTTPResponse
 
+from tests.support.constants import API
+from tests.support.processes import free_port
 from tests.support.waiting import eventually
 
-#: Where the extension's REST API lives under the server's base URL.
-API = ("cluster", "api")
+#: :data:`~tests.support.constants.API` as the path segments ``jp_fetch`` takes.
+API_SEGMENTS = tuple(API.split("/"))
 Fetch = Callable[..., Awaitable[HTTPResponse]]
 
 
@@ -50,7 +58,7 @@ async def call(
     method: str = "GET",
     body: Any = None,
     params: dict[str, str] | None = None,
-    base: tuple[str, ...] = API,
+    base: tuple[str, ...] = API_SEGMENTS,
     headers: dict[str, str] | None = None,
 ) -> tuple[int, Any, HTTPResponse]:
     """One request to ``BASE/PATH`` (``cluster/api`` by default): (status, JSON or text or
@@ -82,7 +90,7 @@ async def ok_http(fetch: Fetch, *path: str, **request: Any) -> Any:
     """Like :func:`call` (with its keyword arguments), asserting an HTTP 2xx status;
     returns the data."""
     code, data, _ = await call(fetch, *path, **request)
-    route = "/".join((*request.get("base", API), *path))
+    route = "/".join((*request.get("base", API_SEGMENTS), *path))
     assert 200 <= code < 300, f"{request.get('method', 'GET')} {route} -> {code}: {data}"
     return data
 
@@ -104,6 +112,18 @@ async def wait_status(
 
     what = f"session {ref} to be {'/'.join(statuses)}"
     return await eventually(probe, timeout, what, seen=lambda: last)
+
+
+async def wait_kernel(fetch: Fetch, sid: str) -> dict[str, Any]:
+    """GET a session until its kernel runs (failing at once if it failed or is gone);
+    returns the session."""
+
+    async def running() -> Any:
+        session = await ok_http(fetch, "sessions", sid)
+        assert session["kernel_state"] not in ("failed", "gone"), session
+        return session if session["kernel_state"] == "running" else None
+
+    return await eventually(running, 90, "the session's kernel")
 
 
 # -- streams -------------------------------------------------------------------------
@@ -255,3 +275,82 @@ async def kernel_execute(ws: Any, code: str, timeout: float = 60) -> str:
         elif kind == "status" and data["content"]["execution_state"] == "idle":
             done = True
     return out
+
+
+# -- real jupyter server processes ---------------------------------------------------
+
+
+class Server:
+    """A ``jupyter server`` subprocess with jupyter_cluster and a small client of its
+    REST API (see :func:`server`)."""
+
+    def __init__(self, root: Path, token: str) -> None:
+        self.root, self.token = root, token
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        self.proc: asyncio.subprocess.Process | None = None
+        self.http = AsyncHTTPClient(force_instance=True)
+
+    async def start(self) -> None:
+        log = open(self.root / f"server-{self.port}.log", "wb")  # noqa: SIM115
+        self.proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "jupyter_server",
+            f"--port={self.port}",
+            "--ip=127.0.0.1",
+            "--no-browser",
+            "--allow-root",
+            f"--IdentityProvider.token={self.token}",
+            f"--ServerApp.root_dir={self.root}",
+            "--ServerApp.jpserver_extensions=jupyter_cluster=True",
+            stdout=log,
+            stderr=log,
+            env=dict(os.environ),
+        )
+
+        async def up() -> bool:
+            assert self.proc is not None and self.proc.returncode is None, "the server died"
+            code, _ = await self.call("GET", "api/status")
+            return code == 200
+
+        await eventually(up, 60, "the server to answer", interval=0.3)
+
+    async def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        request = HTTPRequest(
+            self.url + path,
+            method=method,
+            body=None if body is None and method != "POST" else json.dumps(body or {}),
+            headers={"Authorization": f"token {self.token}"},
+            request_timeout=60,
+        )
+        try:
+            response = await self.http.fetch(request, raise_error=False)
+        except OSError:
+            return 0, None
+        text = response.body.decode() if response.body else ""
+        if "json" in (response.headers.get("Content-Type") or "") and text:
+            return response.code, json.loads(text)
+        return response.code, text
+
+    async def session(self, sid: str) -> dict[str, Any]:
+        code, data = await self.call("GET", f"{API}/sessions/{sid}")
+        assert code == 200, data
+        return data
+
+    async def stop(self, sig: int) -> None:
+        if self.proc is not None and self.proc.returncode is None:
+            self.proc.send_signal(sig)
+            await asyncio.wait_for(self.proc.wait(), 60)
+
+
+@contextlib.asynccontextmanager
+async def server(root: Path) -> AsyncIterator[Server]:
+    """A started :class:`Server` whose root dir (and log) is ``root``, in this process's
+    Jupyter dirs (the ``workspace`` fixture's); SIGKILLed at the end if still running."""
+    running = Server(root, uuid.uuid4().hex)
+    try:
+        await running.start()
+        yield running
+    finally:
+        await running.stop(signal.SIGKILL)

@@ -112,8 +112,8 @@ async def test_requests_without_a_valid_token_are_refused(jp_fetch: Any, cluster
                 allow_nonstandard_methods=True,
             )
             assert response.code in (401, 403), (method, path, response.code)
-    assert cluster.manager.store.list(include_ended=True) == []
-    assert manager_objects(cluster.manager.store.manager_id) == ([], [])
+    assert cluster.engine.store.list(include_ended=True) == []
+    assert manager_objects(cluster.engine.store.manager_id) == ([], [])
 
 
 class RefuseCluster(Authorizer):
@@ -141,4 +141,4 @@ async def test_an_authorizer_that_refuses_gives_403(jp_fetch: Any, cluster: Any)
         assert code == 403, (method, path, code, data)
     expected_actions = {"read" if m == "GET" else "write" for m, _ in routes()}
     assert {a for a, r in RefuseCluster.asked if r == AUTH_RESOURCE} == expected_actions
-    assert cluster.manager.store.list(include_ended=True) == []
+    assert cluster.engine.store.list(include_ended=True) == []

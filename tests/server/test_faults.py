@@ -51,7 +51,7 @@ def container_of(session_id: str, host: str) -> str:
 async def test_a_killed_sub1_degrades_the_session_and_terminate_cleans_up(
     jp_fetch: Any, jp_auth_header: Any, events_url: Any, cluster: Any
 ) -> None:
-    store = cluster.manager.store
+    store = cluster.engine.store
     async with EventStream(events_url, jp_auth_header) as events:
         sid = (await ok_http(jp_fetch, "sessions", method="POST", body=SIZE3))["id"]
         await wait_status(jp_fetch, sid, "RUNNING")

@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 
-from .support import jp_async, kernel_execute, ok_http, wait_status
-from .test_kernel import wait_kernel
+from .support import jp_async, kernel_execute, ok_http, wait_kernel, wait_status
 
 pytestmark = pytest.mark.docker
 TIMEOUT = 6.0

@@ -15,8 +15,7 @@ import pytest
 from tests.support.constants import CLI
 from tests.support.waiting import eventually
 
-from .support import jp_async, ok_http, wait_status
-from .test_kernel import wait_kernel
+from .support import jp_async, ok_http, wait_kernel, wait_status
 
 pytestmark = pytest.mark.docker
 TIMEOUT = 12.0

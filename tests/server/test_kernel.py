@@ -19,7 +19,7 @@ from tests.support.constants import CLI
 from tests.support.docker import running_hosts
 from tests.support.waiting import eventually
 
-from .support import jp_async, kernel_execute, ok_http, wait_status
+from .support import jp_async, kernel_execute, ok_http, wait_kernel, wait_status
 
 pytestmark = pytest.mark.docker
 CODE = "import os, socket; print(socket.gethostname(), os.environ['BACKENDAI_CLUSTER_SIZE'])"
@@ -32,15 +32,6 @@ async def kernel_known(fetch: Any, kernel_id: str) -> bool:
     except HTTPClientError as exc:
         assert exc.code == 404
         return False
-
-
-async def wait_kernel(fetch: Any, sid: str) -> dict[str, Any]:
-    async def running() -> Any:
-        session = await ok_http(fetch, "sessions", sid)
-        assert session["kernel_state"] not in ("failed", "gone"), session
-        return session if session["kernel_state"] == "running" else None
-
-    return await eventually(running, 90, "the session's kernel")
 
 
 @jp_async

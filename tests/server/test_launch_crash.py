@@ -6,8 +6,8 @@ A new server on the same Jupyter data dir reconciles at start-up and must accoun
 for the session: ERROR because the process launching it exited, nothing of it left
 in Docker or in the store's keys, and launches on the new server work.
 
-Real ``jupyter server`` processes, as in :mod:`.test_restart` (whose helpers this
-reuses).
+Real ``jupyter server`` processes, as in :mod:`.test_restart` (:func:`.support.server`
+in the ``workspace`` fixture's dirs).
 """
 
 from __future__ import annotations
@@ -21,9 +21,7 @@ from jupyter_cluster.engine.store.sessions import Store
 from tests.support.docker import running_hosts, session_objects
 from tests.support.waiting import eventually
 
-from .support import jp_async
-from .test_restart import Server, server
-from .test_restart import workspace as workspace  # the fixture: its dirs, no leaks
+from .support import Server, jp_async, server
 
 pytestmark = pytest.mark.docker
 

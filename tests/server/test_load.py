@@ -328,12 +328,12 @@ async def test_twenty_launches_against_room_for_four(
     cluster: Any,
 ) -> None:
     assert SMALL_BODY == {"cpu": CPU, "mem": "256m"}  # the kernelspec's size too
-    manager_id = cluster.manager.store.manager_id
+    manager_id = cluster.engine.store.manager_id
     url = functools.partial(stream_url, jp_http_port, jp_base_url)
     watch = Watch()
     # The store file read on its own connection (read-only, through SQLite: a second
     # Store in this process would open and close the file itself, see the report).
-    db_uri = Path(cluster.manager.db_path).as_uri() + "?mode=ro"
+    db_uri = Path(cluster.engine.db_path).as_uri() + "?mode=ro"
     db = sqlite3.connect(db_uri, uri=True, check_same_thread=False)
 
     async def latency(http: aiohttp.ClientSession) -> None:

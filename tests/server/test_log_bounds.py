@@ -19,20 +19,16 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tornado.httpclient import HTTPRequest
 
-from jupyter_cluster.engine.store.sessions import Store
 from tests.support.constants import SMALL_BODY
-from tests.support.docker import assert_nothing_left, remove_leftovers
 from tests.support.waiting import eventually
 
-from .support import jp_async
-from .test_restart import Server, server
+from .support import Server, jp_async, server
 
 pytestmark = pytest.mark.docker
 
@@ -118,18 +114,9 @@ async def launch(running: Server, bootstrap: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def workspace(
-    tmp_path: Path, jp_environ: Any, jp_data_dir: Path, jp_config_dir: Path
-) -> Iterator[Path]:
-    """This test's Jupyter dirs; whatever a failure left of its manager is removed."""
-    (jp_config_dir / "jupyter_cluster_config.json").write_text(
-        json.dumps({"ClusterManager": {"prepare_timeout": 240}})
-    )
-    store = Store(jp_data_dir / "cluster" / "cluster.db")
-    manager_id = store.manager_id
-    store.close()
-    yield tmp_path
-    assert_nothing_left(manager_id, *remove_leftovers(manager_id))
+def workspace_config() -> dict[str, Any]:
+    """The servers of the ``workspace`` fixture give the floods time to come through."""
+    return {"ClusterManager": {"prepare_timeout": 240}}
 
 
 @jp_async

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from jupyter_cluster.engine.oom_watch import OomWatch
+
 from .support import EventStream, jp_async, ok_http, stream_url, wait_status
 
 pytestmark = pytest.mark.docker
@@ -23,8 +25,8 @@ async def test_an_oom_kill_shows_in_rest_and_in_the_events(
     async with EventStream(events_url, jp_auth_header) as events:
         sid = (await ok_http(jp_fetch, "sessions", method="POST", body={"size": 2}))["id"]
         await wait_status(jp_fetch, sid, "RUNNING")
-        assert cluster.service.oom is not None  # started with the service
-        code = await cluster.manager.exec(sid, "sub1", ["python3", "-c", GROW])
+        assert any(isinstance(job, OomWatch) for job in cluster.service.upkeep)  # started
+        code = await cluster.engine.exec(sid, "sub1", ["python3", "-c", GROW])
         assert code == 137
 
         event = await events.wait_for(

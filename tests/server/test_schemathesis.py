@@ -54,7 +54,7 @@ async def test_schemathesis_finds_no_server_error(
     cluster: Any,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    cluster.manager.folders_for("").create("data")
+    cluster.engine.folders_for("").create("data")
     token = jp_auth_header["Authorization"]
     url = f"http://127.0.0.1:{jp_http_port}{jp_base_url}cluster/api/openapi.json"
     proc = await asyncio.create_subprocess_exec(

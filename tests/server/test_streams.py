@@ -40,7 +40,7 @@ async def test_log_follow(
     session = await ok_http(jp_fetch, "sessions", method="POST", body={"size": 2})
     sid = session["id"]
     await wait_status(jp_fetch, sid, "RUNNING")
-    service, manager = cluster.service, cluster.manager
+    service, manager = cluster.service, cluster.engine
     url = stream_url(
         jp_http_port, jp_base_url, "cluster", "api", "sessions", sid, "containers", "sub1", "logs",
         query="tail=1&follow=1",

@@ -88,14 +88,14 @@ BAD_BODIES: list[tuple[Any, str]] = [
 
 @jp_async
 async def test_bad_launch_requests_get_400_naming_the_field(jp_fetch: Any, cluster: Any) -> None:
-    cluster.manager.folders_for("").create("data")
+    cluster.engine.folders_for("").create("data")
     for body, field in BAD_BODIES:
         code, data, _ = await call(jp_fetch, "sessions", method="POST", body=body)
         assert code == 400, (body, code, data)
         assert data["field"] == field, (body, data)
         assert data["message"], body
-    assert cluster.manager.store.list(include_ended=True) == []
-    assert manager_objects(cluster.manager.store.manager_id) == ([], [])
+    assert cluster.engine.store.list(include_ended=True) == []
+    assert manager_objects(cluster.engine.store.manager_id) == ([], [])
 
 
 @jp_async
@@ -117,4 +117,4 @@ async def test_bad_queries_get_400_and_unknown_names_404(jp_fetch: Any, cluster:
         code, data, _ = await call(jp_fetch, *path, method=method, params=params)
         assert code == status, (path, params, method, code, data)
         assert data["field"] == field, (path, data)
-    assert cluster.manager.store.list(include_ended=True) == []
+    assert cluster.engine.store.list(include_ended=True) == []

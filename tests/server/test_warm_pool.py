@@ -11,8 +11,7 @@ import pytest
 
 from jupyter_cluster.core.naming import LABEL_MANAGER, LABEL_WARM
 
-from .support import jp_async, kernel_execute, ok_http, terminal_line
-from .test_kernel import wait_kernel
+from .support import jp_async, kernel_execute, ok_http, terminal_line, wait_kernel
 
 pytestmark = pytest.mark.docker
 
@@ -27,7 +26,7 @@ async def pool_size(cluster: Any, want: int, timeout: float = 60) -> list[Any]:
     """Wait until the pool holds ``want`` ready sets; them."""
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
-        ready = cluster.manager.warm.table.ready()
+        ready = cluster.engine.warm.table.ready()
         if len(ready) == want:
             return ready
         assert asyncio.get_running_loop().time() < deadline, f"pool has {len(ready)}"
@@ -40,7 +39,7 @@ async def test_the_server_keeps_a_pool_that_launches_take(
 ) -> None:
     await cluster.service.ensure_started()
     (ready,) = await pool_size(cluster, 1)
-    warm = cluster.manager.warm.table.containers_of(ready.set_id)
+    warm = cluster.engine.warm.table.containers_of(ready.set_id)
     body = {"size": 2, "start_kernel": True}
     sid = (await ok_http(jp_fetch, "sessions", method="POST", body=body))["id"]
     session = await wait_kernel(jp_fetch, sid)
@@ -64,10 +63,10 @@ async def test_the_server_keeps_a_pool_that_launches_take(
     await jp_fetch("api", "terminals", term["name"], method="DELETE")
 
     await ok_http(jp_fetch, "sessions", sid, method="DELETE")
-    await cluster.service.stop_warm_pool()
-    assert cluster.manager.warm.table.known() == (set(), set())
-    mine = {LABEL_MANAGER: cluster.manager.store.manager_id}
-    for agent in cluster.manager.pool.agents.values():
+    await cluster.service.stop_upkeep()
+    assert cluster.engine.warm.table.known() == (set(), set())
+    mine = {LABEL_MANAGER: cluster.engine.store.manager_id}
+    for agent in cluster.engine.pool.agents.values():
         left = await agent.list_containers(mine)
         assert not [s.name for s in left if LABEL_WARM in s.labels]
         assert not await agent.list_networks({**mine, LABEL_WARM: "network"})

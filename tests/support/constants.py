@@ -1,4 +1,4 @@
-"""Constants of every test tier: the kernel image, Docker labels, small sessions, paths.
+"""Constants of every test tier: the kernel image, Docker labels, the API, small sessions, paths.
 
 The label strings are written out here rather than imported from jupyter_cluster:
 the ``docker`` command line is an independent witness of what the code did, so the
@@ -32,6 +32,8 @@ LABEL_ROLE = "jupyter-cluster.role"
 LABEL_KERNEL = "jupyter-cluster.kernel-id"
 #: The line a container's start-up script logs once it is ready.
 READY = "jupyter-cluster: ready"
+#: Where the extension's REST API lives under a Jupyter server's base URL.
+API = "cluster/api"
 
 #: Small sessions (the whole suite must run in a few minutes on 2 cores): CLI flags …
 SMALL_FLAGS = ("--cpu", "0.25", "--mem", "256m")

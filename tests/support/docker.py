@@ -3,6 +3,8 @@
 What the code under test did is checked here without the code's own Docker client:
 containers and networks are found by the labels the engine puts on them, and
 whatever a test leaves labelled with its manager id is removed (and fails the test).
+:func:`docker` runs the ``docker`` command line for every tier (for the multi-host
+fixture too, through :mod:`tests.multihost.dockercli`, in an environment of its own).
 """
 
 from __future__ import annotations
@@ -14,26 +16,42 @@ from typing import Any
 import pytest
 
 from .constants import IMAGE, LABEL_MANAGER, LABEL_SESSION
-from .processes import Result, run
 
 
-def docker(*args: str, check: bool = True, timeout: float = 120) -> Result:
-    """Run ``docker ARGS``; with ``check``, assert that it succeeded."""
-    result = run(("docker", *args), timeout=timeout)
-    if check:
-        assert result.returncode == 0, str(result)
+class DockerError(RuntimeError):
+    """A ``docker`` command failed (the message holds the command, its exit code and output)."""
+
+
+def docker(
+    *args: str, check: bool = True, timeout: float = 120, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run ``docker ARGS`` to the end, its stdin closed, in ``env`` (by default this
+    process's environment); with ``check``, raise :class:`DockerError` if it failed."""
+    result = subprocess.run(
+        ["docker", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+    if check and result.returncode != 0:
+        raise DockerError(
+            f"docker {' '.join(args)} failed ({result.returncode}):\n{result.stderr}{result.stdout}"
+        )
     return result
 
 
 def require_docker_engine() -> None:
     """Fail (never skip) unless the Docker engine answers and :data:`IMAGE` exists."""
     try:
-        info = run(("docker", "info", "--format", "{{.ServerVersion}}"), timeout=60)
-        image = run(("docker", "image", "inspect", IMAGE), timeout=60)
+        info = docker("info", "--format", "{{.ServerVersion}}", check=False, timeout=60)
+        image = docker("image", "inspect", IMAGE, check=False, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as exc:
         pytest.fail(f"the docker command failed: {exc}; these tests need a Docker engine")
     if info.returncode != 0:
-        pytest.fail(f"the Docker engine is unreachable; start dockerd (make setup)\n{info}")
+        problem = f"docker info: exit code {info.returncode}\n{info.stderr}"
+        pytest.fail(f"the Docker engine is unreachable; start dockerd (make setup)\n{problem}")
     if image.returncode != 0:
         pytest.fail(f"the image {IMAGE} is missing; build it with `jupyter cluster image build`")
 

@@ -1,4 +1,5 @@
-"""Running commands to the end and finding a free port, for tests that drive processes."""
+"""Running commands to the end, finding a free port and whether a process runs, for tests
+that drive processes."""
 
 from __future__ import annotations
 
@@ -36,6 +37,15 @@ def run(
         list(args), env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout
     )
     return Result(tuple(args), proc.returncode, proc.stdout, proc.stderr)
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (exists and is not a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ", 1)[1][0] != "Z"
+    except OSError:
+        return False
 
 
 def free_port() -> int:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_cluster.client import remote
-from jupyter_cluster.client.remote import RemoteEngine
+from jupyter_cluster.client import remote_engine as remote
+from jupyter_cluster.client.remote_engine import RemoteEngine
 from jupyter_cluster.core.models import LaunchSpec, Session
 from jupyter_cluster.core.naming import DEFAULT_IMAGE, plan_containers
 from jupyter_cluster.core.state import SessionStatus

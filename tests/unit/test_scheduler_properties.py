@@ -12,33 +12,7 @@ from jupyter_cluster.core.models import ClusterMode, LaunchSpec, Resources
 from jupyter_cluster.core.scheduler import AgentSlot, Pending, place
 from jupyter_cluster.errors import InvalidRequest
 
-MIB = 1024**2
-
-
-@st.composite
-def agent_slots(draw: st.DrawFn, index: int) -> AgentSlot:
-    cpu_milli = draw(st.integers(min_value=250, max_value=8000))
-    mem = draw(st.integers(min_value=256, max_value=16384)) * MIB
-    gpus = tuple(f"gpu{i}" for i in range(draw(st.integers(0, 4))))
-    used_gpus = draw(st.sets(st.sampled_from(gpus))) if gpus else set()
-    # Sums of many small amounts, as the store adds them up (float noise included).
-    used_cpu = sum(draw(st.lists(st.sampled_from([0.1, 0.25, 0.5, 1.0]), max_size=8)))
-    return AgentSlot(
-        id=f"agent{index}",
-        resource_group=draw(st.sampled_from(["default"] * 4 + ["other"])),
-        capacity=Resources(cpu=cpu_milli / 1000, mem=mem, shm=0, gpu=len(gpus)),
-        used=Resources(
-            cpu=min(used_cpu, cpu_milli / 1000),
-            mem=draw(st.integers(min_value=0, max_value=mem // MIB)) * MIB,
-            shm=0,
-            gpu=len(used_gpus),
-        ),
-        gpu_ids=gpus,
-        used_gpu_ids=frozenset(used_gpus),
-        has_image=draw(st.integers(0, 9)) > 0,
-        schedulable=draw(st.integers(0, 9)) > 0,
-        swarm="swarm",
-    )
+from .support import agent_slots
 
 
 @st.composite

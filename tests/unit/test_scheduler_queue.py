@@ -14,7 +14,7 @@ from jupyter_cluster.core.queue import place_each, place_queue
 from jupyter_cluster.core.scheduler import DESCRIBED_AGENTS, AgentSlot, Pending, Placement, place
 from jupyter_cluster.errors import InvalidRequest
 
-from .test_scheduler_properties import agent_slots
+from .support import agent_slots
 
 GIB = 1024**3
 

@@ -17,33 +17,17 @@ from typing import Any
 
 import pytest
 
-from jupyter_cluster.core.models import LaunchSpec, Resources, Session
-from jupyter_cluster.core.naming import plan_containers
+from jupyter_cluster.core.models import Resources, Session
 from jupyter_cluster.core.scheduler import AgentSlot, Pending, Placement
 from jupyter_cluster.core.state import ContainerStatus, SessionStatus
 from jupyter_cluster.engine.store.drivers import Driver
 from jupyter_cluster.engine.store.sessions import Store
 from jupyter_cluster.errors import ClusterError, Conflict, InvalidRequest, NotFound
 
+from .support import new_session, place_worker
+
 GiB = 1024**3
 S = SessionStatus
-
-
-def make(
-    size: int = 1,
-    cpu: float = 1.0,
-    *,
-    name: str | None = None,
-    gpu: int = 0,
-    mode: str = "single-node",
-    sid: str | None = None,
-    created_at: float = 0.0,
-) -> Session:
-    sid = sid or str(uuid.uuid4())
-    spec = LaunchSpec.create(
-        image="img", size=size, cpu=cpu, mem="1g", gpu=gpu, name=name, mode=mode
-    )
-    return Session(id=sid, spec=spec, containers=plan_containers(sid, size), created_at=created_at)
 
 
 def agent(
@@ -66,7 +50,7 @@ def store(tmp_path: Any) -> Any:
 
 
 def add(store: Store, *args: Any, **kwargs: Any) -> Session:
-    session = make(*args, **kwargs)
+    session = new_session(*args, **kwargs)
     store.insert_session(session)
     got = store.get(session.id)
     assert got is not None
@@ -83,7 +67,7 @@ def end(store: Store, sid: str) -> None:
 
 
 def test_insert_get_round_trip(store: Store) -> None:
-    session = make(size=3, cpu=0.5, name="train", mode="multi-node")
+    session = new_session(size=3, cpu=0.5, name="train", mode="multi-node")
     store.insert_session(session)
     got = store.get(session.id)
     assert got is not None
@@ -145,13 +129,13 @@ def test_resolve_name_prefers_newest_active(store: Store) -> None:
 def test_name_conflicts_until_ended(store: Store) -> None:
     first = add(store, name="web")
     with pytest.raises(Conflict, match="a session named web is already active"):
-        store.insert_session(make(name="web"))
+        store.insert_session(new_session(name="web"))
     add(store, name="other")
     add(store)
     add(store)  # unnamed sessions never clash
     store.set_status(first.id, S.PREPARING)
     with pytest.raises(Conflict):
-        store.insert_session(make(name="web"))
+        store.insert_session(new_session(name="web"))
     store.set_status(first.id, S.ERROR)
     second = add(store, name="web")
     end(store, second.id)
@@ -337,26 +321,6 @@ def test_multi_node_records_agents_in_host_order(store: Store) -> None:
 # -- several processes sharing one database --------------------------------------------
 
 
-def _place_worker(path: str, sid: str | None, barrier: Any, results: Any) -> None:
-    """Open the store, wait for the others, place one 1-CPU session (insert it if sid is None)."""
-    try:
-        if sid is None:
-            barrier.wait(timeout=60)
-            store = Store(path)
-            session = make(cpu=1)
-            store.insert_session(session)
-            sid = session.id
-        else:
-            store = Store(path)
-            barrier.wait(timeout=60)
-        # backfill: each worker tries once, whatever order the others inserted in
-        result = store.try_place(sid, [agent(cpu=4)], backfill=True)
-        results.put((sid, store.manager_id, type(result).__name__))
-        store.close()
-    except Exception as exc:  # reported to the parent, which fails the test
-        results.put((sid, "", f"error: {exc!r}"))
-
-
 @pytest.mark.parametrize("fresh", [False, True], ids=["shared-store", "fresh-store"])
 def test_processes_never_overbook(tmp_path: Any, fresh: bool) -> None:
     path, n = str(tmp_path / "store.sqlite"), 8
@@ -367,7 +331,9 @@ def test_processes_never_overbook(tmp_path: Any, fresh: bool) -> None:
         setup.close()
     ctx = multiprocessing.get_context("spawn")
     barrier, results = ctx.Barrier(n), ctx.Queue()
-    procs = [ctx.Process(target=_place_worker, args=(path, s, barrier, results)) for s in sids]
+    slots = [agent(cpu=4)]
+    work = [(path, s, slots, barrier, results) for s in sids]
+    procs = [ctx.Process(target=place_worker, args=args) for args in work]
     for p in procs:
         p.start()
     outcomes = [results.get(timeout=120) for _ in procs]
@@ -399,7 +365,7 @@ def _in_another_process(path: str, code: str) -> str:
     """Run ``code`` with ``store`` open on ``path`` in a fresh interpreter; its stdout."""
     script = (
         "from jupyter_cluster.engine.store.sessions import Store\n"
-        "from tests.unit.test_store import make\n"
+        "from tests.unit.support import new_session\n"
         f"store = Store({path!r})\n"
         f"{code}\n"
         "store.close()\n"
@@ -417,12 +383,12 @@ def test_a_second_store_in_one_process_keeps_processes_in_step(tmp_path: Any) ->
     path = str(tmp_path / "shared.sqlite")
     first = Store(path)
     try:
-        first.insert_session(make(sid="00000000-0000-4000-8000-000000000001"))
+        first.insert_session(new_session(sid="00000000-0000-4000-8000-000000000001"))
         Store(path).close()  # e.g. a kernel provisioner's manager in the same server
         second = "00000000-0000-4000-8000-000000000002"
-        _in_another_process(path, f"store.insert_session(make(sid={second!r}))")
+        _in_another_process(path, f"store.insert_session(new_session(sid={second!r}))")
         assert first.get("00000000-0000-4000-8000-000000000002") is not None
-        first.insert_session(make(sid="00000000-0000-4000-8000-000000000003"))
+        first.insert_session(new_session(sid="00000000-0000-4000-8000-000000000003"))
         seen = _in_another_process(path, "print(sorted(s.id[-1] for s in store.list()))")
         assert seen.strip() == "['1', '2', '3']"
     finally:

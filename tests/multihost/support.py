@@ -1,0 +1,46 @@
+"""Helpers of the multi-host tests: an engine on the test agents, and what it left there.
+
+Each test runs an engine in this process (:func:`engine`) with a store of its own,
+configured with the ``agents`` fixture's agents; :func:`leftovers` asks each agent's
+engine (docker CLI) for what is still labelled with that engine's manager id.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+from jupyter_cluster.engine.manager import ClusterManager
+from tests.support.constants import LABEL_MANAGER
+
+from .agents import AgentCluster
+
+#: Per-container resources: each agent (capacity 1 CPU) holds two.
+SMALL = {"cpu": 0.5, "mem": "256m"}
+
+
+def engine(tmp_path: Path, agents: AgentCluster, **traits: Any) -> ClusterManager:
+    """An engine on the test agents, with a store of its own and short timeouts."""
+    configs = traits.pop("agent_configs", None) or agents.configs(cpu=1, mem="4g")
+    return ClusterManager(
+        db_path=str(tmp_path / f"cluster-{uuid.uuid4().hex[:6]}.db"),
+        data_root=agents.data_root,
+        agents=configs,
+        pending_poll_interval=0.2,
+        docker_timeout=traits.pop("docker_timeout", 20.0),
+        docker_connect_timeout=3.0,
+        **traits,
+    )
+
+
+def leftovers(agents: AgentCluster, manager_id: str) -> dict[str, list[str]]:
+    """Containers and networks of ``manager_id`` still on each agent (docker CLI)."""
+    found = {}
+    label = f"label={LABEL_MANAGER}={manager_id}"
+    for agent in agents:
+        ps = agent.docker("ps", "-aq", "--filter", label).stdout.split()
+        nets = agent.docker("network", "ls", "-q", "--filter", label).stdout.split()
+        if ps or nets:
+            found[agent.id] = ps + nets
+    return found
