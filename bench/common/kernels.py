@@ -152,7 +152,7 @@ async def ours_launch(
 
         async def ssh() -> None:
             if size > 1:
-                code = await provisioner.manager.exec(
+                code = await provisioner.engine.exec(
                     provisioner.session_id, "main1", ["ssh", last, "true"]
                 )
                 if code != 0:
@@ -161,7 +161,7 @@ async def ours_launch(
         await asyncio.gather(client.wait_for_ready(timeout=timeout), ssh())
         seconds = time.monotonic() - start
         if placement is not None:
-            placement.update(await placement_of(provisioner.manager, provisioner.session_id))
+            placement.update(await placement_of(provisioner.engine, provisioner.session_id))
         client.stop_channels()
         client = None
         begin = time.monotonic()
