@@ -9,8 +9,8 @@ events, helpers run beside a container, images, capacity, and an engine that
 cannot be reached. What only a test can do (a container's main process, the exec
 commands) is done on each side in :mod:`tests.support.agent_contract`.
 
-A Docker-agent behaviour that the contract finds wrong is marked ``xfail`` on the
-Docker side (strict: fixing the agent makes the test pass, and the mark must go).
+The two Docker-agent faults it found (stats of a container that does not run, a
+helper of an image the agent lacks) are fixed in the Docker agent.
 Out of reach of the contract, because the fake runs no processes and has no disk:
 what a command prints on stderr or without a final newline, whether a bind mount's
 source exists, and whether a container's network exists when it starts.
@@ -89,16 +89,6 @@ async def down(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[
         yield agent
     finally:
         await agent.close()
-
-
-def docker_agent_bug(
-    request: pytest.FixtureRequest, side: Side, why: str, raises: type[BaseException]
-) -> None:
-    """Expect this test to fail on the Docker side with ``raises``, for ``why`` (a
-    fault of the Docker agent's, reported; strict: a fix makes the test pass)."""
-    if side.kind == "docker":
-        mark = pytest.mark.xfail(reason=f"Docker agent: {why}", raises=raises, strict=True)
-        request.applymarker(mark)
 
 
 async def refused(call: Awaitable[Any], match: str | None = None) -> AgentError:
@@ -458,17 +448,7 @@ async def test_stats_of_a_running_container(side: Side) -> None:
     assert usage.cpu_percent >= 0
 
 
-async def test_stats_of_a_container_that_does_not_run(
-    side: Side, request: pytest.FixtureRequest
-) -> None:
-    docker_agent_bug(
-        request,
-        side,
-        "stats() of a created or exited container returns Docker's empty sample (read "
-        "0001-01-01, no memory limit) instead of raising AgentError: a dead container "
-        "shows as idle in the session's usage",
-        pytest.fail.Exception,  # DID NOT RAISE
-    )
+async def test_stats_of_a_container_that_does_not_run(side: Side) -> None:
     network = await side.network()
     cid = await side.create(side.spec("main1", network))
     await refused(side.agent.stats(cid), "(?i)not running")
@@ -514,21 +494,12 @@ async def test_an_oom_kill_is_followed_by_label(side: Side) -> None:
     assert state is not None and state.running and not state.oom_killed  # init lives on
 
 
-async def test_a_helper_beside_a_container(side: Side, request: pytest.FixtureRequest) -> None:
+async def test_a_helper_beside_a_container(side: Side) -> None:
     agent = side.agent
     network = await side.network()
     cid = await side.run("main1", network)
     helper = {**side.labels, LABEL_CASE: "beside"}
     assert await agent.run_beside(cid, IMAGE, "true", ("NET_ADMIN",), helper) == (0, "")
     assert await agent.list_containers(helper) == []  # the helper is gone
-    docker_agent_bug(
-        request,
-        side,
-        "run_beside() with an image the engine lacks raises AgentError ('No such image') "
-        'instead of returning (125, "Unable to find image …"), which the egress launch '
-        "step turns into its 'ContainerHardening.egress_image' advice (tests/unit/"
-        "test_egress.py expects that message)",
-        AgentError,
-    )
     code, output = await agent.run_beside(cid, ABSENT_IMAGE, "true", (), helper)
     assert code == 125 and "Unable to find image" in output

@@ -203,7 +203,15 @@ class DockerAgent:
         found = await conn.call(
             f"reading stats of {container_id[:12]}", container.stats(stream=False)
         )
-        return found[0] if isinstance(found, list) and found else {}
+        sample: Mapping[str, Any] = found[0] if isinstance(found, list) and found else {}
+        # Docker answers a container that does not run with an empty sample read at
+        # 0001-01-01; say so, as for any call that needs a running container.
+        if not sample or str(sample.get("read", "")).startswith("0001-01-01"):
+            raise AgentError(
+                f"agent {self.config.id}: container {container_id[:12]} is not running",
+                self.config.id,
+            )
+        return sample
 
     async def logs(
         self, container_id: str, *, tail: int | None = None, follow: bool = False

@@ -4,7 +4,8 @@
 ``NET_ADMIN`` in a session container's network namespace; the session container
 itself never gets that capability, so a short-lived container of another image
 joins its namespace (``NetworkMode: container:ID``), runs one script and is
-removed, whatever happens.
+removed, whatever happens. An image the agent lacks gives exit code 125 and
+``docker run``'s words, with no container made.
 """
 
 from __future__ import annotations
@@ -41,6 +42,11 @@ async def run_beside(
         },
     }
     action = f"running a helper beside container {container_id[:12]}"
+    if not await conn.call(
+        f"inspecting image {image}", conn.client.images.inspect(image), missing=None
+    ):
+        # As `docker run` says it (exit code 125): the caller advises on the image.
+        return 125, f"Unable to find image '{image}' on agent {conn.config.id}"
     helper = await conn.call(action, conn.client.containers.create(body))
     try:
         await conn.call(action, helper.start())
