@@ -31,10 +31,20 @@ class LocalGate:
     """Launch policy from this process's settings, on the local engine."""
 
     def __init__(self, engine: SpecMaker, settings: PolicySource) -> None:
-        """Binds ``settings`` to ``engine`` (its defaults are checked against it)."""
+        """``settings`` are bound to ``engine`` (its defaults checked against it) when a
+        policy is first asked for: a kernel's launch, which only needs the quota,
+        lists no folders and checks no defaults."""
         self.engine = engine
-        self.settings = settings
-        settings.bind(engine)
+        self._settings = settings
+        self._bound = False
+
+    @property
+    def settings(self) -> PolicySource:
+        """The settings, bound to the engine on first use."""
+        if not self._bound:
+            self._settings.bind(self.engine)
+            self._bound = True
+        return self._settings
 
     def admit(self, body: Any, owner: str) -> Admission:
         """Validate a REST body against ``owner``'s policy; count it against the
@@ -67,4 +77,4 @@ class LocalGate:
 
     def quota(self) -> Quota:
         """The limits a kernel's launch counts against (REST's per-user limit too)."""
-        return self.engine.quota(sessions=self.settings.max_sessions_per_user)
+        return self.engine.quota(sessions=self._settings.max_sessions_per_user)

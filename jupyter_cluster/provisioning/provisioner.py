@@ -74,6 +74,7 @@ class ClusterProvisioner(LaunchOptions, KernelProvisionerBase):  # type: ignore[
     #: but leave its session running.
     keep_session = False
     _engine: Engine[Any] | None = None
+    _config: Config | None = None
     _process: KernelProcess | None = None
     _link_: KernelLink | None = None
     _ready_task: asyncio.Future[None] | None = None
@@ -88,10 +89,12 @@ class ClusterProvisioner(LaunchOptions, KernelProvisionerBase):  # type: ignore[
         return self._engine
 
     def _engine_config(self) -> Config:
-        """``jupyter_cluster_config`` files, overridden by the kernel manager's config."""
-        config = Config(file_config())
-        config.merge(self.config)
-        return config
+        """``jupyter_cluster_config`` files, overridden by the kernel manager's config
+        (read once per provisioner: the engine and the launch settings share it)."""
+        if self._config is None:
+            self._config = Config(file_config())
+            self._config.merge(self.config)
+        return self._config
 
     @property
     def _link(self) -> KernelLink:
