@@ -24,7 +24,7 @@ from .config import file_config, launch_settings, local_owner, make_engine
 from .core.models import LaunchSpec, Session
 from .core.state import SessionStatus
 from .core.stats import Usage
-from .engine.api import Engine
+from .engine.api import Engine, LaunchGate
 
 T = TypeVar("T")
 
@@ -40,6 +40,7 @@ class _Engine:
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
         self.engine: Engine[Any] = self.call(self._make())
+        self._gate: LaunchGate | None = None
         atexit.register(self.close)
 
     def close(self) -> None:
@@ -48,6 +49,12 @@ class _Engine:
             with contextlib.suppress(Exception):
                 self.submit(self.engine.close()).result(timeout=5)
             self.loop.call_soon_threadsafe(self.loop.stop)
+
+    def gate(self) -> LaunchGate:
+        """The launch policy that applies here (the config files are read once)."""
+        if self._gate is None:
+            self._gate = self.engine.launch_gate(launch_settings(file_config()))
+        return self._gate
 
     @staticmethod
     async def _make() -> Engine[Any]:
@@ -84,8 +91,7 @@ def launch_schema() -> dict[str, Any]:
     built from this process's configuration: its own launch settings with a local
     engine, the shared service's form in team mode."""
     eng = _Engine.get()
-    gate = eng.engine.launch_gate(launch_settings(file_config()))
-    return eng.call(gate.options())
+    return eng.call(eng.gate().options())
 
 
 def agents() -> builtins.list[dict[str, Any]]:
