@@ -44,6 +44,7 @@ from ..reach.ports import kernel_side_connection
 from .endings import end_session, launching
 from .kernel_link import KernelLink, Reached
 from .kernel_ready import kernel_ready_seconds
+from .left_behind import close_on_loop
 from .options import LaunchOptions
 from .process import KernelProcess
 from .session_launch import launch_session
@@ -78,6 +79,10 @@ class ClusterProvisioner(LaunchOptions, KernelProvisionerBase):  # type: ignore[
     _process: KernelProcess | None = None
     _link_: KernelLink | None = None
     _ready_task: asyncio.Future[None] | None = None
+    #: The event loop the engine, the link and the process handle belong to.
+    _loop: asyncio.AbstractEventLoop | None = None
+    #: Set when those were left on another loop: the kernel is to be re-attached.
+    _moved = False
 
     # -- helpers -------------------------------------------------------------------
 
@@ -86,6 +91,7 @@ class ClusterProvisioner(LaunchOptions, KernelProvisionerBase):  # type: ignore[
         """The engine: ``jupyter_cluster_config`` files, then the kernel manager's config."""
         if self._engine is None:
             self._engine = make_engine(self, self._engine_config())
+            self._loop = asyncio.get_running_loop()
         return self._engine
 
     def _engine_config(self) -> Config:
@@ -144,12 +150,41 @@ class ClusterProvisioner(LaunchOptions, KernelProvisionerBase):  # type: ignore[
         await process.start(cmd, kernel_side_connection(self.parent, self._link.transport), env=env)
         await process.confirm_start()  # a command main1 cannot run fails the start now
 
+    async def _here(self) -> None:
+        """Make sure the engine, link and process handle belong to the running loop.
+
+        A kernel manager may drive its provisioner from more than one event loop:
+        jupyter_server's synchronous ``MappingKernelManager`` starts kernels on one
+        runner loop but, at server stop, shuts them down from a runner nested in it,
+        while the first is blocked. Docker and SSH connections cannot cross loops, so
+        what was made on another loop is left to it (closed there when it runs again)
+        and made anew here; the kernel itself is re-attached by its pid file.
+        """
+        loop = asyncio.get_running_loop()
+        if self._loop is None or self._loop is loop:
+            self._loop = loop
+            return
+        old, self._loop = self._loop, loop
+        engine, link, process, ready = self._engine, self._link_, self._process, self._ready_task
+        self._engine, self._link_, self._process, self._ready_task = None, None, None, None
+        self._moved = process is not None
+        close_on_loop(old, engine, link, process, ready)
+
+    async def _handle(self) -> KernelProcess | None:
+        """The kernel process handle, re-attached if it was left on another loop."""
+        await self._here()
+        if self._moved and self.session_id is not None:
+            self._moved = False
+            session = await self.engine.get(self.session_id)
+            self._reached(await self._link.reattach(session, self.connection_info))
+        return self._process
+
     # -- KernelProvisionerBase -------------------------------------------------------
 
     @property
     def has_process(self) -> bool:
-        """Whether a kernel process is known (started, or re-attached)."""
-        return self._process is not None
+        """Whether a kernel process is known (started, re-attached, or to re-attach)."""
+        return self._process is not None or self._moved
 
     async def pre_launch(self, **kwargs: Any) -> dict[str, Any]:
         """Launch (or, on restart, reuse) the session and prepare the kernel command.
@@ -210,18 +245,19 @@ class ClusterProvisioner(LaunchOptions, KernelProvisionerBase):  # type: ignore[
 
     async def poll(self) -> int | None:
         """``KernelManager.is_alive``: None while the kernel runs, else its exit code."""
-        return None if self._process is None else await self._process.poll()
+        process = await self._handle()
+        return None if process is None else await process.poll()
 
     async def wait(self) -> int | None:
         """Wait for the kernel process to end (shutdown); its exit code."""
-        if self._process is None:
-            return 0
-        return await self._process.wait()
+        process = await self._handle()
+        return 0 if process is None else await process.wait()
 
     async def send_signal(self, signum: int) -> None:
         """``KernelManager.signal_kernel`` / interrupt: signal the kernel in main1."""
-        if self._process is not None:
-            await self._process.signal(signum)
+        process = await self._handle()
+        if process is not None:
+            await process.signal(signum)
 
     async def kill(self, restart: bool = False) -> None:
         """SIGKILL the kernel process (the containers stay until cleanup)."""
@@ -233,6 +269,8 @@ class ClusterProvisioner(LaunchOptions, KernelProvisionerBase):  # type: ignore[
 
     async def cleanup(self, restart: bool = False) -> None:
         """Forget the kernel process; unless restarting, terminate the whole session."""
+        await self._here()
+        self._moved = False
         if self._ready_task is not None:  # a restart before the first answer, too
             self._ready_task.cancel()
             await asyncio.gather(self._ready_task, return_exceptions=True)
