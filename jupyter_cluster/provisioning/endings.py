@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,6 +77,14 @@ async def end_session(engine: Engine[Any], session_id: str, background: bool) ->
     finally:
         if closing is not None:
             await closing.close()
+
+
+def in_background(ending: Coroutine[Any, Any, None]) -> None:
+    """Run ``ending`` (a provisioner's cleanup) in the background, as one of
+    :data:`ENDING` (a stopping server waits for it)."""
+    task = asyncio.ensure_future(ending)
+    ENDING.add(task)
+    task.add_done_callback(ENDING.discard)
 
 
 @contextlib.contextmanager

@@ -41,7 +41,7 @@ from ..core.state import USABLE
 from ..engine.api import Engine
 from ..errors import ClusterError
 from ..reach.ports import kernel_side_connection
-from .endings import end_session, launching
+from .endings import end_session, in_background, launching
 from .kernel_link import KernelLink, Reached
 from .kernel_ready import kernel_ready_seconds
 from .left_behind import close_on_loop
@@ -83,6 +83,8 @@ class ClusterProvisioner(LaunchOptions, KernelProvisionerBase):  # type: ignore[
     _loop: asyncio.AbstractEventLoop | None = None
     #: Set when those were left on another loop: the kernel is to be re-attached.
     _moved = False
+    #: Whether the kernel manager tells this provisioner when it gives the kernel up.
+    _hears_death = False
 
     # -- helpers -------------------------------------------------------------------
 
@@ -242,6 +244,21 @@ class ClusterProvisioner(LaunchOptions, KernelProvisionerBase):  # type: ignore[
         )
         if seconds is not None and self._engine is not None:
             self._engine.record_phases(session.id, {"kernel_ready": seconds})
+
+    async def post_launch(self, **kwargs: Any) -> None:
+        """Ask the kernel manager to say when it gives the kernel up (see :meth:`_dead`)."""
+        await super().post_launch(**kwargs)
+        if not self._hears_death and self.parent is not None:
+            self.parent.add_restart_callback(self._dead, "dead")
+            self._hears_death = self.parent._restarter is not None
+
+    def _dead(self) -> None:
+        """The kernel died and its manager gave up restarting it: a server then drops
+        the kernel without shutting it down (a local kernel's process is gone by then),
+        so its session is ended here."""
+        if self.session_id is not None:
+            self.log.warning("the kernel died for good: ending cluster session %s", self.session_id)
+            in_background(self.cleanup(restart=False))
 
     async def poll(self) -> int | None:
         """``KernelManager.is_alive``: None while the kernel runs, else its exit code."""

@@ -53,10 +53,12 @@ def ended_statuses(jp_data_dir: Path) -> set[str]:
 
 
 @pytest.fixture
-def workspace_config() -> dict[str, Any]:
-    """Room for one kernel's session: the second one waits PENDING."""
+def workspace_config(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """Room for one kernel's session: the second one waits PENDING. A test may add
+    launch options (``indirect`` parameters)."""
+    options = {**SMALL_BODY, **getattr(request, "param", {})}
     return {
-        "ClusterApp": {"default_launch_options": SMALL_BODY, "events_poll_interval": 0.2},
+        "ClusterApp": {"default_launch_options": options, "events_poll_interval": 0.2},
         "ClusterManager": {"agents": [{"id": "local", "cpu": SMALL_BODY["cpu"]}]},
     }
 
@@ -107,3 +109,25 @@ async def test_stopping_the_server_ends_running_and_waiting_kernel_sessions(
 
     ended = ended_statuses(jp_data_dir)
     assert ended <= {"TERMINATED", "CANCELLED"} and len(ended) >= 1, ended
+
+
+@pytest.mark.parametrize("workspace_config", [{"bootstrap": "sleep 600"}], indirect=True)
+@jp_async
+async def test_stopping_the_server_while_a_kernel_session_is_prepared_ends_it(
+    workspace: Path, jp_config_dir: Path, jp_data_dir: Path
+) -> None:
+    use_kernel_manager(jp_config_dir, "async")
+    async with server(workspace) as running:
+        kernel = {"name": "jupyter-cluster-session"}
+        starting = asyncio.ensure_future(running.call("POST", "api/kernels", kernel))
+
+        async def bootstrapping() -> bool:
+            code, listed = await running.call("GET", "cluster/api/sessions")
+            return code == 200 and [s["status"] for s in listed] == ["PREPARING"]
+
+        await eventually(bootstrapping, 60, "the kernel's session to run its bootstrap")
+        await running.stop(signal.SIGTERM)
+        assert running.proc is not None and running.proc.returncode == 0
+        await asyncio.gather(starting, return_exceptions=True)
+    ended = ended_statuses(jp_data_dir)
+    assert ended and ended <= {"TERMINATED", "CANCELLED"}, ended

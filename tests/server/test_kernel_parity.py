@@ -1,0 +1,211 @@
+"""A cluster kernel, seen through jupyter_server, behaves as a local ipykernel does.
+
+Each test drives a local ``python3`` kernel and a cluster kernel
+(``jupyter-cluster-session``) through the same kernel-lifecycle path of a real
+jupyter_server (REST and the channels websocket) and compares what the client
+sees: status codes, execution states and messages in order (see
+:mod:`.kernel_client` for what of a message is compared). The paths: create with
+and without a client-chosen id, run code, interrupt, restart, shut down; pending
+kernels; culling of idle kernels and of dead ones. A restart before the first
+answer is in :mod:`.test_kernel_probes`, a start that fails in
+``tests/integration/test_kernel_start_failure.py``, server stop at each launch
+stage in :mod:`.test_server_stop`. The ``cluster`` fixture fails a test that
+leaves a container or network behind.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import pytest
+
+from tests.support.waiting import eventually
+
+from .kernel_client import Channels, by_channel, execute, request
+from .support import jp_async, ok_http, wait_status
+
+pytestmark = pytest.mark.docker
+
+KERNELS = ("python3", "jupyter-cluster-session")
+
+
+@pytest.fixture
+def cluster_config(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """The server's kernel-manager settings of a test (``indirect`` parameters)."""
+    return dict(getattr(request, "param", {}))
+
+
+async def create(fetch: Any, name: str, **body: Any) -> tuple[int, dict[str, Any]]:
+    """``POST /api/kernels``: the status code and the model."""
+    reply = await fetch("api", "kernels", method="POST", body=json.dumps({"name": name, **body}))
+    return reply.code, json.loads(reply.body)
+
+
+async def code_of(fetch: Any, *path: str, method: str = "GET", body: Any = None) -> int:
+    """The status code of a kernel REST call (errors included)."""
+    data = None if body is None else json.dumps(body)
+    reply = await fetch("api", "kernels", *path, method=method, body=data, raise_error=False)
+    return int(reply.code)
+
+
+async def gone(fetch: Any, kernel_id: str) -> bool:
+    """Whether the server no longer knows the kernel."""
+    return await code_of(fetch, kernel_id) == 404
+
+
+async def cluster_session_ids(fetch: Any) -> list[str]:
+    """The ids of the cluster sessions the server lists (active ones)."""
+    return [s["id"] for s in await ok_http(fetch, "sessions")]
+
+
+async def lifecycle(fetch: Any, ws_fetch: Any, name: str) -> dict[str, Any]:
+    """Create (with an id), run, interrupt, restart and shut down a ``name`` kernel;
+    what the client saw at each step."""
+    seen: dict[str, Any] = {}
+    kernel_id = str(uuid.uuid4())
+    code, model = await create(fetch, name, kernel_id=kernel_id)
+    seen["create"] = (code, model["id"] == kernel_id, model["execution_state"], sorted(model))
+    ws = await ws_fetch("api", "kernels", kernel_id, "channels")
+    channels = Channels(ws)
+    try:
+        info = await channels.send(request("kernel_info_request", {}))
+        seen["kernel_info"] = by_channel(await channels.replies(info))
+        seen["run"] = await channels.run("print(6 * 7)")
+        sleeping = await channels.send(
+            request(
+                "execute_request",
+                {"code": "import time; time.sleep(60)", "silent": False, "store_history": False},
+            )
+        )
+        await channels.until_busy(sleeping)
+        seen["interrupt"] = await code_of(fetch, kernel_id, "interrupt", method="POST", body={})
+        seen["interrupted"] = by_channel(await channels.replies(sleeping))
+        seen["after_interrupt"] = await channels.run("x = 5; print(x)")
+        seen["restart"] = await code_of(fetch, kernel_id, "restart", method="POST", body={})
+        model = json.loads((await fetch("api", "kernels", kernel_id)).body)
+        seen["restarted_state"] = model["execution_state"]
+        seen["after_restart"] = await channels.run("print('x' in globals())")
+    finally:
+        ws.close()
+    seen["delete"] = await code_of(fetch, kernel_id, method="DELETE")
+    seen["gone"] = await gone(fetch, kernel_id)
+    return seen
+
+
+@jp_async
+async def test_create_run_interrupt_restart_and_shut_down_as_a_local_kernel(
+    jp_fetch: Any, jp_ws_fetch: Any, cluster: Any
+) -> None:
+    local = await lifecycle(jp_fetch, jp_ws_fetch, "python3")
+    assert local["interrupted"]["iopub"][0] == ("error", ("KeyboardInterrupt",)), local
+    assert local["after_restart"]["iopub"][-2] == ("stream", ("stdout", "False\n")), local
+    sessions_before = await cluster_session_ids(jp_fetch)
+    remote = await lifecycle(jp_fetch, jp_ws_fetch, "jupyter-cluster-session")
+    assert remote == local
+    [ended] = [
+        s["id"]
+        for s in await ok_http(jp_fetch, "sessions", params={"all": "1"})
+        if s["id"] not in sessions_before
+    ]
+    await wait_status(jp_fetch, ended, "TERMINATED")
+
+
+@pytest.mark.parametrize(
+    "cluster_config", [{"MappingKernelManager": {"use_pending_kernels": True}}], indirect=True
+)
+@jp_async
+async def test_pending_kernels_as_a_local_kernel(
+    jp_fetch: Any, jp_ws_fetch: Any, cluster: Any
+) -> None:
+    seen = {}
+    for name in KERNELS:
+        code, model = await create(jp_fetch, name)
+        ws = await jp_ws_fetch("api", "kernels", model["id"], "channels")
+        try:
+            ran = await Channels(ws).run("print(6 * 7)")
+        finally:
+            ws.close()
+        deleted = await code_of(jp_fetch, model["id"], method="DELETE")
+        seen[name] = (code, model["execution_state"], ran, deleted)
+
+        async def removed(kernel_id: str = model["id"]) -> bool:
+            return await gone(jp_fetch, kernel_id)
+
+        await eventually(removed, 60, f"the pending {name} kernel to be removed")
+    assert seen["jupyter-cluster-session"] == seen["python3"]
+    assert seen["python3"][3] == 204
+
+
+async def culled_kernels(fetch: Any, ws_fetch: Any, last_words: str | None) -> dict[str, Any]:
+    """Start one kernel of each kind (and, with ``last_words``, run that code in it);
+    wait until the culler removed both. What the client saw, per kernel."""
+    seen: dict[str, Any] = {}
+    ids = {}
+    for name in KERNELS:
+        code, model = await create(fetch, name)
+        ids[name] = model["id"]
+        seen[name] = [code]
+        if last_words is not None:
+            ws = await ws_fetch("api", "kernels", model["id"], "channels")
+            try:
+                seen[name].append(await Channels(ws).run(last_words))
+            finally:
+                ws.close()
+    sessions = await cluster_session_ids(fetch)
+
+    async def both_gone() -> bool:
+        return all([await gone(fetch, kernel_id) for kernel_id in ids.values()])
+
+    await eventually(both_gone, 90, "the culler to remove both kernels")
+    for sid in sessions:
+        await wait_status(fetch, sid, "TERMINATED")
+    return seen
+
+
+CULL_IDLE = {"MappingKernelManager": {"cull_idle_timeout": 4, "cull_interval": 1}}
+
+
+@pytest.mark.parametrize("cluster_config", [CULL_IDLE], indirect=True)
+@jp_async
+async def test_an_idle_kernel_is_culled_as_a_local_kernel(
+    jp_fetch: Any, jp_ws_fetch: Any, cluster: Any
+) -> None:
+    seen = await culled_kernels(jp_fetch, jp_ws_fetch, "print(6 * 7)")
+    assert seen["jupyter-cluster-session"] == seen["python3"]
+
+
+# The kernel manager gives up on a kernel that dies (no restart allowed), so it is
+# dead; the culler (on, with a timeout no kernel reaches) removes dead kernels.
+CULL_DEAD = {
+    "KernelRestarter": {"restart_limit": 0},
+    "MappingKernelManager": {"cull_idle_timeout": 600, "cull_interval": 1},
+}
+
+
+@pytest.mark.parametrize("cluster_config", [CULL_DEAD], indirect=True)
+@jp_async
+async def test_a_dead_kernel_is_removed_as_a_local_kernel_and_its_session_ends(
+    jp_fetch: Any, jp_ws_fetch: Any, cluster: Any
+) -> None:
+    seen: dict[str, Any] = {}
+    for name in KERNELS:
+        code, model = await create(jp_fetch, name)
+        ws = await jp_ws_fetch("api", "kernels", model["id"], "channels")
+        channels = Channels(ws)
+        try:
+            ran = await channels.run("print(1)")
+            await channels.send(execute("import os; os._exit(3)"))
+        finally:
+            ws.close()
+        seen[name] = (code, ran)
+        if name != "python3":
+            [sid] = await cluster_session_ids(jp_fetch)
+
+        async def removed(kernel_id: str = model["id"]) -> bool:
+            return await gone(jp_fetch, kernel_id)
+
+        await eventually(removed, 60, f"the server to drop the dead {name} kernel")
+    assert seen["jupyter-cluster-session"] == seen["python3"]
+    await wait_status(jp_fetch, sid, "TERMINATED")
