@@ -134,7 +134,7 @@ def agents_table(rows: Sequence[dict[str, Any]]) -> str:
         return f"available ({r['warning']})" if r.get("warning") else "available"
 
     return table(
-        ("AGENT", "GROUP", "CAPACITY", "ALLOCATED", "FREE", "STATE"),
+        ("AGENT", "GROUP", "CAPACITY", "ALLOCATED", "FREE", "SWARM", "STATE"),
         [
             (
                 r["id"],
@@ -142,6 +142,7 @@ def agents_table(rows: Sequence[dict[str, Any]]) -> str:
                 res(r["capacity"]),
                 res(r["allocated"]),
                 res(r["free"]),
+                r.get("swarm_role") or "-",
                 state(r),
             )
             for r in rows

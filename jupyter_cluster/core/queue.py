@@ -235,7 +235,8 @@ class _Queue:
             return _assign(spec, [(self.slots[best], spec.size)])
         multi = spec.mode is ClusterMode.MULTI_NODE
         if multi and shape.total >= spec.size:  # a spread, or only across Swarms
-            return self.spread(spec, shape) or swarm_pending(spec)
+            spanned = [self.slots[i] for i in shape.members]
+            return self.spread(spec, shape) or swarm_pending(spec, spanned)
         ranked = [self.slots[i] for i in self.top(shape, DESCRIBED_AGENTS)]
         pending = multi_node_pending if multi else single_node_pending
         return pending(spec, ranked, len(shape.members), down)

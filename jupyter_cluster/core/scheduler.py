@@ -30,6 +30,7 @@ class AgentSlot:
     has_image: bool = True
     schedulable: bool = True
     swarm: str = ""  # the Docker Swarm the agent is a node of ("" = none)
+    swarm_note: str = ""  # why a Swarm node still can't be spanned (see core.swarms)
 
     def free(self) -> Resources:
         return Resources(
@@ -184,16 +185,18 @@ def place(spec: LaunchSpec, agents: Sequence[AgentSlot]) -> Placement | Pending:
         if plan is not None:
             return _assign(spec, plan)
     if _spread(ranked, spec) is not None:
-        return swarm_pending(spec)
+        return swarm_pending(spec, ranked)
     return multi_node_pending(spec, ranked, len(ranked), down)
 
 
-def swarm_pending(spec: LaunchSpec) -> Pending:
-    """Why a multi-node session waits although its group has room in total."""
+def swarm_pending(spec: LaunchSpec, slots: Sequence[AgentSlot]) -> Pending:
+    """Why a multi-node session waits although its group (``slots``) has room in total."""
+    notes = sorted({f"{a.id}: {a.swarm_note}" for a in slots if a.swarm_note})
+    why = "; ".join(notes) if notes else "(docker swarm init / join them)"
     return Pending(
         f"waiting for room for {spec.size} x ({spec.resources.describe()}) on agents of one "
         f"Docker Swarm in group {spec.resource_group!r}: the agents with room are not nodes of "
-        "the same Swarm (docker swarm init / join them, see `jupyter cluster agents`)"
+        f"the same Swarm {why}; see `jupyter cluster agents`"
     )
 
 

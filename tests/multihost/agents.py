@@ -5,8 +5,8 @@ The ``agents`` fixture of :mod:`tests.multihost.conftest` starts an
 agent's engine and to get the ``ClusterManager.agents`` entries pointing at them.
 Each agent is a container of ``jupyter-cluster/test-agent`` (``dind/``) running
 ``dockerd`` at a fixed IP on a bridge network of its own; agent1 serves the API over
-TLS (2376), the others over plain TCP (2375). The agents form one Docker Swarm (all
-managers, so any of them can create an attachable overlay), have the given images
+TLS (2376), the others over plain TCP (2375). The agents form one Docker Swarm as the
+README says (agent1 its manager, the others workers, see :mod:`.swarm`), have the given images
 loaded, and share a data-folder root mounted at the same path in each.
 :class:`AgentHost` lives in :mod:`.host`, the Swarm in :mod:`.swarm`, the docker
 and openssl helpers in :mod:`.dockercli` and :mod:`.certs`.

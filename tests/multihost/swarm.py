@@ -1,9 +1,11 @@
 """One Docker Swarm of the test agents, so attachable overlays span them.
 
 Called by :meth:`tests.multihost.agents.AgentCluster.start` once the agents' engines
-answer: the first agent inits the Swarm, the others join it as managers (any agent
-can then create the overlay network of a session; three managers survive the loss
-of one). Swarm commands go through ``docker exec`` to each agent's own socket.
+answer. As the README says: the first agent inits the Swarm, and the others run the
+``docker swarm join`` command that ``swarm init`` prints, so they join as workers
+(only agent1 is a manager, as at most sites: few managers, many workers).
+:func:`promote` and :func:`demote` let a test make a manager-only Swarm for a while.
+Swarm commands go through ``docker exec`` to each agent's own socket.
 """
 
 from __future__ import annotations
@@ -30,34 +32,80 @@ def swarm_nodes(agent: AgentHost) -> dict[str, str]:
     return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
 
 
+def address_pool(overlay_pool: str) -> tuple[str, ...]:
+    """``swarm init`` options keeping overlays in ``overlay_pool`` (this machine's
+    network rules; a site may leave Docker's default)."""
+    return ("--default-addr-pool", overlay_pool, "--default-addr-pool-mask-length", "24")
+
+
+def printed_join(init_output: str) -> list[str]:
+    """The ``docker swarm join --token … ADDR:2377`` command ``swarm init`` printed."""
+    for line in init_output.splitlines():
+        words = line.split()
+        if words[:3] == ["docker", "swarm", "join"]:
+            return words
+    raise AgentStartError(f"docker swarm init printed no join command: {init_output!r}")
+
+
+def manager_status(agent: AgentHost) -> dict[str, str]:
+    """Host name -> manager status (``Leader``, ``Reachable``; "" for a worker)."""
+    fmt = "{{.Hostname}} {{.ManagerStatus}}"
+    out = agent.inside("docker", "node", "ls", "--format", fmt).stdout
+    return {w[0]: " ".join(w[1:]) for w in (line.split() for line in out.splitlines()) if w}
+
+
+def promote(manager: AgentHost, *agents: AgentHost, timeout: float = 60) -> None:
+    """Make ``agents`` managers too (``docker node promote`` through ``manager``) and
+    wait until each is a reachable member of the managers' quorum."""
+    _node(manager, "promote", *agents)
+    _until(manager, {a.id for a in agents}, ("Reachable", "Leader"), timeout)
+    deadline = time.monotonic() + timeout
+    while not all(_says_manager(a) for a in agents):  # each engine's own view lags
+        if time.monotonic() > deadline:
+            raise AgentStartError(f"promoted agents do not say they are managers: {agents}")
+        time.sleep(0.5)
+
+
+def demote(manager: AgentHost, *agents: AgentHost, timeout: float = 60) -> None:
+    """Make ``agents`` workers again, one at a time (Swarm refuses a change that would
+    cost the managers' quorum while another is under way); wait until they are."""
+    for agent in agents:
+        _node(manager, "demote", agent)
+        _until(manager, {agent.id}, ("",), timeout)
+
+
+def _says_manager(agent: AgentHost) -> bool:
+    fmt = "{{.Swarm.ControlAvailable}}"
+    return agent.inside("docker", "info", "--format", fmt).stdout.strip() == "true"
+
+
+def _until(manager: AgentHost, names: set[str], states: tuple[str, ...], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        seen = manager_status(manager)
+        if all(seen.get(n, "?") in states for n in names):
+            return
+        if time.monotonic() > deadline:
+            raise AgentStartError(f"Swarm managers not as expected after {timeout:g} s: {seen}")
+        time.sleep(0.5)
+
+
+def _node(manager: AgentHost, verb: str, *agents: AgentHost) -> None:
+    result = manager.inside("docker", "node", verb, *(a.id for a in agents), timeout=120)
+    if result.returncode != 0:
+        raise AgentStartError(f"docker node {verb} failed: {result.stderr}")
+
+
 def form_swarm(agents: Sequence[AgentHost], overlay_pool: str, timeout: float = 60) -> None:
     """Make ``agents`` one Swarm (overlays from ``overlay_pool``); wait until all are Ready."""
     first, others = agents[0], agents[1:]
-    _swarm(
-        first,
-        "init",
-        "--advertise-addr",
-        first.ip,
-        "--listen-addr",
-        f"{first.ip}:2377",
-        "--default-addr-pool",
-        overlay_pool,
-        "--default-addr-pool-mask-length",
-        "24",
-    )
-    token = _swarm(first, "join-token", "-q", "manager").stdout.strip()
+    pool = address_pool(overlay_pool)
+    printed = _swarm(first, "init", "--advertise-addr", first.ip, *pool).stdout
+    join = printed_join(printed)
     for agent in others:
-        _swarm(
-            agent,
-            "join",
-            "--token",
-            token,
-            "--advertise-addr",
-            agent.ip,
-            "--listen-addr",
-            f"{agent.ip}:2377",
-            f"{first.ip}:2377",
-        )
+        result = agent.inside(*join, timeout=120)
+        if result.returncode != 0:
+            raise AgentStartError(f"{agent.id}: {' '.join(join[:3])} failed: {result.stderr}")
     deadline = time.monotonic() + timeout
     while True:
         nodes = swarm_nodes(first)

@@ -172,6 +172,9 @@ class AgentInfo:
     reachable: bool
     message: str = ""
     swarm: str = ""  # the Swarm cluster id the engine is an active node of, if any
+    swarm_node: str = ""  # its Swarm node id (managers and workers)
+    swarm_manager: bool = False  # whether that node is a manager (can make overlays)
+    swarm_managers: tuple[str, ...] = ()  # the node ids of its Swarm's managers
 
 
 class Agent(Protocol):

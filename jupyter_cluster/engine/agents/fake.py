@@ -133,7 +133,8 @@ class FakeAgent:
         ready_on_start: bool = False,
     ) -> None:
         self.ready_on_start = ready_on_start  # containers log the ready marker at start
-        self.swarm = "fake-swarm"  # every fake agent is a node of one Swarm
+        self.swarm = "fake-swarm"  # every fake agent is a node of one Swarm,
+        self.swarm_worker = False  # a manager unless a test makes it a worker
         self.config = AgentConfig(
             agent_id, f"fake://{agent_id}", resource_group, address, cpu, mem, tuple(gpus)
         )
@@ -250,8 +251,17 @@ class FakeAgent:
             capacity=Resources(cpu=cfg.cpu or 0.0, mem=cfg.mem or 0, shm=0, gpu=len(cfg.gpus)),
             gpu_ids=cfg.gpus,
             reachable=True,
-            swarm=self.swarm,
+            swarm="" if self.swarm_worker else self.swarm,  # only managers know it
+            # Fake managers all answer as the one manager node their workers report.
+            swarm_node=self._swarm_node(),
+            swarm_manager=bool(self.swarm) and not self.swarm_worker,
+            swarm_managers=(f"{self.swarm}/managers",) if self.swarm else (),
         )
+
+    def _swarm_node(self) -> str:
+        if not self.swarm:
+            return ""
+        return f"{self.swarm}/{self.id}" if self.swarm_worker else f"{self.swarm}/managers"
 
     async def has_image(self, image: str) -> bool:
         """Whether ``image`` (or ``image:latest``) is in ``images``; a name that is no
@@ -272,7 +282,7 @@ class FakeAgent:
         self._enter("create_network", name)
         if any(n.name == name for n in self.networks.values()):
             raise AgentError(f"agent {self.id}: network {name} already exists", self.id)
-        if overlay and not self.swarm:
+        if overlay and (not self.swarm or self.swarm_worker):
             raise AgentError(
                 f"agent {self.id}: creating network {name} failed: this node is not a swarm "
                 "manager (an overlay network needs a Swarm)",

@@ -14,14 +14,36 @@ from typing import Any
 
 from ...core.resources import Resources
 from ...core.scheduler import AgentSlot
+from ...core.swarms import Membership, SwarmNode, join_swarms
 from ...errors import AgentError, NotFound
-from .base import Agent, AgentConfig
+from .base import Agent, AgentConfig, AgentInfo
+
+
+def swarm_node(info: AgentInfo) -> SwarmNode:
+    """What :func:`~jupyter_cluster.core.swarms.join_swarms` needs of an agent's info."""
+    return SwarmNode(
+        agent=info.id,
+        reachable=info.reachable,
+        node=info.swarm_node,
+        manager=info.swarm_manager,
+        managers=info.swarm_managers,
+        cluster=info.swarm,
+    )
+
+
+def swarm_role(info: AgentInfo) -> str:
+    """``manager``, ``worker`` or "" (not a Swarm node), as ``agents`` shows it."""
+    if not info.swarm_node:
+        return ""
+    return "manager" if info.swarm_manager else "worker"
 
 
 def swarm_warning(row: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> str:
     """Why multi-node sessions can't span ``row``'s agent and others of its group."""
     if not row["reachable"]:
         return ""
+    if row.get("swarm_note"):
+        return str(row["swarm_note"])
     peers = [
         r
         for r in rows
@@ -59,9 +81,14 @@ class AgentPool:
         archive keeps when a session ends or a launch fails)."""
         return self.get(agent_id).logs(container_id, tail=tail)
 
+    async def infos(self) -> tuple[list[AgentInfo], dict[str, Membership]]:
+        """Every agent's info, and its Swarm as multi-node sessions may use it."""
+        infos = list(await asyncio.gather(*(a.info() for a in self.agents.values())))
+        return infos, join_swarms([swarm_node(i) for i in infos])
+
     async def rows(self, usage: Mapping[str, Resources]) -> list[dict[str, Any]]:
         """Capacity, allocated and free resources per agent, given what sessions hold."""
-        infos = await asyncio.gather(*(a.info() for a in self.agents.values()))
+        infos, swarms = await self.infos()
         rows = []
         for info in infos:
             cap = info.capacity
@@ -80,12 +107,15 @@ class AgentPool:
                         "gpu": cap.gpu - used.gpu,
                     },
                     "gpu_ids": list(info.gpu_ids),
-                    "swarm": info.swarm,
+                    "swarm": swarms[info.id].swarm,
+                    "swarm_role": swarm_role(info),
+                    "swarm_note": swarms[info.id].note,
                     "warning": "",
                 }
             )
         for row in rows:
             row["warning"] = swarm_warning(row, rows)
+            del row["swarm_note"]
         return rows
 
     async def group_rows(
@@ -136,8 +166,9 @@ class AgentPool:
     async def slots(self, image: str) -> list[AgentSlot]:
         """Every agent as the scheduler sees it (capacity only; the store adds usage)."""
 
-        async def slot(agent: Agent) -> AgentSlot:
-            info = await agent.info()
+        infos, swarms = await self.infos()
+
+        async def slot(agent: Agent, info: AgentInfo) -> AgentSlot:
             # An unreachable agent's images are unknown: count it as having the image
             # so the scheduler says "waiting for <agent>" rather than "build it".
             has_image = not info.reachable or await agent.has_image(image)
@@ -148,10 +179,12 @@ class AgentPool:
                 gpu_ids=info.gpu_ids,
                 has_image=has_image,
                 schedulable=info.reachable,
-                swarm=info.swarm,
+                swarm=swarms[info.id].swarm,
+                swarm_note=swarms[info.id].note,
             )
 
-        return list(await asyncio.gather(*(slot(a) for a in self.agents.values())))
+        pairs = zip(self.agents.values(), infos, strict=True)
+        return list(await asyncio.gather(*(slot(a, i) for a, i in pairs)))
 
     async def close(self) -> None:
         """Close every agent's connection."""

@@ -30,6 +30,7 @@ from ...errors import AgentError, ClusterError, LaunchFailed
 from ...runtime.files import container_files
 from ..agents.base import Agent, BindMount, ContainerSpec, FileEntry, Limits
 from . import egress
+from .overlay import network_maker
 from .readiness import wait_ready
 from .teardown import tear_down
 from .warm_adoption import adopt_warm
@@ -184,17 +185,17 @@ async def bring_up(session: Session, ctx: LaunchContext, progress: ProgressCallb
                 for c in session.containers
             )
         )
-    network_agent = ctx.agents[session.containers[0].agent or ""]
     began = time.monotonic()
     try:
         if not ctx.warm:  # a warm set comes with its network
+            network_agent = await network_maker(session, ctx.agents)
             await network_agent.create_network(
                 naming.network_name(session),
                 naming.network_labels(session, ctx.manager_id),
                 overlay=len(placed) > 1,
                 encrypted=ctx.encrypted_overlay,
             )
-    except AgentError as exc:
+    except (AgentError, LaunchFailed) as exc:
         raise LaunchFailed(f"could not create the session network: {exc}") from exc
     except asyncio.CancelledError:
         # The engine may create the network after we stopped waiting: remove it.

@@ -15,8 +15,9 @@ from collections.abc import Mapping
 
 from ...core import naming
 from ...core.models import Session
-from ...errors import AgentError
+from ...errors import AgentError, ClusterError
 from ..agents.base import Agent
+from .overlay import network_maker, placed_agents
 
 log = logging.getLogger(__name__)
 #: Attempts (0.05 s apart: a Swarm node stops listing a removed overlay within a
@@ -50,7 +51,12 @@ async def tear_down(session: Session, agents: Mapping[str, Agent], manager_id: s
         f"agent {a!r} is not in this manager's configuration; its containers were not removed"
         for a in sorted(involved - set(agents))
     )
-    problems.extend(await _remove_network(session, [agents[a] for a in involved if a in agents]))
+    reached = placed_agents(session, agents) or [agents[a] for a in sorted(involved) if a in agents]
+    if len(reached) > 1:  # an overlay: removed through a Swarm manager
+        with contextlib.suppress(ClusterError):
+            maker = await network_maker(session, agents)
+            reached = [maker, *(a for a in reached if a is not maker)]
+    problems.extend(await _remove_network(session, reached))
     for problem in problems:
         log.warning("clean-up of session %s: %s", session.id, problem)
     return problems
@@ -59,14 +65,14 @@ async def tear_down(session: Session, agents: Mapping[str, Agent], manager_id: s
 async def _remove_network(session: Session, involved: list[Agent]) -> list[str]:
     """Remove the session's network from every involved agent; problems left.
 
-    A Swarm overlay is one network seen from every node, and a node may still
-    list it for a moment after another removed it (or refuse while containers
-    detach): remove it through main1's agent first and retry until no involved
+    ``involved`` comes in the order to try: the agent that made it first (main1's,
+    or for an overlay a Swarm manager, see :mod:`.overlay`). A Swarm overlay is one
+    network seen from every node, and a node may still list it for a moment after
+    another removed it (or refuse while containers detach): retry until no involved
     agent lists it any more.
     """
     name = naming.network_name(session)
-    main_agent = session.containers[0].agent if session.containers else None
-    ordered = sorted(involved, key=lambda a: a.id != main_agent)
+    ordered = involved
     # A warm set's network has no session label: look for it among the pool's.
     labels = (
         {naming.LABEL_WARM: "network"} if session.network else {naming.LABEL_SESSION: session.id}

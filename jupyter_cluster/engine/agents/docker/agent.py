@@ -81,6 +81,13 @@ class DockerAgent:
             gpu_ids=self.config.gpus,
             reachable=True,
             swarm=str((swarm.get("Cluster") or {}).get("ID") or "") if active else "",
+            swarm_node=str(swarm.get("NodeID") or "") if active else "",
+            swarm_manager=active and bool(swarm.get("ControlAvailable")),
+            swarm_managers=tuple(
+                str(m.get("NodeID")) for m in swarm.get("RemoteManagers") or () if m.get("NodeID")
+            )
+            if active
+            else (),
         )
 
     async def has_image(self, image: str) -> bool:

@@ -1,0 +1,115 @@
+"""Swarm workers and managers as one Swarm: the pure grouping, and launches with the
+fake agent where main1 lands on a worker (its overlay is made through a manager) or
+where no manager is an agent (the session waits, saying why)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from jupyter_cluster.core.naming import DEFAULT_IMAGE
+from jupyter_cluster.core.state import SessionStatus
+from jupyter_cluster.core.swarms import Membership, SwarmNode, join_swarms
+from jupyter_cluster.engine.agents.fake import FakeAgent
+from jupyter_cluster.engine.manager import ClusterManager
+
+
+def test_workers_join_the_swarm_of_the_manager_they_report() -> None:
+    nodes = [
+        SwarmNode("m", True, node="N1", manager=True, managers=("N1",), cluster="C"),
+        SwarmNode("w1", True, node="N2", managers=("N1",)),
+        SwarmNode("w2", True, node="N3", managers=("N1",)),
+        SwarmNode("alone", True),
+        SwarmNode("down", False, node="N4", managers=("N1",)),
+    ]
+    got = join_swarms(nodes)
+    assert got["m"] == got["w1"] == got["w2"] == Membership(swarm="C")
+    assert got["alone"] == got["down"] == Membership()
+
+
+def test_two_swarms_stay_apart_and_managers_without_cluster_id_still_key_them() -> None:
+    nodes = [
+        SwarmNode("m1", True, node="A", manager=True, managers=("A",), cluster="CA"),
+        SwarmNode("w1", True, node="B", managers=("A",)),
+        SwarmNode("m2", True, node="C", manager=True, managers=("C", "D")),
+        SwarmNode("m3", True, node="D", manager=True, managers=("C", "D")),
+        SwarmNode("w2", True, node="E", managers=("D",)),
+    ]
+    got = join_swarms(nodes)
+    assert got["m1"].swarm == got["w1"].swarm == "CA"
+    assert got["m2"].swarm == got["m3"].swarm == got["w2"].swarm == "nodes:C"
+
+
+def test_workers_whose_manager_is_no_reachable_agent_cannot_be_spanned() -> None:
+    nodes = [
+        SwarmNode("m", False, node="N1", manager=True, managers=("N1",), cluster="C"),
+        SwarmNode("w1", True, node="N2", managers=("N1",)),
+        SwarmNode("w2", True, node="N3", managers=("N1",)),
+    ]
+    got = join_swarms(nodes)
+    assert got["w1"].swarm == got["w2"].swarm == ""
+    assert "not reachable agents here" in got["w1"].note and "N1" in got["w1"].note
+
+
+def agents_manager(tmp_path: Path, agents: dict[str, FakeAgent]) -> ClusterManager:
+    return ClusterManager(
+        db_path=str(tmp_path / "cluster.db"),
+        data_root=str(tmp_path / "folders"),
+        agents=[{"id": name} for name in agents],
+        agent_factory=lambda config: agents[config.id],
+        pending_poll_interval=0.05,
+    )
+
+
+async def test_a_session_spanning_workers_gets_its_overlay_through_a_manager(
+    tmp_path: Path,
+) -> None:
+    # The roomiest agents are workers, so main1 lands on one; the manager has room
+    # for nothing of the session, yet makes (and removes) its overlay.
+    agents = {
+        "m": FakeAgent("m", cpu=0.5, ready_on_start=True),
+        "w1": FakeAgent("w1", cpu=2, ready_on_start=True),
+        "w2": FakeAgent("w2", cpu=2, ready_on_start=True),
+    }
+    agents["w1"].swarm_worker = agents["w2"].swarm_worker = True
+    manager = agents_manager(tmp_path, agents)
+    spec = manager.make_spec(image=DEFAULT_IMAGE, size=4, cpu=1, mem="64m", mode="multi-node")
+    session = await manager.launch(spec)
+    assert session.status is SessionStatus.RUNNING
+    assert {c.agent for c in session.containers} == {"w1", "w2"}
+    assert [n.driver for n in agents["m"].networks.values()] == ["overlay"]
+    assert not agents["w1"].networks and not agents["w2"].networks
+    rows = {row["id"]: row for row in await manager.agents_info()}
+    assert {r["swarm_role"] for r in rows.values()} == {"manager", "worker"}
+    assert len({r["swarm"] for r in rows.values()}) == 1 and rows["w1"]["warning"] == ""
+    await manager.terminate(session.id)
+    assert not agents["m"].networks
+    await manager.close()
+
+
+async def test_workers_without_a_reachable_manager_agent_wait_saying_so(tmp_path: Path) -> None:
+    agents = {
+        "m": FakeAgent("m", cpu=0.5, ready_on_start=True),
+        "w1": FakeAgent("w1", cpu=2, ready_on_start=True),
+        "w2": FakeAgent("w2", cpu=2, ready_on_start=True),
+    }
+    agents["w1"].swarm_worker = agents["w2"].swarm_worker = True
+    agents["m"].reachable = False
+    manager = agents_manager(tmp_path, agents)
+    rows = {row["id"]: row for row in await manager.agents_info()}
+    assert "not reachable agents here" in rows["w1"]["warning"], rows
+    spec = manager.make_spec(image=DEFAULT_IMAGE, size=4, cpu=1, mem="64m", mode="multi-node")
+    session = await manager.submit(spec)
+    driving = asyncio.ensure_future(manager.drive(session.id))
+    for _ in range(200):
+        waiting = await manager.get(session.id)
+        if waiting.status_reason:
+            break
+        await asyncio.sleep(0.02)
+    assert waiting.status is SessionStatus.PENDING
+    assert "not reachable agents here" in waiting.status_reason, waiting.status_reason
+    agents["m"].reachable = True
+    running = await asyncio.wait_for(driving, 10)
+    assert running.status is SessionStatus.RUNNING
+    await manager.terminate(session.id)
+    await manager.close()
