@@ -33,6 +33,9 @@ READY_MARKER = "jupyter-cluster: ready"
 #: Lines of the start-up script that mean the container will not become ready.
 FAILED_MARKERS = ("jupyter-cluster: error", "jupyter-cluster: bootstrap failed")
 HOSTFILE_PATH = "/home/config/hostfile"
+#: Where Backend.AI keeps the cluster's SSH key pair (``id_cluster``, ``id_cluster.pub``):
+#: scripts that pass ``-i`` with that path work unchanged.
+BACKENDAI_SSH_DIR = "/home/config/ssh"
 RUNTIME_DIR = "/opt/jupyter-cluster"
 #: On the kernel's PYTHONPATH: holds the in-container ``jupyter_cluster`` magic package.
 PYTHON_DIR = RUNTIME_DIR + "/python"
@@ -91,10 +94,23 @@ def cluster_env(session: Session, container: Container) -> dict[str, str]:
     }
 
 
+def backendai_env(session: Session, container: Container) -> dict[str, str]:
+    """Backend.AI's other session variables that scripts read: its session name, its
+    user's name, the container's image, and its pre-opened ports (none here)."""
+    return {
+        "BACKENDAI_SESSION_NAME": session.name,
+        "BACKENDAI_USER_NAME": session.owner,
+        "BACKENDAI_KERNEL_IMAGE": session.spec.image,
+        "BACKENDAI_PREOPEN_PORTS": "",
+    }
+
+
 def container_env(session: Session, container: Container) -> dict[str, str]:
-    """Everything set in a container's environment: the cluster variables plus user basics."""
+    """Everything set in a container's environment: the cluster variables, Backend.AI's
+    other session variables, plus user basics."""
     return {
         **cluster_env(session, container),
+        **backendai_env(session, container),
         "HOME": WORK_HOME,
         "USER": WORK_USER,
         "LOGNAME": WORK_USER,

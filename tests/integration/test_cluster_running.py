@@ -69,7 +69,8 @@ def network(session: Any) -> dict[str, Any]:
 
 
 def expected_env(session: Any, host: str) -> dict[str, str]:
-    """The ten BACKENDAI_* variables of ``host``, per DESIGN.md's table."""
+    """The BACKENDAI_* variables of ``host``: DESIGN.md's ten, and Backend.AI's session
+    name, user name, image and pre-opened ports."""
     rank = HOSTS.index(host)
     kernel_id = next(c["kernel_id"] for c in session["containers"] if c["host"] == host)
     return {
@@ -83,6 +84,10 @@ def expected_env(session: Any, host: str) -> dict[str, str]:
         "BACKENDAI_CLUSTER_LOCAL_RANK": str(rank),
         "BACKENDAI_KERNEL_ID": kernel_id,
         "BACKENDAI_SESSION_ID": session["id"],
+        "BACKENDAI_SESSION_NAME": session["name"],
+        "BACKENDAI_USER_NAME": session["owner"],
+        "BACKENDAI_KERNEL_IMAGE": session["image"],
+        "BACKENDAI_PREOPEN_PORTS": "",
     }
 
 
@@ -289,14 +294,19 @@ def test_keys_private_and_fresh_per_container(module_ws: Workspace, session: Any
             sid,
             host,
             "stat -c '%a %U %n' ~/.ssh/id_cluster ~/.ssh/authorized_keys "
-            "/opt/jupyter-cluster/ssh_host_ed25519_key",
+            "/opt/jupyter-cluster/ssh_host_ed25519_key /home/config/ssh "
+            "/home/config/ssh/id_cluster",
         )
         modes = [line.split()[:2] for line in out.splitlines()]
-        assert modes == [["600", "work"], ["600", "work"], ["600", "root"]], (host, out)
+        expected = [["600", "work"], ["600", "work"], ["600", "root"]]
+        assert modes == [*expected, ["700", "work"], ["600", "work"]], (host, out)
         denied = module_ws.exec(sid, host, "cat", "/opt/jupyter-cluster/ssh_host_ed25519_key")
         assert denied.returncode != 0 and "BEGIN" not in denied.stdout
         host_keys.add(module_ws.sh(sid, host, "cat /opt/jupyter-cluster/ssh_host_ed25519_key.pub"))
     assert len(host_keys) == 3  # a fresh host key per container
+    # Backend.AI's key path works as its scripts use it.
+    backendai = "ssh -i /home/config/ssh/id_cluster sub2 hostname"
+    assert module_ws.sh(sid, "main1", backendai).strip() == "sub2"
 
 
 def test_data_folders_mounted_everywhere(

@@ -150,6 +150,10 @@ async def test_kernel_runs_in_main1_of_the_cluster(
         "BACKENDAI_CLUSTER_LOCAL_RANK": "0",
         "BACKENDAI_KERNEL_ID": session["id"],
         "BACKENDAI_SESSION_ID": session["id"],
+        "BACKENDAI_SESSION_NAME": session["name"],
+        "BACKENDAI_USER_NAME": local_owner(),
+        "BACKENDAI_KERNEL_IMAGE": session["image"],
+        "BACKENDAI_PREOPEN_PORTS": "",
     }
     where = await json_of(kc, "[os.getcwd(), os.getuid(), __import__('socket').gethostname()]")
     assert where == ["/home/work", 1000, "main1"]

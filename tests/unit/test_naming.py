@@ -180,3 +180,12 @@ def test_docker_names_are_unique_per_session_and_host() -> None:
     assert network_name(session) == f"jc-{SID[:12]}"
     other = session.with_(id="ffffffff-1d2c-4e5f-8a9b-0c1d2e3f4a5b")
     assert container_name(other, "main1") != container_name(session, "main1")
+
+
+def test_container_env_adds_backendai_session_variables() -> None:
+    session = make_session(2)
+    env = container_env(session, get(session, "sub1"))
+    assert env["BACKENDAI_SESSION_NAME"] == session.name
+    assert env["BACKENDAI_USER_NAME"] == session.owner
+    assert env["BACKENDAI_KERNEL_IMAGE"] == session.spec.image
+    assert env["BACKENDAI_PREOPEN_PORTS"] == ""
