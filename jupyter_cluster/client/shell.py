@@ -29,10 +29,21 @@ from ..errors import AgentError
 OutputCallback = Callable[[int, bytes], Awaitable[None] | None]
 
 
+#: Reads ``export`` lines from stdin, then runs "$@": the environment of a command run
+#: over SSH never shows on a command line (every host user can read those in /proc).
+_ENV_FROM_STDIN = 'eval "$(cat)" && exec "$@"'
+
+
 def command_line(argv: Sequence[str], env: Mapping[str, str] | None = None) -> str:
-    """``argv`` (with ``env`` set) as one shell command line for sshd."""
-    prefix = ["env", *(f"{k}={v}" for k, v in (env or {}).items())] if env else []
+    """``argv`` as one shell command line for sshd; with ``env``, one that first reads
+    the variables from stdin (see :func:`env_script`)."""
+    prefix = ["/bin/sh", "-c", _ENV_FROM_STDIN, "jupyter-cluster-env"] if env else []
     return shlex.join([*prefix, *argv])
+
+
+def env_script(env: Mapping[str, str]) -> bytes:
+    """What :func:`command_line` with ``env`` expects on stdin."""
+    return "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items()).encode()
 
 
 async def _connect(
@@ -104,6 +115,9 @@ class ContainerShell:
         conn = await self.connection(host)
         try:
             process = await conn.create_process(command_line(argv, env), encoding=None)
+            if env:
+                process.stdin.write(env_script(env))
+                process.stdin.write_eof()
         except (OSError, asyncssh.Error) as exc:
             raise AgentError(f"cannot run a command in {host} ({exc})") from exc
 

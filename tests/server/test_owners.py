@@ -119,6 +119,20 @@ async def test_only_the_owner_gets_the_keys_and_they_reach_every_container(
             on_output=lambda _, d: env.append(d),
         )
         assert b"".join(env).strip() == b"sub1"
+        # a variable given to a command (the kernel's key, in team mode) is in its
+        # environment and on no command line, which every host user can read in /proc
+        secret = "s3cret 'quoted' $value"
+        seen: list[bytes] = []
+        script = 'echo "$JC_SECRET"; cat /proc/[0-9]*/cmdline | tr "\\0" " "'
+        code = await shell.run(
+            "main1",
+            ["sh", "-c", script],
+            env={"JC_SECRET": secret},
+            on_output=lambda _, d: seen.append(d),
+        )
+        said = b"".join(seen).decode()
+        assert code == 0 and said.splitlines()[0] == secret, said
+        assert said.count("s3cret") == 1, said
     finally:
         await shell.close()
     await ok_http(jp_fetch, "sessions", sid, method="DELETE", headers=ALICE)
