@@ -31,8 +31,9 @@ PING_TIMEOUT = 0.5
 
 async def heartbeat_answers(connection_info: KernelConnectionInfo, timeout: float) -> bool:
     """Whether the kernel's heartbeat echoes within ``timeout`` seconds."""
-    address = f"{connection_info.get('transport', 'tcp')}://{connection_info['ip']}"
-    address += f":{connection_info['hb_port']}"
+    transport = connection_info.get("transport", "tcp")
+    separator = "-" if transport == "ipc" else ":"  # ZMQ's ipc names: {ip}-{port}
+    address = f"{transport}://{connection_info['ip']}{separator}{connection_info['hb_port']}"
     context = zmq.asyncio.Context.instance()
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

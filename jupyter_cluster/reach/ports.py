@@ -6,15 +6,20 @@ Per agent (``kernel_transport``):
 - ``direct``: the kernel manager connects to main1's kernel ports published on the
   agent's address (loopback by default, as Jupyter does for local kernels);
 - ``ssh``: main1 publishes only its SSH port; the kernel's ports are forwarded to
-  local loopback ports through an SSH tunnel (:mod:`jupyter_cluster.reach.tunnel`)
-  with the session's key and main1's host key, so the traffic is encrypted and
-  authenticated, and the kernel listens on main1's loopback only.
+  Unix sockets in a private directory of this machine through an SSH tunnel
+  (:mod:`jupyter_cluster.reach.tunnel`) with the session's key and main1's host
+  key, and the kernel manager uses ZMQ's ``ipc`` transport: the traffic is
+  encrypted and authenticated, no other local user can connect to it, and the
+  kernel listens on main1's loopback only.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import stat
+import tempfile
 from collections.abc import Mapping
 from typing import Any
 
@@ -62,8 +67,8 @@ async def connect_kernel(
     return tunnel
 
 
-def _point(km: Any, ports: list[int]) -> None:
-    km.transport = "tcp"
+def _point(km: Any, ports: list[int], transport: str = "tcp") -> None:
+    km.transport = transport
     for name, port in zip(PORT_NAMES, ports, strict=True):
         setattr(km, name, port)
     km.write_connection_file()
@@ -78,17 +83,35 @@ async def tunnel_kernel(
     timeout: float,
 ) -> KernelTunnel:
     """Point ``km`` at the kernel in main1 through an SSH tunnel to ``address:port``
-    (main1's published SSH port); taking ``previous``'s local ports again if given."""
-    reuse = {
-        inner: int(previous[name])
-        for name, inner in zip(PORT_NAMES, naming.KERNEL_PORTS, strict=True)
-        if previous.get(name)
-    }
-    tunnel = KernelTunnel(address, port, keys, connect_timeout=timeout)
-    local = await tunnel.open(naming.KERNEL_PORTS, reuse)
-    km.ip = "127.0.0.1"
-    _point(km, [local[p] for p in naming.KERNEL_PORTS])
+    (main1's published SSH port), on Unix sockets in a private directory: the same
+    ones as ``previous`` if given (a kernel manager re-attaching keeps its
+    connection file)."""
+    tunnel = KernelTunnel(address, port, keys, socket_prefix(previous), connect_timeout=timeout)
+    km.ip = tunnel.prefix
+    _point(km, await tunnel.open(naming.KERNEL_PORTS), transport="ipc")
     return tunnel
+
+
+def socket_prefix(previous: Mapping[str, Any]) -> str:
+    """Where a kernel's tunnel sockets go: ``previous``'s place if it used one and its
+    directory is (or can again be) this user's alone, else a new private directory."""
+    prior = str(previous.get("ip") or "") if previous.get("transport") == "ipc" else ""
+    if prior and _private_dir(os.path.dirname(prior)):
+        return prior
+    return os.path.join(tempfile.mkdtemp(prefix="jupyter-cluster-"), "kernel")
+
+
+def _private_dir(path: str) -> bool:
+    """Whether ``path`` is a directory only this user can enter (made if missing)."""
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return False
+    info = os.lstat(path)
+    mode = stat.S_IMODE(info.st_mode)
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and mode & 0o077 == 0
 
 
 def kernel_side_connection(km: Any, transport: str) -> bytes:

@@ -4,13 +4,16 @@ For an agent whose ``kernel_transport`` is ``ssh`` (the default when it publishe
 on an address that is not loopback), main1 publishes only its SSH port; the
 kernel provisioner opens a :class:`KernelTunnel` to it with the session's user
 key, checking main1's host key strictly (the one the manager made for it), and
-forwards local loopback ports to the kernel's ports inside main1. Everything
-between this machine and the agent is then encrypted and authenticated by SSH:
-nobody on the network can read IOPub or send to the shell channel.
+forwards Unix sockets in a private (0700) directory of this machine to the
+kernel's ports inside main1; the kernel manager uses ZMQ's ``ipc`` transport on
+them. Everything between this machine and the agent is then encrypted and
+authenticated by SSH, so nobody on the network can read IOPub or send to the shell
+channel, and no other user of this machine can either: a loopback TCP port would
+be open to every local user (IOPub needs no key to read).
 
 If the SSH connection drops (the agent froze, the network went away), the tunnel
-reconnects in the background to the same local ports, so kernel clients resume
-when main1 answers again.
+reconnects in the background to the same sockets, so kernel clients resume when
+main1 answers again.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import Mapping, Sequence
 
 import asyncssh
@@ -44,19 +48,27 @@ async def _no_delay(conn: asyncssh.SSHClientConnection) -> None:
 
 
 class KernelTunnel:
-    """Local ports forwarded to ports inside main1 over one SSH connection."""
+    """Unix sockets ``{prefix}-1`` … ``{prefix}-N`` forwarded to ports inside main1
+    over one SSH connection (``prefix`` is in a directory only this user can enter)."""
 
     def __init__(
-        self, address: str, port: int, keys: Mapping[str, str], *, connect_timeout: float = 10.0
+        self,
+        address: str,
+        port: int,
+        keys: Mapping[str, str],
+        prefix: str,
+        *,
+        connect_timeout: float = 10.0,
     ) -> None:
         self.address, self.port = address, port
         self._user_key = asyncssh.import_private_key(keys["user"])
         self._host_key = asyncssh.import_public_key(keys["host:main1.pub"])
+        self.prefix = prefix
         self.connect_timeout = connect_timeout
-        self.local_ports: dict[int, int] = {}  # port inside main1 -> port on 127.0.0.1
         self._conn: asyncssh.SSHClientConnection | None = None
         self._watch: asyncio.Task[None] | None = None
         self._closed = False
+        self._count = 0  # ports forwarded
 
     async def _connect(self) -> asyncssh.SSHClientConnection:
         """Connect to main1's sshd, retrying while it is still starting (refused)."""
@@ -90,23 +102,20 @@ class KernelTunnel:
                     f"({exc or type(exc).__name__}); is the agent reachable from this machine?"
                 ) from exc
 
+    def path(self, n: int) -> str:
+        """The socket of the ``n``-th forwarded port (ZMQ's ``ipc`` naming)."""
+        return f"{self.prefix}-{n}"
+
     async def _forward(self, conn: asyncssh.SSHClientConnection, remote: Sequence[int]) -> None:
         await _no_delay(conn)
-        for inner in remote:
-            listener = await conn.forward_local_port(
-                "127.0.0.1", self.local_ports.get(inner, 0), "127.0.0.1", inner
-            )
-            self.local_ports[inner] = listener.get_port()
+        for n, inner in enumerate(remote, 1):
+            with contextlib.suppress(FileNotFoundError):  # left by a dropped connection
+                os.unlink(self.path(n))
+            await conn.forward_local_path_to_port(self.path(n), "127.0.0.1", inner)
 
-    async def open(
-        self, remote_ports: Sequence[int], local_ports: Mapping[int, int] | None = None
-    ) -> dict[int, int]:
-        """Connect and forward ``remote_ports``; the local port of each.
-
-        ``local_ports`` asks for the same local ports as an earlier tunnel (a
-        kernel manager re-attaching keeps its connection file).
-        """
-        self.local_ports = dict(local_ports or {})
+    async def open(self, remote_ports: Sequence[int]) -> list[int]:
+        """Connect and forward ``remote_ports``; the ``ipc`` port number of each."""
+        self._count = len(remote_ports)
         self._conn = await self._connect()
         try:
             await self._forward(self._conn, remote_ports)
@@ -114,7 +123,7 @@ class KernelTunnel:
             self._conn.close()
             raise AgentError(f"cannot forward the kernel's ports over SSH: {exc}") from exc
         self._watch = asyncio.ensure_future(self._keep_open(list(remote_ports)))
-        return dict(self.local_ports)
+        return list(range(1, len(remote_ports) + 1))
 
     async def _keep_open(self, remote_ports: list[int]) -> None:
         """Reconnect to the same local ports whenever the connection drops."""
@@ -155,3 +164,8 @@ class KernelTunnel:
             with contextlib.suppress(Exception):
                 await self._conn.wait_closed()
             self._conn = None
+        for n in range(1, self._count + 1):
+            with contextlib.suppress(OSError):
+                os.unlink(self.path(n))
+        with contextlib.suppress(OSError):  # the private directory, once empty
+            os.rmdir(os.path.dirname(self.prefix))

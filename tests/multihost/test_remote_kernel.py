@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import stat
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -92,7 +94,12 @@ async def test_kernel_traffic_is_not_readable_on_the_agents_network(
 ) -> None:
     km, kc = remote_kernel
     agent = agents["agent2"]
-    assert km.ip == "127.0.0.1"  # the kernel manager talks to the tunnel's local end
+    # The kernel manager talks to the tunnel's local end: Unix sockets in a directory
+    # only this user can enter, not loopback ports every local user could reach.
+    assert km.transport == "ipc", km.get_connection_info()
+    private = os.stat(os.path.dirname(km.ip))
+    assert stat.S_IMODE(private.st_mode) == 0o700 and private.st_uid == os.getuid()
+    assert all(stat.S_ISSOCK(os.stat(f"{km.ip}-{n}").st_mode) for n in range(1, 6))
     provisioner: Any = km.provisioner
     session = await provisioner.engine.get(provisioner.session_id)
     main = session.containers[0]
