@@ -26,6 +26,7 @@ from __future__ import annotations
 import builtins
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import replace
 
 from ..core.access import Access
 from ..core.folders import FolderInfo
@@ -77,6 +78,8 @@ class ClusterManager(ManagerSettings):
         )
         timeouts = {"timeout": self.docker_timeout, "connect_timeout": self.docker_connect_timeout}
         configs = agent_configs(self.agents, self.data_root, timeouts)
+        if self.kernel_transport:
+            configs = [replace(c, kernel_transport=self.kernel_transport) for c in configs]
         for config in configs:
             if config.insecure and config.url.startswith("tcp://"):
                 self.log.warning(

@@ -34,6 +34,16 @@ class ManagerSettings(LoggingConfigurable):
         (seconds; default docker_timeout and docker_connect_timeout). Empty means one
         agent: the local Docker engine in group 'default'.""",
     )
+    kernel_transport = Enum(
+        ["", "ssh", "direct"],
+        "",
+        config=True,
+        help="""How every agent's kernels are reached, whatever its own
+        kernel_transport says: '' (each agent's own setting), 'ssh' or 'direct'. The
+        shared service (jupyter cluster serve) sets 'ssh': users' servers reach their
+        kernels over SSH anyway, so main1 publishes no kernel port that every user of
+        the host could connect to.""",
+    )
     warm_pool = List(
         Dict(),
         config=True,

@@ -65,8 +65,9 @@ def service_config(environ: dict[str, str]) -> Config:
             "HubTokenIdentityProvider": {"token": ""},
             # Kernels are started by each user's own server, never here.
             "ClusterApp": {"kernels_here": False},
-            # Each user's data folders are their own.
-            "ClusterManager": {"folders_per_owner": True},
+            # Each user's data folders are their own; users' servers reach kernels over
+            # SSH, so main1 publishes no kernel port for other host users to reach.
+            "ClusterManager": {"folders_per_owner": True, "kernel_transport": "ssh"},
         }
     )
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import threading
 import time
 from typing import Any
@@ -19,6 +20,7 @@ import requests
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
 
+from jupyter_cluster.core.naming import SSH_PORT
 from tests.server.support import kernel_execute
 from tests.support.constants import API, SMALL_BODY, SMALL_FLAGS
 from tests.support.waiting import wait_for
@@ -213,6 +215,12 @@ def test_a_kernel_started_in_a_users_server_runs_in_main1_over_ssh(
         assert out.split() == ["main1", "False", "sub1"], out
         kernels = ok(hub.server_call("alice", "GET", "api/kernels", alice)).json()
         assert seen["kernel_id"] in {k["id"] for k in kernels}
+        # main1 publishes its SSH port only: no kernel port other host users could reach
+        main1 = next(c for c in seen["containers"] if c["host"] == "main1")
+        ports = subprocess.run(
+            ["docker", "port", main1["container_id"]], capture_output=True, text=True, check=True
+        ).stdout.split("\n")
+        assert [p.split(" ")[0] for p in ports if p] == [f"{SSH_PORT}/tcp"], ports
     finally:
         ok(hub.server_call("alice", "DELETE", f"{API}/sessions/{sid}", alice), 204)
 
