@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 from ..core.fanout import LinePrefixer, worst_exit
+from ..core.lines import printable
 from ..core.state import USABLE
 from ..engine.api import Engine
 from ..errors import ClusterError, InvalidRequest
@@ -21,9 +22,11 @@ from . import format as cli_format
 
 
 async def logs(engine: Engine[Any], args: argparse.Namespace) -> None:
-    """``logs``: print one container's log (its last ``--tail`` lines; ``--follow``)."""
+    """``logs``: print one container's log (its last ``--tail`` lines; ``--follow``);
+    on a terminal without ``--raw``, with terminal escapes taken out."""
+    clean = not args.raw and sys.stdout.isatty()
     async for line in engine.logs(args.session, args.host, tail=args.tail, follow=args.follow):
-        sys.stdout.write(line)
+        sys.stdout.write(printable(line) if clean else line)
         sys.stdout.flush()
 
 

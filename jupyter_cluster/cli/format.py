@@ -67,7 +67,7 @@ def session_details(session: Session) -> str:
         f"group     {spec.resource_group}",
     ]
     if spec.bootstrap:
-        lines.append(f"bootstrap {spec.bootstrap}")
+        lines.append(f"bootstrap {printable(spec.bootstrap)}")
     if session.timings:
         phases = ", ".join(f"{p} {v:.3f}" for p, v in session.timings.items())
         lines.append(f"timings   {phases} (s; total {sum(session.timings.values()):.3f})")

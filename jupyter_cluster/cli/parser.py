@@ -61,6 +61,12 @@ def build_parser() -> argparse.ArgumentParser:
     logs.add_argument("host")
     logs.add_argument("--tail", type=int, default=None, help="only the last N lines")
     logs.add_argument("--follow", "-f", action="store_true", help="keep printing new lines")
+    logs.add_argument(
+        "--raw",
+        action="store_true",
+        help="write the lines as they are, terminal escapes included (they are taken out "
+        "when the output is a terminal, so a container cannot drive yours)",
+    )
     exe = sub.add_parser("exec", help="run a command as work in one container (or in all: --all)")
     exe.add_argument("session")
     exe.add_argument(
