@@ -40,6 +40,10 @@ class Conflict(ClusterError):
     """The request clashes with the current state (e.g. a name already in use)."""
 
 
+class TooMany(ClusterError):
+    """A user holds as many of something (e.g. live streams) as one may: HTTP 429."""
+
+
 class AgentError(ClusterError):
     """A Docker agent failed or could not be reached; raised at the agent edge."""
 

@@ -20,7 +20,7 @@ import os
 from typing import Any
 
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Bool, Float, List, Unicode
+from traitlets import Bool, Float, Int, List, Unicode
 
 from .. import __version__
 from ..config import LaunchSettings, make_engine
@@ -89,6 +89,19 @@ class ClusterApp(ExtensionApp, LaunchSettings):
         config=True,
         help="Seconds between samples of GET sessions/{id}/stats?follow=1 (the sidebar's "
         "graphs); each sample takes about a second of Docker's own.",
+    )
+    max_streams_per_user = Int(
+        12,
+        config=True,
+        help="Live streams (followed logs, stats) one user may hold open at once; more "
+        "are refused with HTTP 429 (each holds a Docker connection that launches need "
+        "too). 0: no limit.",
+    )
+    max_streams = Int(
+        48,
+        config=True,
+        help="Live streams this server serves at once, all users together (keep it "
+        "below the agents' connection pools, 64). 0: no limit.",
     )
     events_poll_interval = Float(
         0.5, config=True, help="Seconds between reads of the session store for events."

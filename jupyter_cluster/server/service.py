@@ -25,6 +25,7 @@ from ..paths import cluster_dir
 from ..provisioning.endings import server_started, server_stopping, wait_for_endings
 from .events import Event, EventHub, is_ended
 from .idle import IdleWatcher
+from .streams import StreamSlots
 from .terminals import ClusterTerminals
 
 #: The key of the web app's settings under which handlers find the service.
@@ -46,6 +47,8 @@ class ServiceHost(Protocol):
     idle_timeout: float
     stats_interval: float
     idle_check_interval: float
+    max_streams_per_user: int
+    max_streams: int
 
     @property
     def kernel_manager(self) -> Any: ...
@@ -69,7 +72,8 @@ class ClusterService:
         self.hub.listeners.append(self._on_event)
         ssh_dir = os.path.join(cluster_dir(), "ssh")
         self.terminals = ClusterTerminals(self.engine, ssh_dir, self.log)
-        self.active_streams = 0  # log streams being served (tests watch it)
+        #: Live log and stats streams, per user (see :mod:`.streams`).
+        self.streams = StreamSlots(host.max_streams_per_user, host.max_streams)
         self._launches: dict[str, asyncio.Task[None]] = {}
         self._kernel_phase: dict[str, str] = {}  # waiting / starting / failed
         self._kernel_reason: dict[str, str] = {}
@@ -82,6 +86,11 @@ class ClusterService:
         self.upkeep: list[Upkeep] = []
 
     # -- server objects --------------------------------------------------------------
+
+    @property
+    def active_streams(self) -> int:
+        """Live log and stats streams being served now."""
+        return self.streams.active
 
     @property
     def kernel_manager(self) -> Any:

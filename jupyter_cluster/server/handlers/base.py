@@ -28,7 +28,7 @@ from jupyter_server.utils import url_path_join
 
 from ...config import local_owner
 from ...core.models import Session
-from ...errors import AgentError, ClusterError, Conflict, InvalidRequest, NotFound
+from ...errors import AgentError, ClusterError, Conflict, InvalidRequest, NotFound, TooMany
 from ..service import SERVICE_SETTING, ClusterService
 
 AUTH_RESOURCE = "cluster"
@@ -46,6 +46,8 @@ def status_for(exc: ClusterError) -> int:
         return 404
     if isinstance(exc, Conflict):
         return 409
+    if isinstance(exc, TooMany):
+        return 429
     return 502  # AgentError, LaunchFailed, a failed clean-up: Docker's side failed
 
 

@@ -19,6 +19,7 @@ from jupyter_server.utils import url_path_join
 from tornado import web
 from tornado.iostream import StreamClosedError
 
+from ...errors import TooMany
 from .base import API, ClusterHandler
 
 TEXT = "text/plain; charset=utf-8"
@@ -92,10 +93,14 @@ class LogsHandler(ClusterHandler):
             finally:
                 await lines.aclose()
             return
+        try:
+            self.service.streams.take(self.owner)  # TooMany (429) before anything is sent
+        except TooMany:
+            await lines.aclose()
+            raise
         self.set_header("Content-Type", TEXT)
         self.set_header("Cache-Control", "no-cache")
         self.set_header("X-Accel-Buffering", "no")
-        self.service.active_streams += 1
         try:
             await self.flush()
             self._task = asyncio.ensure_future(self._pump(lines))
@@ -104,7 +109,7 @@ class LogsHandler(ClusterHandler):
         except StreamClosedError:
             pass
         finally:
-            self.service.active_streams -= 1
+            self.service.streams.release(self.owner)
             await lines.aclose()
         if not self._gone:
             with contextlib.suppress(StreamClosedError):

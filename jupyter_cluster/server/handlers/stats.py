@@ -52,15 +52,23 @@ class StatsHandler(ClusterHandler):
         first = await read_sample(
             self.service, session.id
         )  # errors (not running) before the stream
+        self.service.streams.take(self.owner)  # TooMany (429) before anything is sent
+        try:
+            await self._follow(session.id, first)
+        finally:
+            self.service.streams.release(self.owner)
+
+    async def _follow(self, session_id: str, first: dict[str, Any]) -> None:
+        """Send ``first``, then a sample every ``stats_interval`` s until the client
+        leaves or the session ends."""
         self.set_header("Content-Type", "text/event-stream")
         self.set_header("Cache-Control", "no-cache")
         self.set_header("X-Accel-Buffering", "no")
         service, interval = self.service, self.service.host.stats_interval
         feed, seen = feeds_of(service).follow(
-            session.id, lambda: read_sample(service, session.id), interval
+            session_id, lambda: read_sample(service, session_id), interval
         )
         sample: dict[str, Any] | None = first
-        self.service.active_streams += 1
         try:
             while sample is not None:
                 self.write(f"event: stats\ndata: {json.dumps(sample)}\n\n")
@@ -73,7 +81,6 @@ class StatsHandler(ClusterHandler):
             self.write(f"event: end\ndata: {json.dumps({'message': str(exc)})}\n\n")
         finally:
             feed.leave()
-            self.service.active_streams -= 1
         if not self.closed.is_set():
             self.finish()
 
