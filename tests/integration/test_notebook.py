@@ -371,10 +371,10 @@ def test_environment_tour_and_ssh_notebooks(ws: Workspace, monkeypatch: pytest.M
     tour = execute_notebook(ws, "environment_tour.ipynb")
     text = tour.text
     assert "BACKENDAI_CLUSTER_HOSTS       main1,sub1,sub2" in text
-    assert "main1: all 10 variables match the table" in text
+    assert "main1: all 14 variables match the table" in text
     for host in ("sub1", "sub2"):
         assert f"BACKENDAI_CLUSTER_HOST={host}" in text
-        assert f"{host}: all 10 variables match the table" in text
+        assert f"{host}: all 14 variables match the table" in text
 
     ssh = execute_notebook(ws, "ssh_between_containers.ipynb")
     assert "main1 -> sub2: sub2" in ssh.text and "sub2 -> sub1: sub1" in ssh.text
