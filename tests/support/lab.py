@@ -100,7 +100,10 @@ def assert_results(results: dict[str, Any], output: str, artifacts: Path) -> Non
     assert results["ok"] and not failed, f"{failed or results.get('error')}\n{output}"
     session, pending = results["sessionId"], results["pendingId"]
     seen = results["statuses"]
-    assert seen[session][:2] == ["PREPARING", "RUNNING"], seen
+    statuses = seen[session]
+    if statuses[0] == "PENDING":  # submitted, not placed yet when the first event came
+        statuses = statuses[1:]
+    assert statuses[:2] == ["PREPARING", "RUNNING"], seen
     assert seen[session][-1].startswith("TERMINATED"), seen
     assert seen[pending][0].startswith("PENDING: waiting for"), seen
     assert seen[pending][-1].startswith("CANCELLED"), seen
