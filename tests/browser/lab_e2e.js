@@ -72,6 +72,61 @@ function answers(response, method, route) {
   );
 }
 
+/**
+ * Record every status the sidebar shows and every notification text in the page
+ * (window.__cluster), going on from ``kept`` (what an earlier page recorded).
+ */
+async function installRecorder(page, kept) {
+  await page.evaluate(kept => {
+    const seen = kept ? kept.seen : {};
+    const notes = kept ? kept.notes : [];
+    window.__cluster = { seen, notes };
+    const record = () => {
+      document.querySelectorAll('.jp-ClusterSession').forEach(item => {
+        const id = item.getAttribute('data-session-id');
+        const status = item.getAttribute('data-status');
+        const reason = item.querySelector('.jp-ClusterSession-reason');
+        const text = status + (reason ? `: ${reason.textContent}` : '');
+        const list = (seen[id] = seen[id] || []);
+        if (list[list.length - 1] !== text) {
+          list.push(text);
+        }
+      });
+      document
+        .querySelectorAll('.Toastify__toast .jp-toast-message')
+        .forEach(n => {
+          const text = (n.textContent || '').trim();
+          if (text && !notes.includes(text)) {
+            notes.push(text);
+          }
+        });
+    };
+    new MutationObserver(record).observe(document.body, {
+      subtree: true,
+      childList: true,
+      attributes: true,
+      characterData: true,
+      attributeFilter: ['data-status']
+    });
+  }, kept);
+}
+
+/** Wait until the current notebook's kernel is connected and idle. */
+async function notebookKernelIdle(page, timeout) {
+  await page.waitForFunction(
+    () => {
+      const widget = window.jupyterapp.shell.currentWidget;
+      const context = widget && widget.sessionContext;
+      const kernel = context && context.session && context.session.kernel;
+      return Boolean(
+        context && context.isReady && kernel && kernel.status === 'idle'
+      );
+    },
+    null,
+    { timeout }
+  );
+}
+
 async function main() {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
   userDataDir = fs.mkdtempSync(path.join(ARTIFACTS, '.chromium-'));
@@ -255,39 +310,7 @@ async function main() {
     await page.waitForFunction(
       () => document.body.getAttribute('data-jp-theme-light') === 'true'
     );
-    // Record every status the sidebar shows and every notification text.
-    await page.evaluate(() => {
-      const seen = {};
-      const notes = [];
-      window.__cluster = { seen, notes };
-      const record = () => {
-        document.querySelectorAll('.jp-ClusterSession').forEach(item => {
-          const id = item.getAttribute('data-session-id');
-          const status = item.getAttribute('data-status');
-          const reason = item.querySelector('.jp-ClusterSession-reason');
-          const text = status + (reason ? `: ${reason.textContent}` : '');
-          const list = (seen[id] = seen[id] || []);
-          if (list[list.length - 1] !== text) {
-            list.push(text);
-          }
-        });
-        document
-          .querySelectorAll('.Toastify__toast .jp-toast-message')
-          .forEach(n => {
-            const text = (n.textContent || '').trim();
-            if (text && !notes.includes(text)) {
-              notes.push(text);
-            }
-          });
-      };
-      new MutationObserver(record).observe(document.body, {
-        subtree: true,
-        childList: true,
-        attributes: true,
-        characterData: true,
-        attributeFilter: ['data-status']
-      });
-    });
+    await installRecorder(page, null);
     await page
       .getByRole('button', { name: 'Cluster Session', exact: true })
       .waitFor();
@@ -374,14 +397,25 @@ async function main() {
     // The notebook opens once the kernel runs in main1.
     await page.locator('.jp-NotebookPanel').waitFor({ timeout: 180000 });
     // As a person waits for the kernel indicator: connected and idle.
-    await page.waitForFunction(() => {
-      const widget = window.jupyterapp.shell.currentWidget;
-      const context = widget && widget.sessionContext;
-      const kernel = context && context.session && context.session.kernel;
-      return Boolean(
-        context && context.isReady && kernel && kernel.status === 'idle'
+    try {
+      await notebookKernelIdle(page, TIMEOUT);
+    } catch (error) {
+      // Chromium fails requests in flight when the host's interfaces change, and
+      // Docker adds some for every session: on this machine the notebook's first
+      // fetch can fail so (net::ERR_NETWORK_CHANGED). A person reloads the page.
+      const changed = results.consoleErrors.some(e =>
+        e.includes('ERR_NETWORK_CHANGED')
       );
-    });
+      if (!changed) {
+        throw error;
+      }
+      results.reloads = (results.reloads || 0) + 1;
+      const kept = await page.evaluate(() => window.__cluster);
+      await page.reload();
+      await page.locator('.jp-NotebookPanel').waitFor({ timeout: 180000 });
+      await installRecorder(page, kept);
+      await notebookKernelIdle(page, TIMEOUT);
+    }
     await page
       .locator(
         `.jp-ClusterSession[data-session-id="${sessionId}"][data-status="RUNNING"]`
