@@ -68,9 +68,7 @@ async def end_session(engine: Engine[Any], session_id: str, background: bool) ->
     closing: Engine[Any] | None = engine
     try:
         if background and not _stopping and engine.mark_ending(session_id):
-            ending = asyncio.ensure_future(_end(engine, session_id))
-            ENDING.add(ending)
-            ending.add_done_callback(ENDING.discard)
+            in_background(_end(engine, session_id))
             closing = None  # _end closes it
         else:
             await engine.terminate(session_id)

@@ -62,17 +62,16 @@ async def tear_down(session: Session, agents: Mapping[str, Agent], manager_id: s
     return problems
 
 
-async def _remove_network(session: Session, involved: list[Agent]) -> list[str]:
+async def _remove_network(session: Session, ordered: list[Agent]) -> list[str]:
     """Remove the session's network from every involved agent; problems left.
 
-    ``involved`` comes in the order to try: the agent that made it first (main1's,
+    ``ordered``: the involved agents in the order to try: the agent that made it first (main1's,
     or for an overlay a Swarm manager, see :mod:`.overlay`). A Swarm overlay is one
     network seen from every node, and a node may still list it for a moment after
     another removed it (or refuse while containers detach): retry until no involved
     agent lists it any more.
     """
     name = naming.network_name(session)
-    ordered = involved
     # A warm set's network has no session label: look for it among the pool's.
     labels = (
         {naming.LABEL_WARM: "network"} if session.network else {naming.LABEL_SESSION: session.id}
