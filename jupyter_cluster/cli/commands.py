@@ -56,10 +56,14 @@ def _spawn_driver(session_id: str) -> int:
 async def run(args: argparse.Namespace) -> int:
     """Carry out one parsed command; returns the exit code."""
     if args.command == "image":
-        from ..images.build import build_kernel_image
+        if args.image_command == "build":
+            from ..images.build import build_kernel_image
 
-        await build_kernel_image(tag=args.tag, base=args.base)
-        return 0
+            await build_kernel_image(tag=args.tag, base=args.base)
+            return 0
+        from .image_commands import image_to_agents
+
+        return await image_to_agents(make_engine(), args)
     if args.command == "kernelspec":
         return _kernelspec(args)
     engine = make_engine()

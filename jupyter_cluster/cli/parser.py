@@ -107,11 +107,25 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--sys-prefix", action="store_true", help="install into sys.prefix")
     where.add_argument("--prefix", default=None, help="install under this prefix")
 
-    image = sub.add_parser("image", help="build the default kernel image")
+    image = sub.add_parser("image", help="build the default kernel image, get images to agents")
     isub = image.add_subparsers(dest="image_command", required=True, parser_class=_Parser)
     build = isub.add_parser("build", help=f"build {DEFAULT_IMAGE}")
     build.add_argument("--tag", default=DEFAULT_IMAGE)
     build.add_argument("--base", default=None, help="base image (default: Debian bookworm)")
+    pull = isub.add_parser("pull", help="pull an image on every agent that lacks it")
+    push = isub.add_parser(
+        "push-to-agents",
+        help="copy an image from this machine's Docker engine to every agent that lacks it",
+    )
+    for command in (pull, push):
+        command.add_argument("image", metavar="IMAGE")
+        command.add_argument(
+            "--agent",
+            action="append",
+            default=None,
+            metavar="ID",
+            help="only this agent (repeatable; default: every configured agent)",
+        )
     serve = sub.add_parser(
         "serve",
         help="run the shared service of a team (as a JupyterHub service; see the README)",

@@ -9,7 +9,7 @@ wait (PENDING), or raises when it could never fit.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..errors import InvalidRequest
 from .models import ClusterMode, LaunchSpec
@@ -27,7 +27,8 @@ class AgentSlot:
     used: Resources = field(default_factory=lambda: Resources(0, 0, 0, 0))
     gpu_ids: tuple[str, ...] = ()
     used_gpu_ids: frozenset[str] = frozenset()
-    has_image: bool = True
+    has_image: bool = True  # can run the image: has it, or may pull it
+    image_local: bool = True  # has it now (no pull needed): preferred
     schedulable: bool = True
     swarm: str = ""  # the Docker Swarm the agent is a node of ("" = none)
     swarm_note: str = ""  # why a Swarm node still can't be spanned (see core.swarms)
@@ -136,7 +137,22 @@ def _swarms(ranked: Sequence[AgentSlot]) -> list[list[AgentSlot]]:
 
 
 def place(spec: LaunchSpec, agents: Sequence[AgentSlot]) -> Placement | Pending:
-    """Decide where the ``spec.size`` containers of a session go.
+    """Decide where the ``spec.size`` containers of a session go (see :func:`place_on`),
+    on agents that have the image when they can hold it, else also on agents that
+    would pull it first."""
+    if any(a.has_image and not a.image_local for a in agents):
+        local = [replace(a, has_image=a.image_local) for a in agents]
+        try:
+            found = place_on(spec, local)
+        except InvalidRequest:
+            found = None
+        if isinstance(found, Placement):
+            return found
+    return place_on(spec, agents)
+
+
+def place_on(spec: LaunchSpec, agents: Sequence[AgentSlot]) -> Placement | Pending:
+    """Decide where the ``spec.size`` containers of a session go on ``agents``.
 
     single-node: all on one agent, the one with the most room, or Pending.
     multi-node: all on one agent when one has room (least latency); otherwise

@@ -33,6 +33,7 @@ class ContainerStatus(str, Enum):
     """Life cycle of one container of a session."""
 
     PENDING = "PENDING"
+    PULLING = "PULLING"  # its agent is pulling the session's image
     CREATING = "CREATING"
     STARTING = "STARTING"
     RUNNING = "RUNNING"

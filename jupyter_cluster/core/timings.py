@@ -9,7 +9,11 @@ that has ended to its duration. The phases, always in this order:
 ``place``
     that attempt: the store's transaction and the scheduler;
 ``network``
-    creating the session's private network;
+    creating the session's private network (meanwhile the agents are asked whether
+    they have the image, and those that lack it start pulling it);
+``pull``
+    from then until the image is on every agent the session was placed on (about 0
+    when every agent had it);
 ``create``, ``files``, ``start``
     creating the containers, copying their start-up files in, starting them
     (subs start once main1 has; with restricted egress, until the rules are set);
@@ -42,6 +46,7 @@ PHASES = (
     "queue",
     "place",
     "network",
+    "pull",
     "create",
     "files",
     "start",
@@ -81,7 +86,8 @@ class LaunchClock:
         self._last = time.monotonic()
 
     def phase(self, name: str, seconds: float) -> None:
-        """A session-wide phase (``queue``, ``place``, ``network``) took ``seconds``."""
+        """A session-wide phase (``queue``, ``place``, ``network``, ``pull``) took
+        ``seconds``."""
         self.timings[name] = max(0.0, seconds)
         log.debug("session %s: phase %s took %.3f s", self.session_id, name, seconds)
 
@@ -89,6 +95,12 @@ class LaunchClock:
         """The network (begun at monotonic ``started``) exists: containers start now."""
         self._last = time.monotonic()
         self.phase("network", self._last - started)
+
+    def pull_done(self) -> None:
+        """Every placed agent has the image (pulled since the network was made)."""
+        now = time.monotonic()
+        self.phase("pull", now - self._last)
+        self._last = now
 
     def mark(self, host: str, phase: str) -> None:
         """``host`` has ended ``phase``; ends it for the session with the last host."""

@@ -15,6 +15,7 @@ export type SessionStatus =
 
 export type ContainerStatus =
   | 'PENDING'
+  | 'PULLING'
   | 'CREATING'
   | 'STARTING'
   | 'RUNNING'

@@ -6,8 +6,9 @@ agent's engine and to get the ``ClusterManager.agents`` entries pointing at them
 Each agent is a container of ``jupyter-cluster/test-agent`` (``dind/``) running
 ``dockerd`` at a fixed IP on a bridge network of its own; agent1 serves the API over
 TLS (2376), the others over plain TCP (2375). The agents form one Docker Swarm as the
-README says (agent1 its manager, the others workers, see :mod:`.swarm`), have the given images
-loaded, and share a data-folder root mounted at the same path in each.
+README says (agent1 its manager, the others workers, see :mod:`.swarm`), get the given
+images with ``jupyter cluster image push-to-agents`` (as the README says), and share a
+data-folder root mounted at the same path in each.
 :class:`AgentHost` lives in :mod:`.host`, the Swarm in :mod:`.swarm`, the docker
 and openssl helpers in :mod:`.dockercli` and :mod:`.certs`.
 """
@@ -16,11 +17,13 @@ from __future__ import annotations
 
 import atexit
 import ipaddress
+import json
 import logging
 import os
 import secrets
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
@@ -46,7 +49,6 @@ from .dockercli import (
     leftovers,
     missing_images,
     owner_tag,
-    spawn,
 )
 from .host import AgentHost, AgentStartError
 from .swarm import form_swarm, swarm_nodes
@@ -63,7 +65,6 @@ RUN_OPTIONS = (
     "--security-opt", "seccomp=unconfined", "--security-opt", "apparmor=unconfined",
     "--security-opt", "systempaths=unconfined", "-v", "/sys/fs/cgroup:/sys/fs/cgroup:rw",
 )  # fmt: skip
-IMAGES_MOUNT = "/jc-images"
 
 
 class AgentCluster:
@@ -141,12 +142,11 @@ class AgentCluster:
         try:
             self._make_folders()
             self._make_network()
-            background += (saver := self._save_images())
             self._run_agents()
             self._wait_engines()
             self.timings["engines"] = time.monotonic() - started
             mark = time.monotonic()
-            background += (loads := self._start_loads(saver))  # while the Swarm forms
+            background += (loads := self._start_pushes())  # while the Swarm forms
             form_swarm(self.agents, self.overlay_pool)
             self.timings["swarm"] = time.monotonic() - mark
             self._finish_loads(loads)
@@ -168,7 +168,7 @@ class AgentCluster:
         data = self.run_dir / "data"
         data.mkdir()
         data.chmod(0o777)  # inner containers run as uid 1000
-        (self.run_dir / "images").mkdir(mode=0o700)
+        (self.run_dir / "config").mkdir(mode=0o700)
         self.data_root = str(data)
 
     def _make_network(self) -> None:
@@ -185,12 +185,6 @@ class AgentCluster:
             errors.append(f"{subnet}: {result.stderr.strip()}")  # taken meanwhile: next one
         raise DockerError("no free subnet for the agents' network:\n" + "\n".join(errors))
 
-    def _save_images(self) -> list[subprocess.Popen[str]]:
-        """Start ``docker save`` of the images into the run folder (runs meanwhile)."""
-        assert self.run_dir is not None
-        tar = str(self.run_dir / "images" / "images.tar")
-        return [spawn("save", "-o", tar, *self.images)] if self.images else []
-
     def _run_agents(self) -> None:
         assert self.run_dir is not None and self.data_root is not None and self.subnet
         hosts = list(ipaddress.ip_network(self.subnet).hosts())
@@ -198,7 +192,6 @@ class AgentCluster:
             agent_id, ip = f"agent{i}", str(hosts[9 + i])
             container, volume = f"{self.prefix}-{i}", f"{self.prefix}-{i}-docker"
             mounts = ["-v", f"{self.data_root}:{self.data_root}"]
-            mounts += ["-v", f"{self.run_dir / 'images'}:{IMAGES_MOUNT}:ro"]
             if self.storage == "tmpfs":
                 mounts += ["--tmpfs", "/var/lib/docker:rw,exec,size=8g"]
             else:
@@ -246,27 +239,39 @@ class AgentCluster:
         """Host name -> status (``Ready``, ``Down``...) of the Swarm's nodes, from agent1."""
         return swarm_nodes(self.agents[0])
 
-    def _start_loads(self, saver: list[subprocess.Popen[str]]) -> list[subprocess.Popen[str]]:
-        """Wait for ``docker save``, then start ``docker load`` in every agent at once."""
-        for code, out in finish(saver):
-            if code != 0:
-                raise DockerError(f"docker save {' '.join(self.images)} failed: {out}")
-        if not saver:
-            return []
-        tar = f"{IMAGES_MOUNT}/images.tar"
-        return [spawn("exec", a.container, "docker", "load", "-q", "-i", tar) for a in self.agents]
-
-    def _finish_loads(self, loads: list[subprocess.Popen[str]]) -> None:
-        """Wait for the loads of :meth:`_start_loads`; raise if one failed."""
-        if not loads:
-            return
-        results = finish(loads)
+    def _start_pushes(self) -> list[subprocess.Popen[str]]:
+        """Copy the images to every agent as the README says, with ``jupyter cluster
+        image push-to-agents IMAGE`` and a configuration naming the agents."""
         assert self.run_dir is not None
-        (self.run_dir / "images" / "images.tar").unlink(missing_ok=True)
-        failed = [f"{a.id}: {o}" for a, (c, o) in zip(self.agents, results, strict=True) if c]
+        config_dir = self.run_dir / "config"
+        settings = {"agents": self.configs(), "db_path": str(self.run_dir / "push.db")}
+        (config_dir / "jupyter_cluster_config.json").write_text(
+            json.dumps({"ClusterManager": settings})
+        )
+        env = {**os.environ, "JUPYTER_CONFIG_DIR": str(config_dir), "JUPYTER_CONFIG_PATH": ""}
+        jupyter = str(Path(sys.executable).with_name("jupyter"))
+        return [
+            subprocess.Popen(
+                [jupyter, "cluster", "image", "push-to-agents", image],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+            for image in self.images
+        ]
+
+    def _finish_loads(self, pushes: list[subprocess.Popen[str]]) -> None:
+        """Wait for the pushes of :meth:`_start_pushes`; raise if one failed."""
+        pairs = list(zip(self.images, finish(pushes), strict=True))
+        failed = [f"{image}: {out}" for image, (code, out) in pairs if code]
         if failed:
-            raise AgentStartError("docker load failed:\n" + "\n".join(failed))
-        log.info("loaded %s into %d agents", ", ".join(self.images), len(self.agents))
+            raise AgentStartError(
+                "jupyter cluster image push-to-agents failed:\n" + "\n".join(failed)
+            )
+        for image, (_, out) in pairs:
+            log.info("pushed %s to the agents: %s", image, out)
 
     # -- stop -------------------------------------------------------------------------
 
