@@ -16,6 +16,9 @@ Kept capabilities, and why (everything else of Docker's default set is dropped):
 - ``KILL``: sshd and the start-up script end processes of ``work``;
 - ``AUDIT_WRITE``: sshd records logins.
 
+Containers given RDMA devices (a resource group with ``rdma``, :mod:`.fast_network`)
+also keep ``IPC_LOCK``, added to this list, and no memlock limit; no other does.
+
 ``no-new-privileges`` stops setuid binaries (e.g. sudo in an image) from giving
 ``work`` root again. Nothing is privileged, no Docker socket is mounted and no
 host path but configured data folders.

@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Callable, Sequence
 
 from ..core import naming
+from ..core.fast_network import GroupNetwork
 from ..core.models import Container, LaunchSpec, Session
 from ..core.quota import Quota
 from ..core.scheduler import place
@@ -57,10 +58,12 @@ class SessionLauncher:
         *,
         folders: Callable[[str], FolderSpace],
         limits: Callable[[], Limits],
+        networks: Callable[[str], GroupNetwork] = lambda group: GroupNetwork(),
     ) -> None:
         """``settings``: the manager's traits, read at each launch (limits, timeouts,
         the queue's policy); ``folders``: an owner's data folders; ``limits``: the
-        containers' confinement now (``ContainerHardening.limits``)."""
+        containers' confinement now (``ContainerHardening.limits``); ``networks``: a
+        resource group's network settings (``FastNetworking.for_group``)."""
         self.settings = settings
         self.store = store
         self.pool = pool
@@ -69,6 +72,7 @@ class SessionLauncher:
         self.terminator = terminator
         self.folders_for = folders
         self.limits = limits
+        self.networks = networks
 
     def quota(self, sessions: int = 0) -> Quota:
         """The per-owner limits (``max_*_per_owner``); ``sessions`` tightens the
@@ -180,7 +184,10 @@ class SessionLauncher:
                 root = self.pool.get(agent_id).config.data_root or self.settings.data_root
                 folders = self.folders_for(session.owner)
                 mounts[agent_id] = folders.bind_mounts(session.spec.mounts, root)
-            warm = self.warm.take(session)  # before make_room: taken ones are not evicted
+            network = self.networks(session.spec.resource_group)
+            # Warm sets have plain networks and containers: not for fast-network groups.
+            # Taken before make_room: taken ones are not evicted.
+            warm = {} if network.special else self.warm.take(session)
             if warm:
                 session = self.store.require(session.id)  # with the set's network
             await self.warm.make_room(session)
@@ -195,6 +202,7 @@ class SessionLauncher:
                 clock=clock,
                 keep_logs=self._keep_launch_logs if self.settings.keep_logs else None,
                 warm=warm,
+                network=network,
             )
             await bring_up(session, ctx, progress)
             self.store.add_timings(session.id, clock.timings)

@@ -43,6 +43,7 @@ from .agents.pool import AgentPool
 from .agents.registry import agent_configs, make_agent
 from .api import PolicySource, Upkeep
 from .ending import SessionTerminator
+from .fast_network import FastNetworking
 from .folder_space import FolderSpace
 from .hardening import ContainerHardening
 from .launching import SessionCallback, SessionLauncher
@@ -90,6 +91,7 @@ class ClusterManager(ManagerSettings):
                 )
         self.pool = AgentPool(configs, self.agent_factory or make_agent)
         self.hardening = ContainerHardening(parent=self)
+        self.networking = FastNetworking(parent=self)
         targets = parse_targets(self.warm_pool, self.default_image, self.max_size)
         self.warm = WarmPool(
             self.store, self.pool, targets, self.hardening.limits, self.warm_pool_interval
@@ -107,6 +109,7 @@ class ClusterManager(ManagerSettings):
             self.terminator,
             folders=self.folders.space,
             limits=self.hardening.limits,
+            networks=self.networking.for_group,
         )
         self.reader = SessionReader(self.store, self.pool, self.log_archive, self.exec_log)
         self._reconciled = False

@@ -118,6 +118,10 @@ class ContainerSpec:
     gpu_ids: tuple[str, ...] = ()
     mounts: tuple[BindMount, ...] = ()
     publish: tuple[int, ...] = ()  # container TCP ports published on the agent's address
+    #: Device nodes of the agent passed through at the same path (RDMA); with any,
+    #: the container also gets IPC_LOCK and ``memlock`` (bytes; -1: no limit).
+    devices: tuple[str, ...] = ()
+    memlock: int = -1
     workdir: str = "/home/work"
     user: str = "root"  # the start-up script drops to ``work`` itself
     limits: Limits = field(default_factory=Limits)  # PIDs, capabilities, logs…
@@ -192,9 +196,24 @@ class Agent(Protocol):
     async def has_image(self, image: str) -> bool: ...
 
     async def create_network(
-        self, name: str, labels: Mapping[str, str], *, overlay: bool, encrypted: bool = False
+        self,
+        name: str,
+        labels: Mapping[str, str],
+        *,
+        overlay: bool,
+        encrypted: bool = False,
+        mtu: int = 0,
     ) -> str:
-        """A bridge network, or an attachable overlay (encrypted if asked); its id."""
+        """A bridge network, or an attachable overlay (encrypted if asked), its
+        interfaces' MTU ``mtu`` (0: Docker's default); its id."""
+        ...
+
+    async def device_nodes(
+        self, directory: str, image: str, labels: Mapping[str, str]
+    ) -> tuple[str, ...]:
+        """The character devices directly under ``directory`` on the agent (paths
+        there; none without such a directory), looked at with ``image`` in a helper
+        carrying ``labels``. A launch in a group with RDMA asks for its devices."""
         ...
 
     async def remove_network(self, name_or_id: str) -> None:

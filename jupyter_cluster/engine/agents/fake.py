@@ -141,6 +141,8 @@ class FakeAgent:
         self.images: set[str] = set(images)
         self.containers: dict[str, FakeContainer] = {}
         self.networks: dict[str, NetworkState] = {}
+        self.mtus: dict[str, int] = {}  # per network name: the MTU asked (0: default)
+        self.device_paths: list[str] = []  # the agent's device nodes (see device_nodes)
         self.fail_on: dict[str, Exception] = {}
         self.calls: list[tuple[str, str]] = []  # (method, container/network name or id)
         self.execs: list[ExecCall] = []
@@ -275,11 +277,19 @@ class FakeAgent:
         return self._has_image(image)
 
     async def create_network(
-        self, name: str, labels: Mapping[str, str], *, overlay: bool, encrypted: bool = False
+        self,
+        name: str,
+        labels: Mapping[str, str],
+        *,
+        overlay: bool,
+        encrypted: bool = False,
+        mtu: int = 0,
     ) -> str:
-        """Record a network; a name already in use, or an overlay on an agent that is
-        not a Swarm node (``swarm = ""``), is an AgentError, as in Docker."""
+        """Record a network (its MTU in ``mtus``); a name already in use, or an overlay
+        on an agent that is not a Swarm node (``swarm = ""``), is an AgentError, as in
+        Docker."""
         self._enter("create_network", name)
+        self.mtus[name] = mtu
         if any(n.name == name for n in self.networks.values()):
             raise AgentError(f"agent {self.id}: network {name} already exists", self.id)
         if overlay and (not self.swarm or self.swarm_worker):
@@ -292,6 +302,14 @@ class FakeAgent:
         driver = "overlay" if overlay else "bridge"
         self.networks[net_id] = NetworkState(net_id, name, dict(labels), driver)
         return net_id
+
+    async def device_nodes(
+        self, directory: str, image: str, labels: Mapping[str, str]
+    ) -> tuple[str, ...]:
+        """Those of ``device_paths`` directly under ``directory``."""
+        self._enter("device_nodes", directory)
+        root = directory.rstrip("/")
+        return tuple(sorted(p for p in self.device_paths if p.rpartition("/")[0] == root))
 
     async def remove_network(self, name_or_id: str) -> None:
         """Forget a network by name or id; a missing one is fine, one that a running

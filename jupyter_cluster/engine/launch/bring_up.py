@@ -19,10 +19,11 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ...core import naming
 from ...core.egress import GATE_FILE
+from ...core.fast_network import GroupNetwork
 from ...core.models import Container, Session
 from ...core.state import ContainerStatus
 from ...core.timings import LaunchClock
@@ -31,6 +32,7 @@ from ...runtime.files import container_files
 from ..agents.base import Agent, BindMount, ContainerSpec, FileEntry, Limits
 from . import egress
 from .overlay import network_maker
+from .rdma import rdma_devices_on
 from .readiness import wait_ready
 from .teardown import tear_down
 from .warm_adoption import adopt_warm
@@ -64,6 +66,8 @@ class LaunchContext:
     #: Keeps the logs of a failed launch's containers before they are removed
     #: (the manager's log archive); None: they go with the containers.
     keep_logs: KeepLogs | None = None
+    #: The session's resource group's network settings (MTU, RDMA).
+    network: GroupNetwork = field(default_factory=GroupNetwork)
 
     def mark(self, host: str, phase: str) -> None:
         """``host`` has ended ``phase`` (for :attr:`clock`)."""
@@ -153,7 +157,10 @@ async def _create_and_start(
     agent = ctx.agents[container.agent]
     host = container.host
     await progress(host, ContainerStatus.CREATING, None)
-    container_id = await agent.create_container(_spec_for(session, container, ctx))
+    spec = _spec_for(session, container, ctx)
+    devices = await rdma_devices_on(agent, ctx.network, session, ctx.manager_id)
+    spec = replace(spec, devices=devices, memlock=ctx.network.memlock)
+    container_id = await agent.create_container(spec)
     ctx.mark(host, "create")
     await progress(host, ContainerStatus.STARTING, container_id)
     await agent.put_files(container_id, files)
@@ -194,6 +201,7 @@ async def bring_up(session: Session, ctx: LaunchContext, progress: ProgressCallb
                 naming.network_labels(session, ctx.manager_id),
                 overlay=len(placed) > 1,
                 encrypted=ctx.encrypted_overlay,
+                mtu=ctx.network.mtu,
             )
     except (AgentError, LaunchFailed) as exc:
         raise LaunchFailed(f"could not create the session network: {exc}") from exc

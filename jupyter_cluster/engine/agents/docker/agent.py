@@ -35,10 +35,25 @@ from ..base import (
 )
 from .beside import run_beside
 from .connection import DockerConnection
+from .devices import DeviceProbe
 from .events import follow_oom
 from .logs import log_text
-from .models import container_config, container_state, label_filter, network_state
+from .models import (
+    container_config,
+    container_state,
+    label_filter,
+    network_config,
+    network_state,
+)
 
+#: What runc says when the engine may not set a container's memlock limit (RLIMIT_MEMLOCK
+#: is resource 8), and what to do about it.
+MEMLOCK_REFUSED = "error setting rlimit type 8"
+MEMLOCK_HELP = (
+    "This agent's Docker engine may not lift the memlock limit of containers given RDMA "
+    "devices (it lacks CAP_SYS_RESOURCE, as rootless or nested engines do): set the "
+    "group's memlock in FastNetworking.resource_groups to at most the engine's own limit"
+)
 #: Seconds ``info`` waits for the engine (it is the health probe: keep it short).
 PROBE_TIMEOUT = 5.0
 
@@ -49,6 +64,7 @@ class DockerAgent:
     def __init__(self, config: AgentConfig) -> None:
         self.config = config
         self.connection = DockerConnection(config)
+        self.device_probe = DeviceProbe(self.connection)
 
     @property
     def id(self) -> str:
@@ -105,20 +121,21 @@ class DockerAgent:
         *,
         overlay: bool,
         encrypted: bool = False,
+        mtu: int = 0,
     ) -> str:
-        """A bridge network, or an attachable Swarm overlay (IPsec-encrypted if asked)."""
-        config: dict[str, Any] = {
-            "Name": name,
-            "Driver": "overlay" if overlay else "bridge",
-            "Attachable": True,
-            "CheckDuplicate": True,
-            "Labels": dict(labels),
-        }
-        if overlay and encrypted:
-            config["Options"] = {"encrypted": "true"}
+        """A bridge network, or an attachable Swarm overlay (IPsec-encrypted if asked),
+        with the interfaces' MTU if given (0: Docker's default)."""
+        config = network_config(name, labels, overlay=overlay, encrypted=encrypted, mtu=mtu)
         conn = self.connection
         network = await conn.call(f"creating network {name}", conn.client.networks.create(config))
         return str(network.id)
+
+    async def device_nodes(
+        self, directory: str, image: str, labels: Mapping[str, str]
+    ) -> tuple[str, ...]:
+        """The character devices directly under ``directory`` on this agent (e.g. its
+        RDMA devices), probed with ``image`` and kept a while (see :mod:`.devices`)."""
+        return await self.device_probe.nodes(directory, image, dict(labels))
 
     async def remove_network(self, name_or_id: str) -> None:
         """Remove a network; a missing one is not an error."""
@@ -177,10 +194,16 @@ class DockerAgent:
         )
 
     async def start_container(self, container_id: str) -> None:
-        """Start a created container."""
+        """Start a created container; an engine that may not lift an RDMA container's
+        memlock limit says what to configure instead."""
         conn = self.connection
         container = conn.client.containers.container(container_id)
-        await conn.call(f"starting container {container_id[:12]}", container.start())
+        try:
+            await conn.call(f"starting container {container_id[:12]}", container.start())
+        except AgentError as exc:
+            if MEMLOCK_REFUSED not in exc.message:
+                raise
+            raise AgentError(f"{exc.message}. {MEMLOCK_HELP}", self.id) from exc
 
     async def inspect_container(self, container_id: str) -> ContainerState | None:
         """The container's state, or None when it no longer exists."""

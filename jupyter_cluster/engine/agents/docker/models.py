@@ -6,9 +6,10 @@ API speaks; used by :class:`~jupyter_cluster.engine.agents.docker.DockerAgent`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ....core.fast_network import RDMA_CAPABILITY, network_options
 from ....core.resources import Resources
 from ..base import BindMount, ContainerSpec, ContainerState, NetworkState
 
@@ -33,6 +34,8 @@ def container_config(spec: ContainerSpec, address: str) -> dict[str, Any]:
         },
     }
     host_config.update(confinement(spec))
+    if spec.devices:
+        host_config.update(rdma_host_config(spec.devices, host_config["CapAdd"], spec.memlock))
     env = dict(spec.env)
     if spec.gpu_ids:
         host_config["DeviceRequests"] = [
@@ -53,6 +56,43 @@ def container_config(spec: ContainerSpec, address: str) -> dict[str, Any]:
         "HostConfig": host_config,
         "NetworkingConfig": {"EndpointsConfig": {spec.network: {"Aliases": list(spec.aliases)}}},
     }
+
+
+def rdma_host_config(
+    devices: Sequence[str], kept: Sequence[str], memlock: int = -1
+) -> dict[str, Any]:
+    """HostConfig keys of a container given RDMA device nodes: the nodes (same path
+    inside), ``IPC_LOCK`` added to the kept capabilities and the memlock limit
+    ``memlock`` (-1: none; RDMA pins the memory it registers). Only containers with
+    devices get these."""
+    caps = list(kept)
+    if RDMA_CAPABILITY not in caps:
+        caps.append(RDMA_CAPABILITY)
+    return {
+        "Devices": [
+            {"PathOnHost": d, "PathInContainer": d, "CgroupPermissions": "rwm"} for d in devices
+        ],
+        "CapAdd": caps,
+        "Ulimits": [{"Name": "memlock", "Soft": memlock, "Hard": memlock}],
+    }
+
+
+def network_config(
+    name: str, labels: Mapping[str, str], *, overlay: bool, encrypted: bool, mtu: int
+) -> dict[str, Any]:
+    """The body of ``POST /networks/create``: a bridge, or an attachable overlay, with
+    the MTU (0: Docker's default) and overlay encryption as asked."""
+    config: dict[str, Any] = {
+        "Name": name,
+        "Driver": "overlay" if overlay else "bridge",
+        "Attachable": True,
+        "CheckDuplicate": True,
+        "Labels": dict(labels),
+    }
+    options = network_options(mtu, overlay=overlay, encrypted=encrypted)
+    if options:
+        config["Options"] = options
+    return config
 
 
 def confinement(spec: ContainerSpec) -> dict[str, Any]:
