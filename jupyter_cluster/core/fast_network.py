@@ -40,7 +40,9 @@ UNLIMITED = -1
 class GroupNetwork:
     """The network settings of one resource group (the defaults: Docker's own)."""
 
-    mtu: int = 0  # 0: Docker's default (the engine's, usually 1500; overlay 1450)
+    #: Docker's MTU option (0: its default): a bridge's interfaces get it; for an
+    #: overlay it is the agents' links' MTU, and its interfaces get 50 bytes less.
+    mtu: int = 0
     rdma: bool = False  # pass the agent's RDMA devices through where it has them
     rdma_devices: str = RDMA_DEVICES  # where the agents keep them
     #: The memlock limit (bytes) of containers given RDMA devices; -1: none. An

@@ -25,12 +25,16 @@ class FastNetworking(LoggingConfigurable):
     resource_groups = Dict(
         config=True,
         help="""Fast networking per resource group, e.g. {'ib': {'mtu': 9000, 'rdma':
-        True}}. mtu: the session network's MTU in bytes (bridge or overlay; every link
-        between the agents must carry it; 0 or absent: Docker's default). rdma: pass
+        True}}. mtu: Docker's MTU option of the session network, in bytes (0 or
+        absent: Docker's default): on one agent (bridge) the containers' interfaces
+        get it; across agents (overlay) it is the MTU of the links between them and
+        the containers get it less the VXLAN header (50 bytes). rdma: pass
         the RDMA (InfiniBand, RoCE) device nodes of the agent through to the
-        containers where it has any, with the IPC_LOCK capability and no memlock
+        containers where it has any, with the IPC_LOCK capability and the memlock
         limit (NCCL, MPI); containers on agents without them get neither.
         rdma_devices: where the agents keep those nodes (default /dev/infiniband).
+        memlock: that limit, 'unlimited' (the default) or a size such as 64g (an
+        engine without CAP_SYS_RESOURCE, rootless or nested, cannot go past its own).
         Sessions of these groups never take warm containers.""",
     )
 
