@@ -58,3 +58,8 @@ class LaunchFailed(ClusterError):
     By the time it is raised, everything the launch made has been removed and the
     session is in ERROR with the same message as its reason.
     """
+
+
+class UnsafeSetting(ClusterError):
+    """A setting that would let host users reach each other's sessions: the engine
+    refuses to run with it (e.g. a ``work_uid`` that a host account holds)."""

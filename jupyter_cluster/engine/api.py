@@ -115,6 +115,9 @@ class KernelEndpoint(NamedTuple):
     runner: Any  # a provisioning.process.Executor: an agent, or SSH as work
     container_id: str  # "" over SSH
     connection: KernelConnectionInfo | None
+    #: Whom the kernel runs as through ``runner`` (numeric: a kernel may start before
+    #: the start-up script has given ``work`` its uid); SSH logs in as work anyway.
+    user: str = "work"
 
 
 class MainRoute(Protocol):

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ..core.folders import FolderInfo
-from ..core.naming import WORK_HOME
+from ..core.naming import WORK_HOME, WORK_UID
 from ..core.resources import Mount, validate_folder_name
 from ..errors import Conflict, InvalidRequest, NotFound
 from .agents.base import BindMount
@@ -45,11 +45,17 @@ class FolderSpace:
     """One owner's view of the data folders (see the module docstring)."""
 
     def __init__(
-        self, data_root: str, owner: str, *, per_owner: bool, shared: Sequence[str] = ()
+        self,
+        data_root: str,
+        owner: str,
+        *,
+        per_owner: bool,
+        shared: Sequence[str] = (),
+        work_uid: int = WORK_UID,
     ) -> None:
         self.data_root = Path(data_root)
         mine = self.data_root / OWNERS_DIR / owner_dir(owner) if per_owner else self.data_root
-        self.own = DataFolders(str(mine))
+        self.own = DataFolders(str(mine), work_uid)
         self.shared = DataFolders(str(self.data_root / SHARED_DIR))
         self.shared_names = tuple(shared)
 

@@ -24,8 +24,10 @@ from .agents.base import BindMount
 class DataFolders:
     """Create, list, resolve and remove the data folders under ``root``."""
 
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, work_uid: int = WORK_UID) -> None:
+        """``work_uid``: who owns new folders (``ContainerHardening.work_uid``)."""
         self.root = Path(root)
+        self.work_uid = work_uid
 
     def path(self, name: str) -> Path:
         """The directory of folder ``name``; raises NotFound if it does not exist."""
@@ -55,16 +57,16 @@ class DataFolders:
         return tuple(result)
 
     def create(self, name: str) -> FolderInfo:
-        """Make a new folder owned by the containers' user (uid 1000)."""
+        """Make a new folder owned by the containers' user (``work_uid``)."""
         validate_folder_name(name, "name")
         path = self.root / name
         if path.exists():
             raise Conflict(f"a data folder named {name!r} already exists")
         path.mkdir(parents=True)
         try:
-            os.chown(path, WORK_UID, WORK_UID)
+            os.chown(path, self.work_uid, self.work_uid)
         except PermissionError:
-            # Not root: let uid 1000 in the containers write anyway.
+            # Not root: let work in the containers write anyway.
             path.chmod(0o777)
         return FolderInfo(name, str(path))
 

@@ -23,6 +23,12 @@ also keep ``IPC_LOCK``, added to this list, and no memlock limit; no other does.
 ``work`` root again. Nothing is privileged, no Docker socket is mounted and no
 host path but configured data folders.
 
+Session processes run as ``work`` with uid ``work_uid`` (1000, the default image's;
+the shared service uses a uid of its own, :data:`~jupyter_cluster.core.uids.
+TEAM_WORK_UID`). With ``reserved_work_uid`` (on in the service) the engine refuses to
+start when a host account, group or subordinate id range holds that uid: that
+account could otherwise reach every session through ``/proc``.
+
 ``restrict_egress`` (off by default) denies the ranges of ``egress_deny`` to every
 container (see :mod:`.launch.egress`): by default the agent itself and the link-local
 range, where cloud metadata services answer.
@@ -30,12 +36,18 @@ range, where cloud metadata services answer.
 
 from __future__ import annotations
 
+import grp
+import pwd
+from pathlib import Path
+
 from traitlets import Bool, Int, List, Unicode
 from traitlets.config import LoggingConfigurable
 
 from ..core.egress import AGENT, check_denied
 from ..core.naming import DEFAULT_IMAGE
+from ..core.uids import DEFAULT_WORK_UID, SubordinateRange, check_work_uid, parse_subordinate
 from ..core.units import parse_size
+from ..errors import UnsafeSetting
 from .agents.base import KEPT_CAPABILITIES, Limits
 
 
@@ -90,6 +102,41 @@ class ContainerHardening(LoggingConfigurable):
         "the egress rules in a session container's network namespace.",
     )
 
+    work_uid = Int(
+        DEFAULT_WORK_UID,
+        config=True,
+        help="The uid (and gid) of user work in every container: session processes and "
+        "the files they write in data folders have it on the host too. The shared service "
+        "(jupyter cluster serve) uses a uid no host account has.",
+    )
+    reserved_work_uid = Bool(
+        False,
+        config=True,
+        help="Refuse to start when a host account or group, or a user's subordinate id "
+        "range (/etc/subuid, /etc/subgid), holds work_uid: it could read and change every "
+        "session's processes through /proc. On in the shared service.",
+    )
+
+    def check_reserved_uid(self) -> None:
+        """With ``reserved_work_uid``, raise UnsafeSetting unless no host account,
+        group or subordinate range holds ``work_uid`` (the manager calls this when
+        it is made, so the service refuses to start)."""
+        if not self.reserved_work_uid:
+            return
+        held = {g.gr_gid: f"group {g.gr_name}" for g in grp.getgrall()}
+        held.update({p.pw_uid: p.pw_name for p in pwd.getpwall()})
+        ranges: list[tuple[str, SubordinateRange]] = []
+        for name in ("/etc/subuid", "/etc/subgid"):
+            try:
+                text = Path(name).read_text()
+            except OSError:
+                continue
+            ranges += [(name, r) for r in parse_subordinate(text)]
+        try:
+            check_work_uid(self.work_uid, held, ranges)
+        except ValueError as exc:
+            raise UnsafeSetting(str(exc)) from None
+
     def limits(self) -> Limits:
         """The configured limits, checked (sizes parse, counts are sane)."""
         parse_size(self.log_max_size, "ContainerHardening.log_max_size")
@@ -104,4 +151,5 @@ class ContainerHardening(LoggingConfigurable):
             writable_layer_size=self.writable_layer_size,
             egress_deny=check_denied(self.egress_deny) if self.restrict_egress else (),
             egress_image=self.egress_image,
+            work_uid=self.work_uid,
         )

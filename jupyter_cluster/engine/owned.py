@@ -11,6 +11,7 @@ Folders are scoped to an owner when ``folders_per_owner`` is on.
 from __future__ import annotations
 
 import builtins
+from collections.abc import Callable
 
 from ..core.folders import FolderInfo
 from ..core.state import ACTIVE
@@ -22,15 +23,23 @@ from .store.sessions import Store
 class OwnerFolders:
     """Per-owner views of the data folders (see the module docstring)."""
 
-    def __init__(self, settings: ManagerSettings, store: Store) -> None:
+    def __init__(
+        self, settings: ManagerSettings, store: Store, work_uid: Callable[[], int]
+    ) -> None:
+        """``work_uid``: who owns new folders, read when one is made."""
         self.settings = settings
         self.store = store
+        self.work_uid = work_uid
 
     def space(self, owner: str) -> FolderSpace:
         """The data folders ``owner`` sees (see :mod:`.folder_space`)."""
         s = self.settings
         return FolderSpace(
-            s.data_root, owner, per_owner=s.folders_per_owner, shared=s.shared_folders
+            s.data_root,
+            owner,
+            per_owner=s.folders_per_owner,
+            shared=s.shared_folders,
+            work_uid=self.work_uid(),
         )
 
     def mounting(self, folder: str, owner: str = "") -> builtins.list[str]:

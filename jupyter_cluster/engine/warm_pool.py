@@ -50,16 +50,21 @@ WAIT_SCRIPT = (
     f'read -r go <{WARM_GO_FIFO} && [ "$go" = go ] && set -a && . {WARM_ENV_FILE} && '
     f"set +a && exec /bin/sh {naming.RUNTIME_DIR}/start.sh"
 )
+
+
 # main1 first starts, as work, an interpreter that imports ipykernel ahead and waits
 # for its kernel (runtime/prestart.py; the kernel's start-up hands it over). Without
 # python3 or setpriv in the image, kernels start the usual way.
-_PRESTART_SCRIPT = (
-    f"if command -v python3 >/dev/null && command -v setpriv >/dev/null; then "
-    f"mkdir -p -m 0700 {naming.PRESTART_DIR} && chown 1000:1000 {naming.PRESTART_DIR} && "
-    f"mkfifo -m 0600 {naming.PRESTART_DIR}/go && chown 1000:1000 {naming.PRESTART_DIR}/go && "
-    f"(setpriv --reuid=1000 --regid=1000 --clear-groups python3 {PRESTART} "
-    f"</dev/null 2>&1 &); else echo '{PRESTART_NOT_READY}: no python3 or setpriv'; fi; "
-)
+def prestart_script(uid: int) -> str:
+    """The warm main1's prestart, as work with ``uid`` (ContainerHardening.work_uid)."""
+    owner = f"{uid}:{uid}"
+    return (
+        f"if command -v python3 >/dev/null && command -v setpriv >/dev/null; then "
+        f"mkdir -p -m 0700 {naming.PRESTART_DIR} && chown {owner} {naming.PRESTART_DIR} && "
+        f"mkfifo -m 0600 {naming.PRESTART_DIR}/go && chown {owner} {naming.PRESTART_DIR}/go && "
+        f"(setpriv --reuid={uid} --regid={uid} --clear-groups python3 {PRESTART} "
+        f"</dev/null 2>&1 &); else echo '{PRESTART_NOT_READY}: no python3 or setpriv'; fi; "
+    )
 
 
 def _prestart_code() -> bytes:
@@ -201,6 +206,8 @@ class WarmPool:
         self, agent: Agent, shape: WarmShape, set_id: str, network: str, host: str
     ) -> str:
         role = "main" if host == shape.hosts[0] else "sub"
+        limits = self.limits()
+        prestart = prestart_script(limits.work_uid) if role == "main" else ""
         spec = ContainerSpec(
             name=f"jc-{set_id[:12]}-{host}",
             image=shape.image,
@@ -212,9 +219,9 @@ class WarmPool:
                 **{naming.LABEL_WARM: shape.key, naming.LABEL_HOST: host, naming.LABEL_ROLE: role}
             ),
             resources=shape.resources,
-            command=("/bin/sh", "-c", (_PRESTART_SCRIPT if role == "main" else "") + WAIT_SCRIPT),
+            command=("/bin/sh", "-c", prestart + WAIT_SCRIPT),
             publish=published_ports_of(role, agent),
-            limits=self.limits(),
+            limits=limits,
         )
         container_id = await agent.create_container(spec)
         try:

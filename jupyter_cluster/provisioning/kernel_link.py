@@ -63,7 +63,9 @@ class KernelLink:
         return await self.route.open(self.km, session, previous, stage=stage)
 
     def _reached(self, endpoint: KernelEndpoint) -> Reached:
-        process = KernelProcess(endpoint.runner, endpoint.container_id, self.kernel_id)
+        process = KernelProcess(
+            endpoint.runner, endpoint.container_id, self.kernel_id, endpoint.user
+        )
         return Reached(process, endpoint.connection)
 
     async def close(self) -> None:

@@ -62,7 +62,7 @@ _HANDOFF = (
 SAID_MAX = 8192
 #: The kernel's user as uid:gid, so it can be started before start.sh has added
 #: ``work`` to an image that lacks it.
-KERNEL_USER = f"{naming.WORK_UID}:{naming.WORK_UID}"
+KERNEL_USER = f"{naming.WORK_UID}:{naming.WORK_UID}"  # unless the route says otherwise
 #: The in-container ``%cluster`` magic (runtime/incluster.py, copied in at creation).
 MAGIC_EXTENSION = "jupyter_cluster"
 
@@ -86,8 +86,11 @@ class Executor(Protocol):
 class KernelProcess:
     """One kernel process in a container, seen from the server."""
 
-    def __init__(self, agent: Executor, container_id: str, kernel_id: str) -> None:
+    def __init__(
+        self, agent: Executor, container_id: str, kernel_id: str, user: str = KERNEL_USER
+    ) -> None:
         self.agent = agent
+        self.user = user
         self.container_id = container_id
         self.connection_file = self.connection_path(kernel_id)
         self.pid_file = f"{RUN_DIR}/kernel-{naming.kernel_file_id(kernel_id)}.pid"
@@ -132,7 +135,7 @@ class KernelProcess:
                 self.container_id,
                 ["/bin/sh", "-c", _HANDOFF + _WRAPPER, "jupyter-cluster-kernel", *cmd],
                 on_output=self._heard,
-                user=KERNEL_USER,
+                user=self.user,
                 env={
                     **kernel_env,
                     "JC_PID_FILE": self.pid_file,

@@ -37,9 +37,12 @@ class AgentRoute:
         agent: Callable[[str], Agent],
         keys: Callable[[str], Mapping[str, str] | None],
         access: Callable[[str], Awaitable[Access]],
+        work_uid: int = naming.WORK_UID,
     ) -> None:
         """``agent``: an agent by id; ``keys``: a session's key material;
-        ``access``: main1's SSH endpoint (terminals into subs)."""
+        ``access``: main1's SSH endpoint (terminals into subs); ``work_uid``: the
+        uid kernels run as (``ContainerHardening.work_uid``)."""
+        self.work_uid = work_uid
         self.agent = agent
         self.keys = keys
         self.access = access
@@ -70,7 +73,8 @@ class AgentRoute:
             if found is None or not found.running:
                 raise ClusterError(f"main1 of cluster session {session.name} is not running")
             connection = await self._connect(km, agent, found, session.id, previous)
-        return KernelEndpoint(agent, container_id, connection)
+        user = f"{self.work_uid}:{self.work_uid}"
+        return KernelEndpoint(agent, container_id, connection, user)
 
     @staticmethod
     async def _running(agent: Agent, container_id: str, session: Session) -> ContainerState:

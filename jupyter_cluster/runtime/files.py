@@ -14,7 +14,6 @@ from ..core import ssh_config as ssh
 from ..core.models import Container, Session
 from ..engine.agents.base import FileEntry
 
-UID = naming.WORK_UID
 _HOME = naming.WORK_HOME
 _RT = naming.RUNTIME_DIR
 
@@ -29,9 +28,12 @@ def ssh_environment(env: dict[str, str]) -> str:
 
 
 def container_files(
-    session: Session, container: Container, keys: dict[str, str]
+    session: Session, container: Container, keys: dict[str, str], uid: int = naming.WORK_UID
 ) -> list[FileEntry]:
-    """Everything one container needs, with owners and modes (private keys 0600)."""
+    """Everything one container needs, with owners and modes (private keys 0600);
+    ``uid``: user work's (``ContainerHardening.work_uid``). The keys sshd accepts
+    are root's file, so code running as work cannot let anyone else in."""
+    UID = uid  # read as the constant it is within one container
     host = container.host
     env = naming.container_env(session, container)
     port = naming.SSH_PORT
@@ -41,6 +43,8 @@ def container_files(
         FileEntry(f"{_RT}/sshd_config", _resource("sshd_config"), 0o644),
         FileEntry(f"{_RT}/ssh_host_ed25519_key", keys[f"host:{host}"].encode(), 0o600),
         FileEntry(f"{_RT}/ssh_host_ed25519_key.pub", (keys[f"host:{host}.pub"] + "\n").encode()),
+        FileEntry(f"{_RT}/authorized_keys", (keys["user.pub"] + "\n").encode(), 0o644),
+        FileEntry(naming.WORK_UID_FILE, f"{uid}\n".encode(), 0o644),
         FileEntry("/home/config", b"", 0o755, directory=True),
         FileEntry(naming.HOSTFILE_PATH, naming.hostfile(session).encode(), 0o644),
         FileEntry(naming.BACKENDAI_SSH_DIR, b"", 0o700, UID, UID, directory=True),
@@ -57,9 +61,6 @@ def container_files(
         FileEntry(f"{_HOME}/.ssh/id_cluster", keys["user"].encode(), 0o600, UID, UID),
         FileEntry(
             f"{_HOME}/.ssh/id_cluster.pub", (keys["user.pub"] + "\n").encode(), 0o644, UID, UID
-        ),
-        FileEntry(
-            f"{_HOME}/.ssh/authorized_keys", (keys["user.pub"] + "\n").encode(), 0o600, UID, UID
         ),
         FileEntry(
             f"{_HOME}/.ssh/config", ssh.client_config(session.hosts, port).encode(), 0o600, UID, UID

@@ -1,10 +1,11 @@
 #!/bin/sh
 # jupyter-cluster start-up script: the first process of every container of a
 # cluster session (under Docker's init). Put in by the engine at creation, runs as
-# root: makes sure user `work` exists, starts sshd on port 2200, runs the user's
-# bootstrap command as `work`, says "ready", then waits on sshd. Everything it and
-# its children print goes to the container's log, which the engine reads, and to
-# $RT/run/container.log, which `%cluster logs` reads over SSH inside the cluster.
+# root: makes sure user `work` exists with the uid the engine gives it, starts sshd
+# on port 2200, runs the user's bootstrap command as `work`, says "ready", then
+# waits on sshd. Everything it and its children print goes to the container's log,
+# which the engine reads, and to $RT/run/container.log, which `%cluster logs` reads
+# over SSH inside the cluster.
 set -u
 RT=/opt/jupyter-cluster
 say() { echo "jupyter-cluster: $*"; }
@@ -13,33 +14,49 @@ RC_FILE="$RT/run/exit-code"
 CAT_PID=
 SSHD_PID=
 
+# User work with uid and gid $WORK_UID: made when the image lacks it, renumbered
+# (with what it owns in /home/work) when the image gave it another uid.
+ensure_work() {
+    if ! grep -q "^work:" /etc/passwd; then
+        grep -q "^work:" /etc/group || echo "work:x:$WORK_UID:" >>/etc/group
+        echo "work:x:$WORK_UID:$WORK_UID:work:/home/work:/bin/sh" >>/etc/passwd
+        return 0
+    fi
+    old=$(grep "^work:" /etc/passwd | cut -d: -f3)
+    [ "$old" = "$WORK_UID" ] && return 0
+    if cut -d: -f3 /etc/passwd | grep -qx "$WORK_UID"; then
+        say "error: uid $WORK_UID (ContainerHardening.work_uid) is another user's in this image"
+        return 1
+    fi
+    sed -i "s/^work:\([^:]*\):$old:[0-9]*:/work:\1:$WORK_UID:$WORK_UID:/" /etc/passwd
+    if grep -q "^work:" /etc/group; then
+        sed -i "s/^work:\([^:]*\):[0-9]*:/work:\1:$WORK_UID:/" /etc/group
+    else
+        echo "work:x:$WORK_UID:" >>/etc/group
+    fi
+    find /home/work -xdev -uid "$old" -exec chown -h "$WORK_UID:$WORK_UID" {} + 2>/dev/null
+    return 0
+}
+
 main() {
     # First, since a kernel may be started early and waits for it: kernel output
     # written to this FIFO lands in the container's log (our stdout).
     [ -p "$RT/run/log.fifo" ] || mkfifo -m 0600 "$RT/run/log.fifo"
-    chown 1000:1000 "$RT/run/log.fifo"
+    chown "$WORK_UID:$WORK_UID" "$RT/run/log.fifo"
     cat <>"$RT/run/log.fifo" &
     CAT_PID=$!
-    if ! id -u work >/dev/null 2>&1; then
-        if command -v useradd >/dev/null 2>&1; then
-            groupadd -g 1000 work 2>/dev/null || true
-            useradd -u 1000 -g 1000 -d /home/work -M -s /bin/sh work
-        else
-            echo "work:x:1000:1000:work:/home/work:/bin/sh" >>/etc/passwd
-            echo "work:x:1000:" >>/etc/group
-        fi
-    fi
+    ensure_work || return 1
     # sshd without PAM refuses accounts whose password is locked ("!"); "*" only
     # disables password logins, which is what we want (keys only).
     if [ -w /etc/shadow ] && grep -q '^work:!' /etc/shadow; then
         sed -i 's/^work:![^:]*:/work:*:/' /etc/shadow
     fi
-    chown 1000:1000 /home/work
+    chown "$WORK_UID:$WORK_UID" /home/work
     chmod 0755 /home/work
 
     as_work() {
         if command -v setpriv >/dev/null 2>&1; then
-            setpriv --reuid=1000 --regid=1000 --init-groups "$@"
+            setpriv --reuid="$WORK_UID" --regid="$WORK_UID" --init-groups "$@"
         else
             su -s /bin/sh work -c '"$0" "$@"' -- "$@"
         fi
@@ -104,8 +121,9 @@ main() {
     return "$rc"
 }
 
+WORK_UID=$(cat "$RT/work-uid" 2>/dev/null || echo 1000)
 mkdir -p "$RT/run"
-chown 1000:1000 "$RT/run"
+chown "$WORK_UID:$WORK_UID" "$RT/run"
 : >"$LOG_FILE"
 chmod 0644 "$LOG_FILE"
 echo 0 >"$RC_FILE"

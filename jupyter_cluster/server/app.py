@@ -25,7 +25,7 @@ from traitlets import Bool, Float, Int, List, Unicode
 from .. import __version__
 from ..config import LaunchSettings, make_engine
 from ..engine.api import Engine, LaunchGate
-from ..errors import ClusterError
+from ..errors import ClusterError, UnsafeSetting
 from ..paths import cluster_dir
 from ..provisioning import kernelspec
 from .handlers import default_handlers
@@ -162,7 +162,10 @@ class ClusterApp(ExtensionApp, LaunchSettings):
 
     def initialize_settings(self) -> None:
         """Make the engine and the service; handlers find the service in the settings."""
-        self.engine = make_engine(self)
+        try:
+            self.engine = make_engine(self)
+        except UnsafeSetting as exc:  # the server must not run at all with it
+            raise SystemExit(f"jupyter-cluster: {exc}") from None
         self.gate = self.engine.launch_gate(self)
         # This server outlives its kernels: a local engine removes their sessions
         # after shutdown_kernel returns (the service waits for that when it stops).

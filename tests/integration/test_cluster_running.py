@@ -293,12 +293,13 @@ def test_keys_private_and_fresh_per_container(module_ws: Workspace, session: Any
         out = module_ws.sh(
             sid,
             host,
-            "stat -c '%a %U %n' ~/.ssh/id_cluster ~/.ssh/authorized_keys "
+            "stat -c '%a %U %n' ~/.ssh/id_cluster /opt/jupyter-cluster/authorized_keys "
             "/opt/jupyter-cluster/ssh_host_ed25519_key /home/config/ssh "
             "/home/config/ssh/id_cluster",
         )
         modes = [line.split()[:2] for line in out.splitlines()]
-        expected = [["600", "work"], ["600", "work"], ["600", "root"]]
+        # the keys sshd accepts are root's: code running as work cannot add one
+        expected = [["600", "work"], ["644", "root"], ["600", "root"]]
         assert modes == [*expected, ["700", "work"], ["600", "work"]], (host, out)
         denied = module_ws.exec(sid, host, "cat", "/opt/jupyter-cluster/ssh_host_ed25519_key")
         assert denied.returncode != 0 and "BEGIN" not in denied.stdout
