@@ -6,7 +6,8 @@ and ``jupyter cluster agents`` the result. Only a Swarm manager knows its cluste
 id; a worker knows its own node id and its managers' node ids. So agents are one
 Swarm when they are linked through those manager node ids, and such a Swarm can
 carry multi-node sessions only while one of its managers is a reachable agent here
-(overlay networks are made through a manager).
+(overlay networks are made through a manager). Agents that do not answer report
+nothing of their Swarm: the note of workers left without a manager names them.
 """
 
 from __future__ import annotations
@@ -58,6 +59,9 @@ def join_swarms(nodes: Sequence[SwarmNode]) -> dict[str, Membership]:
     for n in members:
         groups.setdefault(find("node:" + n.node), []).append(n)
     result = {n.agent: Membership() for n in nodes}
+    # A down agent reports no Swarm: it may be the manager the workers wait for.
+    down = sorted(n.agent for n in nodes if not n.reachable)
+    silent = f" (agents not answering now: {', '.join(down)})" if down else ""
     for group in groups.values():
         managers = sorted((n for n in group if n.manager), key=lambda n: n.agent)
         if managers:
@@ -68,9 +72,9 @@ def join_swarms(nodes: Sequence[SwarmNode]) -> dict[str, Membership]:
         known = sorted({m for n in group for m in n.managers})
         note = (
             "a Docker Swarm worker whose managers (nodes "
-            f"{', '.join(m[:12] for m in known) or 'unknown'}) are not reachable agents here: "
-            "multi-node sessions can't span it until one is (an overlay network is made "
-            "through a manager; add one as an agent, or check that it answers)"
+            f"{', '.join(m[:12] for m in known) or 'unknown'}) are not reachable agents here"
+            f"{silent}: multi-node sessions can't span it until one is (an overlay network is "
+            "made through a manager; add one as an agent, or check that it answers)"
         )
         for n in group:
             result[n.agent] = Membership(note=note)

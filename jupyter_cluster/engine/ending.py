@@ -12,8 +12,10 @@ when a launch fails.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 
+from ..core.agent_loss import removal_waits_reason
 from ..core.models import Session
 from ..core.state import ALLOCATING, FINAL, ContainerStatus, SessionStatus
 from ..errors import ClusterError
@@ -22,6 +24,7 @@ from .launch.teardown import tear_down
 from .log_archive import LogArchive
 from .store.sessions import Store
 
+log = logging.getLogger(__name__)
 #: Extra clean-up sweeps (0.5 s apart) when terminating a session still PREPARING.
 TEAR_DOWN_RETRIES = 20
 
@@ -59,7 +62,8 @@ class SessionTerminator:
             session = self.store.set_status(session.id, SessionStatus.TERMINATING, "")
         if self.keep_logs():  # the logs outlive the containers (read them with `logs`)
             await self.log_archive.keep(session, self.pool.logs)
-        problems = await tear_down(session, self.pool.agents, self.store.manager_id)
+        lost: set[str] = set()
+        problems = await tear_down(session, self.pool.agents, self.store.manager_id, lost=lost)
         # While PREPARING, the launching process (maybe another one) may still be
         # creating containers, which keeps the network busy: sweep again until it
         # has seen TERMINATING and stopped.
@@ -67,17 +71,35 @@ class SessionTerminator:
             if not problems:
                 break
             await asyncio.sleep(0.5)
-            problems = await tear_down(session, self.pool.agents, self.store.manager_id)
+            problems = await tear_down(session, self.pool.agents, self.store.manager_id, lost=lost)
         if problems:
             raise ClusterError(
                 f"could not remove everything of session {session.name}: " + "; ".join(problems)
             )
+        if lost:
+            return self._wait_for(session, lost)
         self.store.delete_keys(session.id)
         self.mark_containers(session, ContainerStatus.TERMINATED)
         if session.status is SessionStatus.ERROR:  # keep why it failed in the history
             reason = f"removed after an error: {session.status_reason}"
             return self.store.set_status(session.id, SessionStatus.TERMINATED, reason)
         return self.store.set_status(session.id, SessionStatus.TERMINATED, reason or "terminated")
+
+    def _wait_for(self, session: Session, lost: set[str]) -> Session:
+        """Everything reachable of ``session`` is gone, but agents ``lost`` did not
+        answer: it stays TERMINATING (its removed containers TERMINATED, no longer
+        counted on their agents) saying so, and reconciliation finishes the
+        termination once they answer again (their containers still carry its labels)."""
+        for container in session.containers:
+            if container.agent not in lost:
+                self.store.update_container(
+                    session.id, container.host, status=ContainerStatus.TERMINATED
+                )
+        reason = removal_waits_reason(session, lost)
+        if session.status is SessionStatus.ERROR:  # keep why it failed
+            reason = f"{session.status_reason}; {reason}"
+        log.warning("session %s: %s", session.id, reason)
+        return self.store.set_status(session.id, session.status, reason)
 
     def mark_containers(self, session: Session, status: ContainerStatus) -> None:
         """Record ``status`` for every container of ``session``."""

@@ -3,8 +3,9 @@
 Docker is the truth about what runs. :meth:`ClusterManager.start` runs this once:
 containers and networks labelled with this manager's id but with no live record
 are removed (logged) or adopted, per ``ClusterManager.orphan_policy``; running
-sessions whose containers died become RUNNING_DEGRADED; sessions whose containers
-are all gone, or whose launching process died, end in ERROR and are cleaned up.
+sessions whose containers died or whose agents are lost become RUNNING_DEGRADED; a
+termination that waits for a lost agent is finished once it answers; sessions whose
+containers are all gone, or whose launching process died, end in ERROR and are cleaned up.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from ..core import naming
+from ..core.agent_loss import lost_reason
 from ..core.models import ClusterMode, Container, LaunchSpec, Session
 from ..core.resources import Mount, Resources
 from ..core.state import LIVE, SETTLING, ContainerStatus, SessionStatus, exit_reason
@@ -174,7 +176,7 @@ class Reconciler:
         """A running session with containers on unavailable agents is degraded (with
         why); it is restored once they answer and its containers run."""
         if session.status is SessionStatus.RUNNING:
-            why = "; ".join(self.down[a] for a in self._on_down_agents(session))
+            why = lost_reason(session, self.down)  # names the lost containers
             self.store.set_status(session.id, SessionStatus.RUNNING_DEGRADED, why)
             self.log.warning("session %s degraded: %s", session.id, why)
 
@@ -220,7 +222,8 @@ class Reconciler:
                 await self._fail(session, f"the process launching it ({describe(driver)}) exited")
             return
         if session.status is SessionStatus.TERMINATING:
-            await self.finish_termination(session_id)
+            if not self._on_down_agents(session):  # else once they answer again
+                await self.finish_termination(session_id)
             return
         if session.updated_at < self.started:
             await self._update_running(session, found)

@@ -32,13 +32,14 @@ class PlacingStore(SessionRows):
     """Placement queries and the placing write (see the module docstring)."""
 
     def _holdings(self, db: sqlite3.Connection) -> tuple[dict[str, Resources], dict[str, set[str]]]:
-        """What the containers of ALLOCATING sessions hold, per agent."""
+        """What the containers of ALLOCATING sessions hold, per agent (a container
+        already removed, TERMINATED, while its session waits for a lost agent, holds none)."""
         used: dict[str, Resources] = {}
         gpus: dict[str, set[str]] = {}
         for s in self._select(db, "WHERE " + status_in(state.ALLOCATING)):
             per = s.spec.resources
             for c in s.containers:
-                if c.agent is not None:
+                if c.agent is not None and c.status is not state.ContainerStatus.TERMINATED:
                     u = used.get(c.agent, _ZERO)
                     used[c.agent] = Resources(
                         u.cpu + per.cpu, u.mem + per.mem, u.shm + per.shm, u.gpu + per.gpu
