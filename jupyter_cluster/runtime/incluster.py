@@ -18,7 +18,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import IO, Any, NoReturn
 
-LOG_FILE = "/opt/jupyter-cluster/run/container.log"
+LOG_FILE = "/opt/jupyter-cluster/container.log"
 USAGE = """%cluster hosts                         the session's containers and whether they answer
 %cluster status                        one line about the session
 %cluster logs HOST [--tail N] [--follow]   a container's log (start-up, bootstrap, sshd, kernel)

@@ -4,13 +4,15 @@
 # root: makes sure user `work` exists with the uid the engine gives it, starts sshd
 # on port 2200, runs the user's bootstrap command as `work`, says "ready", then
 # waits on sshd. Everything it and its children print goes to the container's log,
-# which the engine reads, and to $RT/run/container.log, which `%cluster logs` reads
+# which the engine reads, and to $RT/container.log, which `%cluster logs` reads
 # over SSH inside the cluster.
 set -u
 RT=/opt/jupyter-cluster
 say() { echo "jupyter-cluster: $*"; }
-LOG_FILE="$RT/run/container.log"
-RC_FILE="$RT/run/exit-code"
+# Root's files in root's directory: $RT/run belongs to work, who could put a link
+# there for root to write through at the next start.
+LOG_FILE="$RT/container.log"
+RC_FILE="$RT/exit-code"
 CAT_PID=
 SSHD_PID=
 
@@ -124,6 +126,7 @@ main() {
 WORK_UID=$(cat "$RT/work-uid" 2>/dev/null || echo 1000)
 mkdir -p "$RT/run"
 chown "$WORK_UID:$WORK_UID" "$RT/run"
+rm -f "$LOG_FILE" "$RC_FILE"
 : >"$LOG_FILE"
 chmod 0644 "$LOG_FILE"
 echo 0 >"$RC_FILE"

@@ -82,7 +82,16 @@ class HubTokenIdentityProvider(IdentityProvider):
         model = await auth.user_for_token(token, sync=False)
         if not model or model.get("kind", "user") != "user" or not model.get("name"):
             return None
-        if auth.access_scopes and not auth.check_scopes(auth.access_scopes, model):
+        if not auth.access_scopes:
+            # Not run as a Hub service (JUPYTERHUB_SERVICE_NAME unset): any valid Hub
+            # token would do, including tokens users never meant for this service.
+            handler.log.warning(
+                "cluster service: no access scope to check (JUPYTERHUB_SERVICE_NAME is not "
+                "set: run it as a JupyterHub service); refusing %s's token",
+                model["name"],
+            )
+            return None
+        if not auth.check_scopes(auth.access_scopes, model):
             handler.log.warning(
                 "cluster service: a token of %s lacks %s", model["name"], auth.access_scopes
             )

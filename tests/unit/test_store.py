@@ -126,6 +126,22 @@ def test_resolve_name_prefers_newest_active(store: Store) -> None:
     assert store.resolve("job").id == newest.id  # none active: the newest
 
 
+def test_a_name_several_users_have_is_ambiguous_for_an_admin(store: Store) -> None:
+    """X13: an admin's `rm demo` must not end whichever user's demo is newest."""
+    alices = new_session(name="demo", created_at=1.0)
+    bobs = new_session(name="demo", created_at=2.0)
+    store.insert_session(alices.with_(owner="alice"))
+    store.insert_session(bobs.with_(owner="bob"))
+    assert store.resolve("demo", "alice").id == alices.id  # each user: their own
+    assert store.resolve("demo", "bob").id == bobs.id
+    with pytest.raises(InvalidRequest, match="several users") as caught:
+        store.resolve("demo")  # every owner counts: an admin's view
+    assert alices.id in str(caught.value) and bobs.id in str(caught.value)
+    assert store.resolve(bobs.id).id == bobs.id  # the id always works
+    store.set_status(alices.id, S.CANCELLED)
+    assert store.resolve("demo").id == bobs.id  # one active: no doubt
+
+
 def test_name_conflicts_until_ended(store: Store) -> None:
     first = add(store, name="web")
     with pytest.raises(Conflict, match="a session named web is already active"):

@@ -93,9 +93,11 @@ class Store(PlacingStore):
 
         Exact id first; then exact name (the newest active one, else the newest);
         then a unique id prefix of at least 4 characters. With ``owner``, only
-        that owner's sessions count (another user's name never hides one's own).
-        Raises NotFound, or InvalidRequest listing the candidates when a prefix is
-        ambiguous.
+        that owner's sessions count (another user's name never hides one's own);
+        without (an admin's view), a name that several users' active sessions have
+        is ambiguous, so an admin never ends another user's ``demo`` by mistake.
+        Raises NotFound, or InvalidRequest listing the candidates when a prefix or
+        such a name is ambiguous.
         """
         mine = "" if owner is None else f" AND {OWNED}"
         who: tuple[str, ...] = () if owner is None else (owner,)
@@ -103,7 +105,15 @@ class Store(PlacingStore):
             found = self._select(db, "WHERE id = ?" + mine, (ref, *who))
             if not found:
                 named = self._select(db, "WHERE name = ?" + mine, (ref, *who))
-                found = ([s for s in named if s.status in state.ACTIVE] or named)[-1:]
+                active = [s for s in named if s.status in state.ACTIVE]
+                if len({s.owner for s in active}) > 1:  # only when all owners count
+                    listed = ", ".join(f"{s.id} (of {s.owner or 'nobody'})" for s in active)
+                    raise InvalidRequest(
+                        f"{ref!r} names active sessions of several users: {listed}; "
+                        "give the session's id",
+                        "session",
+                    )
+                found = (active or named)[-1:]
             if not found and len(ref) >= MIN_PREFIX:
                 found = self._select(db, "WHERE substr(id, 1, ?) = ?" + mine, (len(ref), ref, *who))
         if not found:
