@@ -133,7 +133,7 @@ def agents_table(rows: Sequence[dict[str, Any]]) -> str:
             return f"unavailable: {r['message']}"
         return f"available ({r['warning']})" if r.get("warning") else "available"
 
-    return table(
+    text = table(
         ("AGENT", "GROUP", "CAPACITY", "ALLOCATED", "FREE", "SWARM", "STATE"),
         [
             (
@@ -148,3 +148,20 @@ def agents_table(rows: Sequence[dict[str, Any]]) -> str:
             for r in rows
         ],
     )
+    return "\n".join([text, *gpu_lines(rows)])
+
+
+def gpu_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """Under the ``agents`` table: each agent's GPUs (detected: id, model, memory;
+    configured: ids) and why detection found none or not all."""
+    lines = []
+    for r in rows:
+        found = r.get("gpus") or []
+        if found:
+            each = (f"{g['id']} {g['name']} {format_size(int(g['memory']))}" for g in found)
+            lines.append(printable(f"{r['id']}: GPU " + ", ".join(each)))
+        elif r.get("gpu_ids"):
+            lines.append(f"{r['id']}: GPU {', '.join(r['gpu_ids'])} (configured)")
+        if r.get("gpu_note"):
+            lines.append(printable(f"{r['id']}: {r['gpu_note']}"))
+    return lines

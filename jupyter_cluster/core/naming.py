@@ -2,14 +2,16 @@
 
 Pure: given a session, says what each container is called, which labels it and its
 network carry (so a restarted manager can find them), the ``BACKENDAI_*``
-environment, and the MPI-style hostfile. Used by the manager when it creates
-containers and by reconciliation when it reads them back.
+environment (with how many GPUs the container holds), and the MPI-style hostfile.
+Used by the manager when it creates containers and by reconciliation when it reads
+them back.
 """
 
 from __future__ import annotations
 
 import uuid
 
+from .gpus import gpu_env
 from .models import Container, Session
 
 #: The image sessions use when none is given (built by ``jupyter cluster image build``).
@@ -107,10 +109,11 @@ def backendai_env(session: Session, container: Container) -> dict[str, str]:
 
 def container_env(session: Session, container: Container) -> dict[str, str]:
     """Everything set in a container's environment: the cluster variables, Backend.AI's
-    other session variables, plus user basics."""
+    other session variables, its GPU count (``GPU_COUNT``, ``N_GPUS``), plus user basics."""
     return {
         **cluster_env(session, container),
         **backendai_env(session, container),
+        **gpu_env(len(container.gpu_ids)),
         "HOME": WORK_HOME,
         "USER": WORK_USER,
         "LOGNAME": WORK_USER,
@@ -121,8 +124,12 @@ def container_env(session: Session, container: Container) -> dict[str, str]:
 
 
 def hostfile(session: Session) -> str:
-    """An MPI-style hostfile: one line per host, main1 first."""
-    return "".join(f"{h}\n" for h in session.hosts)
+    """An MPI-style hostfile: one line per host, main1 first; a host holding GPUs
+    says ``slots=N`` (its GPU count), so ``mpirun`` starts one rank per GPU."""
+    return "".join(
+        f"{c.host} slots={len(c.gpu_ids)}\n" if c.gpu_ids else f"{c.host}\n"
+        for c in session.containers
+    )
 
 
 def container_labels(session: Session, container: Container, manager_id: str) -> dict[str, str]:

@@ -45,6 +45,7 @@ from .api import PolicySource, Upkeep
 from .ending import SessionTerminator
 from .fast_network import FastNetworking
 from .folder_space import FolderSpace
+from .gpu_detection import GpuDetection
 from .hardening import ContainerHardening
 from .launching import SessionCallback, SessionLauncher
 from .log_archive import LogArchive
@@ -81,6 +82,11 @@ class ClusterManager(ManagerSettings):
         configs = agent_configs(self.agents, self.data_root, timeouts)
         if self.kernel_transport:
             configs = [replace(c, kernel_transport=self.kernel_transport) for c in configs]
+        self.gpu_detection = GpuDetection(parent=self)
+        probe = self.gpu_detection.probe  # an agent's own detect_gpus wins
+        configs = [
+            replace(c, gpu_probe=probe(c.gpu_probe.mode, self.default_image)) for c in configs
+        ]
         for config in configs:
             if config.insecure and config.url.startswith("tcp://"):
                 self.log.warning(

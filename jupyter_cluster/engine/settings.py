@@ -29,7 +29,9 @@ class ManagerSettings(LoggingConfigurable):
         main1's ports are published, default 127.0.0.1), kernel_transport ('ssh':
         kernel traffic forwarded through main1's SSH port, the default for a
         non-loopback address; 'direct': its published ports), cpu and mem (capacity;
-        default: what the engine reports), gpus (a list of device ids), data_root (the
+        default: what the engine reports), gpus (a list of device ids: when given, used
+        instead of detecting them), detect_gpus ('auto', True or False: overrides
+        GpuDetection.detect for this agent), data_root (the
         shared data-folder root as that host sees it), timeout and connect_timeout
         (seconds; default docker_timeout and docker_connect_timeout). Empty means one
         agent: the local Docker engine in group 'default'.""",

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ...core.gpus import GpuDevice, GpuProbe
 from ...core.naming import DEFAULT_IMAGE
 from ...core.resources import Resources
 
@@ -66,7 +67,8 @@ class AgentConfig:
     address: str = "127.0.0.1"  # where main1's ports are published
     cpu: float | None = None  # None = what the engine reports
     mem: int | None = None
-    gpus: tuple[str, ...] = ()
+    gpus: tuple[str, ...] = ()  # pinned device ids: no detection when given
+    gpu_probe: GpuProbe = field(default_factory=GpuProbe)  # how GPUs are found when not pinned
     data_root: str | None = None  # data folders as this agent's engine sees them
     tls: TLSFiles | None = None  # required for tcp:// unless insecure
     insecure: bool = False  # plain tcp:// accepted (warned at every start)
@@ -175,6 +177,8 @@ class AgentInfo:
     gpu_ids: tuple[str, ...]
     reachable: bool
     message: str = ""
+    gpus: tuple[GpuDevice, ...] = ()  # what detection found of each GPU (none when pinned)
+    gpu_note: str = ""  # why GPU detection found none or not all
     swarm: str = ""  # the Swarm cluster id the engine is an active node of, if any
     swarm_node: str = ""  # its Swarm node id (managers and workers)
     swarm_manager: bool = False  # whether that node is a manager (can make overlays)

@@ -107,6 +107,8 @@ class AgentPool:
                         "gpu": cap.gpu - used.gpu,
                     },
                     "gpu_ids": list(info.gpu_ids),
+                    "gpus": [g.to_dict() for g in info.gpus],  # empty when pinned
+                    "gpu_note": info.gpu_note,
                     "swarm": swarms[info.id].swarm,
                     "swarm_role": swarm_role(info),
                     "swarm_note": swarms[info.id].note,

@@ -17,6 +17,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...core.gpus import DETECT_MODES, GpuProbe
 from ...core.units import parse_cpu, parse_size
 from ...errors import InvalidRequest
 from .base import Agent, AgentConfig, TLSFiles
@@ -29,6 +30,7 @@ _KEYS = {
     "cpu",
     "mem",
     "gpus",
+    "detect_gpus",
     "data_root",
     "tls",
     "insecure",
@@ -79,6 +81,21 @@ def _seconds(entry: Mapping[str, Any], key: str, default: float, where: str) -> 
     return float(value)
 
 
+def _detect_gpus(entry: Mapping[str, Any], where: str) -> str:
+    """The agent's ``detect_gpus`` as a mode ("" when absent: the engine-wide setting)."""
+    value = entry.get("detect_gpus")
+    if value is None:
+        return ""
+    mode = ("always" if value else "never") if isinstance(value, bool) else value
+    if mode not in DETECT_MODES:
+        raise InvalidRequest(
+            f"{where}.detect_gpus: {value!r}; use 'auto' (when its Docker has the nvidia "
+            "runtime), True or 'always', False or 'never'",
+            "agents",
+        )
+    return str(mode)
+
+
 def _one(
     entry: Mapping[str, Any], i: int, data_root: str, defaults: Mapping[str, float]
 ) -> AgentConfig:
@@ -117,6 +134,7 @@ def _one(
         cpu=parse_cpu(entry["cpu"], f"agents.{agent_id}.cpu") if "cpu" in entry else None,
         mem=parse_size(entry["mem"], f"agents.{agent_id}.mem") if "mem" in entry else None,
         gpus=tuple(str(g) for g in entry.get("gpus") or ()),
+        gpu_probe=GpuProbe(mode=_detect_gpus(entry, where)),
         data_root=str(entry.get("data_root") or data_root),
         tls=tls,
         insecure=insecure,

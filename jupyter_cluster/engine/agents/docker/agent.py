@@ -37,6 +37,7 @@ from .beside import run_beside
 from .connection import DockerConnection
 from .devices import DeviceProbe
 from .events import follow_oom
+from .gpus import GpuFinder
 from .logs import log_text
 from .models import (
     container_config,
@@ -64,6 +65,7 @@ class DockerAgent:
     def __init__(self, config: AgentConfig) -> None:
         self.config = config
         self.connection = DockerConnection(config)
+        self.gpu_finder = GpuFinder(self.connection, config)  # GPUs found once per connection
         self.device_probe = DeviceProbe(self.connection)
 
     @property
@@ -78,6 +80,7 @@ class DockerAgent:
         try:
             data = await conn.call("reading its info", conn.client.system.info(), limit=probe)
         except AgentError as exc:
+            self.gpu_finder.forget()  # found again when the agent is back
             return AgentInfo(
                 id=self.id,
                 resource_group=self.config.resource_group,
@@ -90,11 +93,14 @@ class DockerAgent:
         mem = self.config.mem if self.config.mem is not None else int(data.get("MemTotal", 0))
         swarm = data.get("Swarm") or {}
         active = swarm.get("LocalNodeState") == "active"
+        gpus = await self.gpu_finder.report(data)  # pinned, cached, or probed (bounded)
         return AgentInfo(
             id=self.id,
             resource_group=self.config.resource_group,
-            capacity=Resources(cpu=cpu, mem=mem, shm=0, gpu=len(self.config.gpus)),
-            gpu_ids=self.config.gpus,
+            capacity=Resources(cpu=cpu, mem=mem, shm=0, gpu=len(gpus.ids)),
+            gpu_ids=gpus.ids,
+            gpus=gpus.devices,
+            gpu_note=gpus.note,
             reachable=True,
             swarm=str((swarm.get("Cluster") or {}).get("ID") or "") if active else "",
             swarm_node=str(swarm.get("NodeID") or "") if active else "",

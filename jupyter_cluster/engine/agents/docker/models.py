@@ -37,10 +37,11 @@ def container_config(spec: ContainerSpec, address: str) -> dict[str, Any]:
     if spec.devices:
         host_config.update(rdma_host_config(spec.devices, host_config["CapAdd"], spec.memlock))
     env = dict(spec.env)
-    if spec.gpu_ids:
+    if spec.gpu_ids:  # exactly these devices; the same list for an nvidia default runtime
         host_config["DeviceRequests"] = [
             {"Driver": "nvidia", "DeviceIDs": list(spec.gpu_ids), "Capabilities": [["gpu"]]}
         ]
+        env["NVIDIA_VISIBLE_DEVICES"] = ",".join(spec.gpu_ids)
     else:  # hosts whose default runtime is nvidia would otherwise expose every GPU
         env["NVIDIA_VISIBLE_DEVICES"] = "void"
     return {
