@@ -44,7 +44,10 @@ PYTHON_DIR = RUNTIME_DIR + "/python"
 #: Where a warm main1's pre-started kernel interpreter waits (runtime/prestart.py).
 PRESTART_DIR = "/run/jupyter-cluster-kernel"
 WORK_USER = "work"
+#: work's uid and gid unless ``ContainerHardening.work_uid`` says otherwise; the
+#: start-up script reads the one a container must use from WORK_UID_FILE.
 WORK_UID = 1000
+WORK_UID_FILE = RUNTIME_DIR + "/work-uid"
 WORK_HOME = "/home/work"
 
 

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 
 from ..core import naming
 from ..core.fast_network import GroupNetwork
+from ..core.images import auth_for, check_allowed
 from ..core.models import Container, LaunchSpec, Session
 from ..core.quota import Quota
 from ..core.scheduler import place
@@ -107,6 +108,7 @@ class SessionLauncher:
             raise InvalidRequest(
                 f"size: the cluster size must be 1 to {self.settings.max_size}", "size"
             )
+        check_allowed(spec.image, self.settings.allowed_registries, (self.settings.default_image,))
         folders = self.folders_for(owner)
         for mount in spec.mounts:
             folders.path(mount.name)
@@ -170,10 +172,22 @@ class SessionLauncher:
         """Bring a placed session up; any failure leaves it ERROR with nothing behind."""
 
         async def progress(host: str, status: ContainerStatus, container_id: str | None) -> None:
-            changes: dict[str, object] = {"status": status}
+            changes: dict[str, object] = {"status": status, "status_reason": ""}
             if container_id:
                 changes["container_id"] = container_id
             notify(self.store.update_container(session.id, host, **changes))
+
+        async def pulling(agent_id: str, done: str) -> None:
+            for container in session.containers:
+                if container.agent == agent_id:
+                    notify(
+                        self.store.update_container(
+                            session.id,
+                            container.host,
+                            status=ContainerStatus.PULLING,
+                            status_reason=f"agent {agent_id} {done}",
+                        )
+                    )
 
         clock = LaunchClock(session.id, session.hosts)
         try:
@@ -203,6 +217,9 @@ class SessionLauncher:
                 keep_logs=self._keep_launch_logs if self.settings.keep_logs else None,
                 warm=warm,
                 network=network,
+                image_auth=auth_for(session.spec.image, self.settings.registry_credentials),
+                pull_timeout=self.settings.image_pull_timeout,
+                pull_report=pulling,
             )
             await bring_up(session, ctx, progress)
             self.store.add_timings(session.id, clock.timings)

@@ -30,6 +30,7 @@ from dataclasses import replace
 
 from ..core.access import Access
 from ..core.folders import FolderInfo
+from ..core.images import check_allowed
 from ..core.models import LaunchSpec, Session
 from ..core.quota import Quota
 from ..core.state import SETTLING
@@ -95,14 +96,17 @@ class ClusterManager(ManagerSettings):
                     config.id,
                     config.url,
                 )
-        self.pool = AgentPool(configs, self.agent_factory or make_agent)
+        self.pool = AgentPool(
+            configs, self.agent_factory or make_agent, pulls_images=self.pull_images
+        )
         self.hardening = ContainerHardening(parent=self)
+        self.hardening.check_reserved_uid()  # refuse to run with a uid a host user has
         self.networking = FastNetworking(parent=self)
         targets = parse_targets(self.warm_pool, self.default_image, self.max_size)
         self.warm = WarmPool(
             self.store, self.pool, targets, self.hardening.limits, self.warm_pool_interval
         )
-        self.folders = OwnerFolders(self, self.store)
+        self.folders = OwnerFolders(self, self.store, lambda: self.hardening.work_uid)
         self.terminator = SessionTerminator(
             self.store, self.pool, self.log_archive, keep_logs=lambda: self.keep_logs
         )
@@ -179,7 +183,9 @@ class ClusterManager(ManagerSettings):
     def make_spec(self, **fields: object) -> LaunchSpec:
         """Validate raw launch input (CLI flags, JSON) with this manager's limits."""
         fields.setdefault("image", self.default_image)
-        return LaunchSpec.create(max_size=self.max_size, **fields)  # type: ignore[arg-type]
+        spec = LaunchSpec.create(max_size=self.max_size, **fields)  # type: ignore[arg-type]
+        check_allowed(spec.image, self.allowed_registries, (self.default_image,))
+        return spec
 
     def quota(self, sessions: int = 0) -> Quota:
         """The per-owner limits; ``sessions`` tightens the session count."""
@@ -278,7 +284,7 @@ class ClusterManager(ManagerSettings):
 
     def main_route(self) -> AgentRoute:
         """main1 is reached through its agent."""
-        return AgentRoute(self.agent, self.store.load_keys, self.access)
+        return AgentRoute(self.agent, self.store.load_keys, self.access, self.hardening.work_uid)
 
     def upkeep(self, on_change: Callable[[], None]) -> builtins.list[Upkeep]:
         """The warm pool's refill (when configured) and the OOM watch."""

@@ -8,11 +8,14 @@ in the usual Jupyter config files. Container confinement has its own section,
 
 from __future__ import annotations
 
+from typing import Any
+
 from traitlets import Any as AnyTrait
-from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode, default
+from traitlets import Bool, Dict, Enum, Float, Int, List, TraitError, Unicode, default, validate
 from traitlets.config import LoggingConfigurable
 
 from ..core import naming
+from ..core.images import validate_credentials
 from ..paths import default_data_root, default_db_path
 
 
@@ -122,6 +125,42 @@ class ManagerSettings(LoggingConfigurable):
     max_gpu_per_owner = Int(
         0, config=True, help="Most GPUs one owner's active sessions may hold in all (0: no limit)."
     )
+    pull_images = Bool(
+        True,
+        config=True,
+        help="""Pull a launch's image on a placed agent that lacks it (a PULLING step of
+        PREPARING) instead of leaving that agent out of placement. Agents that have
+        the image are still preferred. Off: only agents that have it take the session.""",
+    )
+    image_pull_timeout = Float(
+        600.0,
+        config=True,
+        help="Seconds one agent's pull of a launch's image may take before the launch fails.",
+    )
+    registry_credentials = Dict(
+        config=True,
+        help="""Credentials of private registries, by registry host as it appears in
+        image names ('registry.example.com:5000'; 'docker.io' for Docker Hub):
+        {'username': ..., 'password': ...}. Used by the engine for every pull on every
+        agent; never sent to users and never logged.""",
+    )
+    allowed_registries = List(
+        Unicode(),
+        config=True,
+        help="""When not empty, launches may only use images from these registries
+        (hosts such as 'registry.example.com:5000', 'docker.io' for Docker Hub) or
+        prefixes (ending in '/', e.g. 'registry.example.com/team/'); others are refused
+        with a 400 naming the image field. The default image is always allowed.""",
+    )
+
+    @validate("registry_credentials")
+    def _check_registry_credentials(self, proposal: Any) -> Any:
+        try:
+            validate_credentials(proposal["value"])
+        except ValueError as exc:
+            raise TraitError(str(exc)) from None
+        return proposal["value"]
+
     db_path = Unicode(config=True, help="SQLite file of sessions, history and keys.")
     data_root = Unicode(config=True, help="Directory holding the named data folders.")
     default_image = Unicode(
@@ -176,10 +215,19 @@ class ManagerSettings(LoggingConfigurable):
         "",
         config=True,
         help="URL of a shared jupyter-cluster service (team mode, e.g. "
-        "http://127.0.0.1:10101/services/cluster/). When set, every front end of this "
-        "process uses that service instead of an engine of its own, and needs no Docker "
-        "access. Default: the JUPYTER_CLUSTER_SERVICE_URL environment variable (a "
-        "JupyterHub spawner sets it), else empty (single-user mode).",
+        "http+unix://%2Frun%2Fjupyter-cluster-hub%2Fcluster.sock/services/cluster/: its "
+        "Unix socket, which must belong to root in directories only root may write; or "
+        "an https:// URL). When set, every front end of this process uses that service "
+        "instead of an engine of its own, and needs no Docker access. Default: the "
+        "JUPYTER_CLUSTER_SERVICE_URL environment variable (a JupyterHub spawner sets "
+        "it), else empty (single-user mode).",
+    )
+    service_allow_http = Bool(
+        False,
+        config=True,
+        help="Also send this server's token to a plain http:// service_url. Off: whoever "
+        "can take that address (e.g. a local user binding a loopback port while the "
+        "service restarts) would get the token. Only for a network where nobody else can.",
     )
     service_token = Unicode(
         "",

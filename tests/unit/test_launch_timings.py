@@ -105,7 +105,7 @@ async def test_a_failed_launch_keeps_the_phases_it_got_through(tmp_path: Path) -
         await manager.launch(manager.make_spec(image=DEFAULT_IMAGE, size=2, cpu=0.5))
     (failed,) = await manager.list(include_ended=True)
     assert failed.status is SessionStatus.ERROR
-    assert list(failed.timings) == ["queue", "place", "network", "create", "files"]
+    assert list(failed.timings) == ["queue", "place", "network", "pull", "create", "files"]
     await manager.close()
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ...core.gpus import GpuDevice, GpuProbe
-from ...core.naming import DEFAULT_IMAGE
+from ...core.naming import DEFAULT_IMAGE, WORK_UID
 from ...core.resources import Resources
 
 #: Called with (stream, data) as an exec'd command writes: stream 1 is stdout, 2 stderr.
@@ -45,6 +45,7 @@ class Limits:
     writable_layer_size: str = ""  # "" = no cap (needs overlay2 on xfs with pquota)
     egress_deny: tuple[str, ...] = ()  # address ranges (or "agent") containers cannot reach
     egress_image: str = DEFAULT_IMAGE  # has iproute2; applies egress_deny
+    work_uid: int = WORK_UID  # uid and gid of user work (ContainerHardening.work_uid)
 
 
 @dataclass(frozen=True)
@@ -198,6 +199,25 @@ class Agent(Protocol):
         ...
 
     async def has_image(self, image: str) -> bool: ...
+
+    async def pull_image(
+        self,
+        image: str,
+        auth: Mapping[str, str] | None = None,
+        on_message: Callable[[Mapping[str, Any]], Awaitable[None] | None] | None = None,
+    ) -> None:
+        """Pull ``image`` from its registry with ``auth`` (username, password,
+        serveraddress), passing Docker's progress messages to ``on_message``; an
+        AgentError carries the registry's answer."""
+        ...
+
+    def save_image(self, image: str) -> AsyncIterator[bytes]:
+        """``image`` as the tar stream ``docker save`` writes."""
+        ...
+
+    async def load_image(self, image: str, pieces: AsyncIterator[bytes]) -> None:
+        """Load a ``docker save`` stream (of ``image``, named in errors)."""
+        ...
 
     async def create_network(
         self,

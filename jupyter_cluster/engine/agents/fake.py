@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import itertools
-import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -34,6 +33,7 @@ from .base import (
     OomEvent,
     OutputCallback,
 )
+from .fake_images import FakeImages, is_reference
 
 
 @dataclass
@@ -103,14 +103,10 @@ ExecHandler = Callable[[FakeContainer, ExecCall], tuple[int, bytes]]
 
 #: The shared memory Docker gives a container whose spec asks none (its default).
 DOCKER_SHM = 64 * 1024**2
+
+
 #: The parts of an image reference, as Docker parses it (see _is_reference).
-_PATH = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*")
-_REGISTRY = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9.-]*[a-zA-Z0-9])?(?::[0-9]+)?")
-_TAG = re.compile(r"\w[\w.-]{0,127}")
-_DIGEST = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}")
-
-
-class FakeAgent:
+class FakeAgent(FakeImages):
     """An :class:`~.base.Agent` kept in memory; every attribute is open to tests.
 
     ``fail_on`` maps a key to the exception to raise: a method name (``"start_container"``),
@@ -138,7 +134,9 @@ class FakeAgent:
         self.config = AgentConfig(
             agent_id, f"fake://{agent_id}", resource_group, address, cpu, mem, tuple(gpus)
         )
-        self.images: set[str] = set(images)
+        self.images = set(images)
+        self.registry = set()
+        self.pulls = []
         self.containers: dict[str, FakeContainer] = {}
         self.networks: dict[str, NetworkState] = {}
         self.mtus: dict[str, int] = {}  # per network name: the MTU asked (0: default)
@@ -269,7 +267,7 @@ class FakeAgent:
         """Whether ``image`` (or ``image:latest``) is in ``images``; a name that is no
         image reference (e.g. upper case) is an AgentError, as in Docker."""
         self._enter("has_image", image)
-        if not _is_reference(image):
+        if not is_reference(image):
             raise AgentError(
                 f"agent {self.id}: looking up image {image} failed: invalid reference format",
                 self.id,
@@ -460,9 +458,6 @@ class FakeAgent:
             if key in self.fail_on:
                 raise self.fail_on[key]
 
-    def _has_image(self, image: str) -> bool:
-        return image in self.images or f"{image}:latest" in self.images
-
     def _find(self, container_id: str) -> FakeContainer | None:
         """A container by id or, as Docker also accepts, by name."""
         box = self.containers.get(container_id)
@@ -475,26 +470,6 @@ class FakeAgent:
         if box is None:
             raise AgentError(f"agent {self.id}: no such container {container_id}", self.id)
         return box
-
-
-def _is_reference(image: str) -> bool:
-    """Whether Docker takes ``image`` for an image reference: ``[REGISTRY/]PATH[:TAG]
-    [@DIGEST]``, the registry a first part with "." or ":" (or ``localhost``), the
-    path parts in lower case."""
-    name, at, digest = image.partition("@")
-    if at and not _DIGEST.fullmatch(digest):
-        return False
-    parts = name.split("/")
-    last, colon, tag = parts[-1].partition(":")
-    if colon and not _TAG.fullmatch(tag):
-        return False
-    parts[-1] = last
-    first = parts[0]
-    if len(parts) > 1 and ("." in first or ":" in first or first == "localhost"):
-        if not _REGISTRY.fullmatch(first):
-            return False
-        parts = parts[1:]
-    return all(_PATH.fullmatch(part) for part in parts)
 
 
 def _has_labels(have: Mapping[str, str], want: Mapping[str, str]) -> bool:

@@ -66,8 +66,16 @@ def swarm_warning(row: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> 
 class AgentPool:
     """Every configured agent, by id."""
 
-    def __init__(self, configs: Sequence[AgentConfig], factory: Callable[[AgentConfig], Agent]):
+    def __init__(
+        self,
+        configs: Sequence[AgentConfig],
+        factory: Callable[[AgentConfig], Agent],
+        *,
+        pulls_images: bool = True,
+    ):
         self.agents: dict[str, Agent] = {c.id: factory(c) for c in configs}
+        #: Whether an agent without a launch's image may take it (and pull it first).
+        self.pulls_images = pulls_images
 
     def get(self, agent_id: str) -> Agent:
         """The agent called ``agent_id``; NotFound when there is none."""
@@ -173,13 +181,14 @@ class AgentPool:
         async def slot(agent: Agent, info: AgentInfo) -> AgentSlot:
             # An unreachable agent's images are unknown: count it as having the image
             # so the scheduler says "waiting for <agent>" rather than "build it".
-            has_image = not info.reachable or await agent.has_image(image)
+            local = not info.reachable or await agent.has_image(image)
             return AgentSlot(
                 id=info.id,
                 resource_group=info.resource_group,
                 capacity=info.capacity,
                 gpu_ids=info.gpu_ids,
-                has_image=has_image,
+                has_image=local or self.pulls_images,
+                image_local=local,
                 schedulable=info.reachable,
                 swarm=swarms[info.id].swarm,
                 swarm_note=swarms[info.id].note,

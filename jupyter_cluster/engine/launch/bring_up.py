@@ -1,10 +1,11 @@
 """Bringing a placed session up on its agents: network, containers, readiness.
 
 Called by :class:`~jupyter_cluster.engine.manager.ClusterManager` once the store has
-placed a session (PREPARING): makes the private network, creates every container
-concurrently, copies the start-up files in, starts them and waits until each says
-it is ready. All or nothing: on any failure everything made is removed and the
-caller marks the session ERROR. The phases (network, create, files, start,
+placed a session (PREPARING): makes the private network while agents that lack the
+image pull it (:mod:`.pulling`), creates every container concurrently, copies the
+start-up files in, starts them and waits until each says it is ready. All or
+nothing: on any failure everything made is removed and the caller marks the session
+ERROR. The phases (network, pull, create, files, start,
 ssh_ready, bootstrap) are timed with the context's :class:`LaunchClock`.
 
 Its helpers: :mod:`.readiness` waits for each container's start-up script,
@@ -32,6 +33,7 @@ from ...runtime.files import container_files
 from ..agents.base import Agent, BindMount, ContainerSpec, FileEntry, Limits
 from . import egress
 from .overlay import network_maker
+from .pulling import PullReport, pull_missing
 from .rdma import rdma_devices_on
 from .readiness import wait_ready
 from .teardown import tear_down
@@ -66,6 +68,11 @@ class LaunchContext:
     #: Keeps the logs of a failed launch's containers before they are removed
     #: (the manager's log archive); None: they go with the containers.
     keep_logs: KeepLogs | None = None
+    #: Pulls of the image on placed agents that lack it: the registry's credentials
+    #: (None: anonymous), how long one may take, and where progress goes.
+    image_auth: Mapping[str, str] | None = None
+    pull_timeout: float = 600.0
+    pull_report: PullReport | None = None
     #: The session's resource group's network settings (MTU, RDMA).
     network: GroupNetwork = field(default_factory=GroupNetwork)
 
@@ -119,7 +126,7 @@ async def _bring_up(
     assert container.agent is not None
     agent = ctx.agents[container.agent]
     host = container.host
-    files = container_files(session, container, ctx.keys)
+    files = container_files(session, container, ctx.keys, ctx.limits.work_uid)
     denied = ctx.limits.egress_deny
     if denied:  # the start-up script waits until the rules are in place
         files.append(FileEntry(GATE_FILE, b"", 0o644))
@@ -192,25 +199,7 @@ async def bring_up(session: Session, ctx: LaunchContext, progress: ProgressCallb
                 for c in session.containers
             )
         )
-    began = time.monotonic()
-    try:
-        if not ctx.warm:  # a warm set comes with its network
-            network_agent = await network_maker(session, ctx.agents)
-            await network_agent.create_network(
-                naming.network_name(session),
-                naming.network_labels(session, ctx.manager_id),
-                overlay=len(placed) > 1,
-                encrypted=ctx.encrypted_overlay,
-                mtu=ctx.network.mtu,
-            )
-    except (AgentError, LaunchFailed) as exc:
-        raise LaunchFailed(f"could not create the session network: {exc}") from exc
-    except asyncio.CancelledError:
-        # The engine may create the network after we stopped waiting: remove it.
-        await asyncio.shield(tear_down(session, ctx.agents, ctx.manager_id))
-        raise
-    if ctx.clock is not None:
-        ctx.clock.network_done(began)
+    await _network_and_image(session, ctx, sorted(a for a in placed if a))
     main_started = asyncio.Event()
     if session.containers[0].host in ctx.warm:  # main1 runs already
         main_started.set()
@@ -241,6 +230,53 @@ async def bring_up(session: Session, ctx: LaunchContext, progress: ProgressCallb
     if isinstance(failure, ClusterError):
         raise LaunchFailed(str(failure)) from failure
     raise failure
+
+
+async def _network_and_image(session: Session, ctx: LaunchContext, placed: list[str]) -> None:
+    """Create the session's network while the agents that lack its image pull it
+    (a warm set has both); on failure nothing of either is left."""
+    began = time.monotonic()
+    pulling = None
+    if not ctx.warm:
+        pulling = asyncio.ensure_future(
+            pull_missing(
+                ctx.agents,
+                placed,
+                session.spec.image,
+                ctx.image_auth,
+                ctx.pull_timeout,
+                ctx.pull_report,
+            )
+        )
+    try:
+        if not ctx.warm:  # a warm set comes with its network
+            network_agent = await network_maker(session, ctx.agents)
+            await network_agent.create_network(
+                naming.network_name(session),
+                naming.network_labels(session, ctx.manager_id),
+                overlay=len(placed) > 1,
+                encrypted=ctx.encrypted_overlay,
+                mtu=ctx.network.mtu,
+            )
+        if ctx.clock is not None:
+            ctx.clock.network_done(began)
+        if pulling is not None:
+            await pulling
+            if ctx.clock is not None:
+                ctx.clock.pull_done()
+    except BaseException as exc:
+        if pulling is not None:
+            pulling.cancel()
+            await asyncio.gather(pulling, return_exceptions=True)
+        # The engine may create the network after we stopped waiting: remove it.
+        await asyncio.shield(tear_down(session, ctx.agents, ctx.manager_id))
+        if isinstance(exc, LaunchFailed):
+            raise
+        if isinstance(exc, AgentError):
+            raise LaunchFailed(f"could not create the session network: {exc}") from exc
+        if isinstance(exc, ClusterError):
+            raise LaunchFailed(str(exc)) from exc
+        raise
 
 
 async def _keep_logs(session: Session, ctx: LaunchContext, keep: KeepLogs) -> None:

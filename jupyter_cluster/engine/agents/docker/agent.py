@@ -33,6 +33,7 @@ from ..base import (
     OomEvent,
     OutputCallback,
 )
+from . import images
 from .beside import run_beside
 from .connection import DockerConnection
 from .devices import DeviceProbe
@@ -119,6 +120,23 @@ class DockerAgent:
             f"looking up image {image}", conn.client.images.inspect(image), missing=None
         )
         return found is not None
+
+    async def pull_image(
+        self,
+        image: str,
+        auth: Mapping[str, str] | None = None,
+        on_message: images.PullCallback | None = None,
+    ) -> None:
+        """Pull ``image`` from its registry (see :func:`.images.pull`)."""
+        await images.pull(self.connection, image, auth, on_message)
+
+    def save_image(self, image: str) -> AsyncIterator[bytes]:
+        """``image`` as a ``docker save`` tar stream."""
+        return images.save(self.connection, image)
+
+    async def load_image(self, image: str, pieces: AsyncIterator[bytes]) -> None:
+        """Load a ``docker save`` stream of ``image`` (named for messages)."""
+        await images.load(self.connection, image, pieces)
 
     async def create_network(
         self,
