@@ -3,7 +3,8 @@
 Owned by :class:`~jupyter_cluster.engine.manager.ClusterManager`, which hands it the
 store, the agent pool and the log archive. Front ends (CLI ``rm``, REST ``DELETE``,
 the provisioner, idle clean-up) reach :meth:`SessionTerminator.terminate` through
-the manager; the reconciler calls it to finish an interrupted termination, and the
+the manager; the reconciler calls it to finish an interrupted termination (or one
+that waited for an agent that did not answer), and the
 launcher (:mod:`.launching`) calls :meth:`~SessionTerminator.abandon` when the
 process driving a launch is cancelled and :meth:`~SessionTerminator.mark_containers`
 when a launch fails.
@@ -49,7 +50,8 @@ class SessionTerminator:
 
     async def terminate(self, ref: str, reason: str = "") -> Session:
         """Cancel a PENDING session, or remove every container and the network;
-        ``reason`` (default: by the user) is kept in its history."""
+        ``reason`` (default: by the user) is kept in its history. What agents that do
+        not answer hold is left for reconciliation: see :meth:`_wait_for`."""
         session = self.store.resolve(ref)
         if session.status is SessionStatus.PENDING:
             return self.store.set_status(
@@ -89,16 +91,17 @@ class SessionTerminator:
         """Everything reachable of ``session`` is gone, but agents ``lost`` did not
         answer: it stays TERMINATING (its removed containers TERMINATED, no longer
         counted on their agents) saying so, and reconciliation finishes the
-        termination once they answer again (their containers still carry its labels)."""
+        termination once they answer again (their containers still carry its labels).
+        A session in ERROR keeps its reason; reconciliation removes what is left."""
         for container in session.containers:
             if container.agent not in lost:
                 self.store.update_container(
                     session.id, container.host, status=ContainerStatus.TERMINATED
                 )
         reason = removal_waits_reason(session, lost)
-        if session.status is SessionStatus.ERROR:  # keep why it failed
-            reason = f"{session.status_reason}; {reason}"
         log.warning("session %s: %s", session.id, reason)
+        if session.status is SessionStatus.ERROR:  # keeps why it failed
+            return self.store.require(session.id)
         return self.store.set_status(session.id, session.status, reason)
 
     def mark_containers(self, session: Session, status: ContainerStatus) -> None:

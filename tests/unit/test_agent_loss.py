@@ -5,7 +5,7 @@
 - Terminating then removes everything reachable at once, frees the capacity those
   containers held, and stays TERMINATING saying which agent it waits for; passes
   while that agent is down ask it nothing; the first pass after it answers removes
-  what it holds and ends the session TERMINATED.
+  what it holds and ends the session TERMINATED (one in ERROR keeps its reason).
 - ``tear_down`` without a ``lost`` set reports an unreachable agent as a problem.
 - A network left behind with no container, on one of several agents, is removed.
 - Workers whose manager does not answer say which agents do not answer.
@@ -131,4 +131,27 @@ async def test_a_network_left_alone_on_one_of_several_agents_is_removed(tmp_path
     await agents["a1"].create_network(naming.network_name(ghost), labels, overlay=True)
     await manager.refresh()
     assert not agents["a1"].networks
+    await manager.close()
+
+
+async def test_a_failed_session_keeps_its_reason_and_is_cleaned_when_its_agent_answers(
+    tmp_path: Path,
+) -> None:
+    manager, agents = manager_and_worker(tmp_path)
+    spec = manager.make_spec(image=DEFAULT_IMAGE, size=2, cpu=1, mem="64m", mode="multi-node")
+    session = await manager.launch(spec)
+    manager.store.set_status(session.id, SessionStatus.ERROR, "main1 never got ready")
+    agents["a2"].reachable = False
+    for _ in range(2):
+        failed = await manager.terminate(session.id)
+        assert (failed.status, failed.status_reason) == (
+            SessionStatus.ERROR,
+            "main1 never got ready",
+        )
+    assert not agents["a1"].containers and len(agents["a2"].containers) == 1
+    agents["a2"].reachable = True
+    await manager.refresh()
+    assert not agents["a2"].containers and not agents["a1"].networks
+    ended = await manager.terminate(session.id)
+    assert ended.status_reason == "removed after an error: main1 never got ready"
     await manager.close()
