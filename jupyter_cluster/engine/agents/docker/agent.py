@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import io
-import tarfile
-import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
@@ -21,7 +18,6 @@ import aiohttp
 from aiodocker.exceptions import DockerError
 
 from ....core.lines import LineSplitter
-from ....core.resources import Resources
 from ....errors import AgentError
 from ..base import (
     AgentConfig,
@@ -34,11 +30,13 @@ from ..base import (
     OutputCallback,
 )
 from . import images
+from .archive import files_tar
 from .beside import run_beside
 from .connection import DockerConnection
-from .devices import DeviceProbe
+from .devices import DeviceProbe, explain_memlock
 from .events import follow_oom
 from .gpus import GpuFinder
+from .info import agent_info, unreachable_info
 from .logs import log_text
 from .models import (
     container_config,
@@ -48,14 +46,6 @@ from .models import (
     network_state,
 )
 
-#: What runc says when the engine may not set a container's memlock limit (RLIMIT_MEMLOCK
-#: is resource 8), and what to do about it.
-MEMLOCK_REFUSED = "error setting rlimit type 8"
-MEMLOCK_HELP = (
-    "This agent's Docker engine may not lift the memlock limit of containers given RDMA "
-    "devices (it lacks CAP_SYS_RESOURCE, as rootless or nested engines do): set the "
-    "group's memlock in FastNetworking.resource_groups to at most the engine's own limit"
-)
 #: Seconds ``info`` waits for the engine (it is the health probe: keep it short).
 PROBE_TIMEOUT = 5.0
 
@@ -82,36 +72,9 @@ class DockerAgent:
             data = await conn.call("reading its info", conn.client.system.info(), limit=probe)
         except AgentError as exc:
             self.gpu_finder.forget()  # found again when the agent is back
-            return AgentInfo(
-                id=self.id,
-                resource_group=self.config.resource_group,
-                capacity=Resources(0, 0, 0, 0),
-                gpu_ids=self.config.gpus,
-                reachable=False,
-                message=exc.message,
-            )
-        cpu = self.config.cpu if self.config.cpu is not None else float(data.get("NCPU", 0))
-        mem = self.config.mem if self.config.mem is not None else int(data.get("MemTotal", 0))
-        swarm = data.get("Swarm") or {}
-        active = swarm.get("LocalNodeState") == "active"
+            return unreachable_info(self.config, exc.message)
         gpus = await self.gpu_finder.report(data)  # pinned, cached, or probed (bounded)
-        return AgentInfo(
-            id=self.id,
-            resource_group=self.config.resource_group,
-            capacity=Resources(cpu=cpu, mem=mem, shm=0, gpu=len(gpus.ids)),
-            gpu_ids=gpus.ids,
-            gpus=gpus.devices,
-            gpu_note=gpus.note,
-            reachable=True,
-            swarm=str((swarm.get("Cluster") or {}).get("ID") or "") if active else "",
-            swarm_node=str(swarm.get("NodeID") or "") if active else "",
-            swarm_manager=active and bool(swarm.get("ControlAvailable")),
-            swarm_managers=tuple(
-                str(m.get("NodeID")) for m in swarm.get("RemoteManagers") or () if m.get("NodeID")
-            )
-            if active
-            else (),
-        )
+        return agent_info(self.config, data, gpus)
 
     async def has_image(self, image: str) -> bool:
         """Whether the engine has ``image``."""
@@ -198,23 +161,11 @@ class DockerAgent:
 
     async def put_files(self, container_id: str, files: Sequence[FileEntry]) -> None:
         """Copy ``files`` (with owner and mode) into a created container."""
-        buffer = io.BytesIO()
-        now = time.time()
-        with tarfile.open(fileobj=buffer, mode="w") as tar:
-            for entry in files:
-                info = tarfile.TarInfo(entry.path.lstrip("/"))
-                info.mode, info.uid, info.gid, info.mtime = entry.mode, entry.uid, entry.gid, now
-                if entry.directory:
-                    info.type = tarfile.DIRTYPE
-                    tar.addfile(info)
-                else:
-                    info.size = len(entry.content)
-                    tar.addfile(info, io.BytesIO(entry.content))
         conn = self.connection
         container = conn.client.containers.container(container_id)
         await conn.call(
             "copying start-up files into the container",
-            container.put_archive("/", buffer.getvalue()),
+            container.put_archive("/", files_tar(files)),
         )
 
     async def start_container(self, container_id: str) -> None:
@@ -225,9 +176,7 @@ class DockerAgent:
         try:
             await conn.call(f"starting container {container_id[:12]}", container.start())
         except AgentError as exc:
-            if MEMLOCK_REFUSED not in exc.message:
-                raise
-            raise AgentError(f"{exc.message}. {MEMLOCK_HELP}", self.id) from exc
+            raise explain_memlock(exc, self.id) from exc
 
     async def inspect_container(self, container_id: str) -> ContainerState | None:
         """The container's state, or None when it no longer exists."""

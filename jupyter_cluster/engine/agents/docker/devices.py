@@ -88,3 +88,21 @@ class DeviceProbe:
             )
         names = [line.strip().rsplit("/", 1)[-1] for line in output.splitlines() if line.strip()]
         return tuple(sorted(posixpath.join(directory, n) for n in names if n))
+
+
+#: What runc says when the engine may not set a container's memlock limit (RLIMIT_MEMLOCK
+#: is resource 8), and what to do about it.
+MEMLOCK_REFUSED = "error setting rlimit type 8"
+MEMLOCK_HELP = (
+    "This agent's Docker engine may not lift the memlock limit of containers given RDMA "
+    "devices (it lacks CAP_SYS_RESOURCE, as rootless or nested engines do): set the "
+    "group's memlock in FastNetworking.resource_groups to at most the engine's own limit"
+)
+
+
+def explain_memlock(exc: AgentError, agent_id: str) -> AgentError:
+    """``exc`` from starting a container, with what to configure added when the engine
+    may not lift an RDMA container's memlock limit (else ``exc`` itself)."""
+    if MEMLOCK_REFUSED not in exc.message:
+        return exc
+    return AgentError(f"{exc.message}. {MEMLOCK_HELP}", agent_id)
