@@ -65,7 +65,8 @@ def service_client(config: Config) -> RemoteEngine | None:
         return None
     token = section.get("service_token") or os.environ.get("JUPYTERHUB_API_TOKEN", "")
     timeout = float(section.get("service_timeout", 30.0))
-    return RemoteEngine(url, token, timeout=timeout)
+    allow_http = bool(section.get("service_allow_http", False))
+    return RemoteEngine(url, token, timeout=timeout, allow_http=allow_http)
 
 
 def make_engine(parent: Any = None, config: Config | None = None) -> Engine[Any]:

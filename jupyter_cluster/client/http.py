@@ -4,7 +4,9 @@ Used by :class:`~jupyter_cluster.client.remote_engine.RemoteEngine` (async calls
 its store view (blocking calls, made from worker threads). A reply's status maps
 back to the error the service raised: 400 → InvalidRequest (with its field),
 404 → NotFound, 409 → Conflict, 401/403 → ClusterError saying the token was
-refused, anything else or no answer → AgentError naming the service.
+refused, anything else or no answer → AgentError naming the service. The token is
+sent only to an address that only the real service can hold (:mod:`.address`,
+checked before every request).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 import httpx
 
 from ..errors import AgentError, ClusterError, Conflict, InvalidRequest, NotFound
+from .address import check, parse
 
 API = "cluster/api"
 
@@ -51,10 +54,15 @@ def raise_for(response: httpx.Response, url: str) -> None:
 
 
 class ServiceHTTP:
-    """One service: its API's base URL, the token, and an async and a blocking client."""
+    """One service: its API's base URL, the token, and an async and a blocking client.
 
-    def __init__(self, base_url: str, token: str, timeout: float) -> None:
-        self.base = base_url.rstrip("/") + "/" + API + "/"
+    ``base_url`` is ``ClusterManager.service_url``: ``http+unix://`` (a socket),
+    ``https://``, or ``http://`` only with ``allow_http`` (see :mod:`.address`)."""
+
+    def __init__(self, base_url: str, token: str, timeout: float, allow_http: bool = False) -> None:
+        self.address = parse(base_url)
+        self.allow_http = allow_http
+        self.base = self.address.base + API + "/"
         self.headers = {"Authorization": f"token {token}"} if token else {}
         self.timeout = timeout
         self._async: httpx.AsyncClient | None = None
@@ -62,20 +70,33 @@ class ServiceHTTP:
 
     def _unreachable(self, exc: Exception) -> AgentError:
         return AgentError(
-            f"cannot reach the cluster service at {self.base} ({exc or type(exc).__name__}); "
-            "is it running (JupyterHub starts it) and is ClusterManager.service_url right?"
+            f"cannot reach the cluster service at {self.address.url} "
+            f"({exc or type(exc).__name__}); is it running (JupyterHub starts it) and is "
+            "ClusterManager.service_url right?"
         )
 
     @property
     def aclient(self) -> httpx.AsyncClient:
+        """The async client (checks the address first: see :mod:`.address`)."""
+        check(self.address, self.allow_http)
         if self._async is None:
-            self._async = httpx.AsyncClient(headers=self.headers, timeout=self.timeout)
+            uds = self.address.socket
+            transport = httpx.AsyncHTTPTransport(uds=uds) if uds else None
+            self._async = httpx.AsyncClient(
+                headers=self.headers, timeout=self.timeout, transport=transport
+            )
         return self._async
 
     @property
     def client(self) -> httpx.Client:
+        """The blocking client (checks the address first: see :mod:`.address`)."""
+        check(self.address, self.allow_http)
         if self._sync is None:
-            self._sync = httpx.Client(headers=self.headers, timeout=self.timeout)
+            uds = self.address.socket
+            transport = httpx.HTTPTransport(uds=uds) if uds else None
+            self._sync = httpx.Client(
+                headers=self.headers, timeout=self.timeout, transport=transport
+            )
         return self._sync
 
     async def call(self, method: str, path: str, body: Any = None, **params: Any) -> Any:
@@ -87,7 +108,7 @@ class ServiceHTTP:
             )
         except httpx.HTTPError as exc:
             raise self._unreachable(exc) from exc
-        raise_for(response, self.base)
+        raise_for(response, self.address.url)
         return response.json() if response.content else None
 
     def call_sync(self, method: str, path: str, body: Any = None) -> Any:
@@ -97,7 +118,7 @@ class ServiceHTTP:
             response = self.client.request(method, url, json=body)
         except httpx.HTTPError as exc:
             raise self._unreachable(exc) from exc
-        raise_for(response, self.base)
+        raise_for(response, self.address.url)
         return response.json() if response.content else None
 
     async def lines(self, path: str, **params: Any) -> AsyncIterator[str]:
@@ -113,7 +134,7 @@ class ServiceHTTP:
             ) as response:
                 if not response.is_success:
                     await response.aread()
-                    raise_for(response, self.base)
+                    raise_for(response, self.address.url)
                 async for line in response.aiter_lines():
                     yield line + "\n"
         except httpx.HTTPError as exc:

@@ -89,11 +89,13 @@ class RemoteEngine:
         timeout: float = 30.0,
         poll_interval: float = 0.25,
         exec_log: str | None = None,
+        allow_http: bool = False,
     ) -> None:
         """``exec_log``: the file of this user's :class:`ExecLog` (default:
-        ``activity.db`` in the user's jupyter-cluster directory)."""
+        ``activity.db`` in the user's jupyter-cluster directory); ``allow_http``: send
+        the token over plain http too (see :mod:`.address`)."""
         self.url = url
-        self.http = ServiceHTTP(url, token, timeout)
+        self.http = ServiceHTTP(url, token, timeout, allow_http=allow_http)
         self.store = RemoteStore(self.http)
         self.poll_interval = poll_interval
         # Commands go over SSH, unseen by the service: this user's server counts them

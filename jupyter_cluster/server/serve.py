@@ -9,8 +9,16 @@ and its terminals off. Users' servers reach it with their own Hub token
 Why the server extension as a Hub service rather than a separate daemon: the
 REST API, the events stream, owner scoping and per-user limits are the same code
 (and the same tests) as in single-user mode; JupyterHub starts and stops it
-(a managed service), proxies it under ``/services/cluster/`` and tells it where
-to listen (``JUPYTERHUB_SERVICE_URL``, ``JUPYTERHUB_SERVICE_PREFIX``).
+(a managed service) and gives it its token.
+
+Where it listens: ``JUPYTER_CLUSTER_SERVE_URL`` when its environment has one (the
+address users' servers get as ``JUPYTER_CLUSTER_SERVICE_URL``), else
+``JUPYTERHUB_SERVICE_URL`` (a service the Hub routes to, with a ``url``). For a team
+on one machine that is a Unix socket
+(``http+unix://%2Frun%2Fjupyter-cluster-hub%2Fcluster.sock/services/cluster/``): the
+service refuses to listen unless only root can put a socket there (the check users'
+servers make before sending their tokens, :mod:`jupyter_cluster.client.address`),
+and makes it connectable by everyone (mode 0666; every request needs a Hub token).
 
 Called by the CLI's ``serve`` command; extra ``--Class.trait=value`` arguments
 configure it like any Jupyter application (``jupyter_cluster_config`` files and
@@ -27,17 +35,42 @@ from urllib.parse import urlparse
 
 from traitlets.config import Config
 
+from ..client.address import check, parse
+from ..errors import UnsafeSetting
+
 DEFAULT_URL = "http://127.0.0.1:10101"
+
+
+def listen_config(environ: dict[str, str]) -> dict[str, Any]:
+    """The ``ServerApp`` settings of where to listen (see the module docstring)."""
+    own = environ.get("JUPYTER_CLUSTER_SERVE_URL")
+    if own:  # given to the service on purpose (JupyterHub sets a dummy one without a url)
+        url = urlparse(own)
+        prefix = url.path or "/"
+    else:
+        url = urlparse(environ.get("JUPYTERHUB_SERVICE_URL") or DEFAULT_URL)
+        prefix = environ.get("JUPYTERHUB_SERVICE_PREFIX") or "/"
+    if url.scheme == "http+unix":
+        address = parse(url.geturl())
+        try:
+            check(address, allow_http=False)
+        except UnsafeSetting as exc:
+            raise SystemExit(f"jupyter cluster serve: {exc}") from exc
+        base = prefix if prefix.endswith("/") else prefix + "/"
+        return {"sock": address.socket, "sock_mode": "0666", "base_url": base}
+    if url.scheme not in ("http", "https") or not url.hostname:
+        raise SystemExit(
+            f"jupyter cluster serve: the service's URL {url.geturl()!r} is not an "
+            "http(s) or http+unix URL (JUPYTER_CLUSTER_SERVE_URL, or JUPYTERHUB_SERVICE_URL "
+            "from the service's 'url')"
+        )
+    port = url.port or (443 if url.scheme == "https" else 80)
+    return {"ip": url.hostname, "port": port, "base_url": prefix}
 
 
 def service_config(environ: dict[str, str]) -> Config:
     """The server configuration of the service, from a Hub service's environment."""
-    url = urlparse(environ.get("JUPYTERHUB_SERVICE_URL") or DEFAULT_URL)
-    if url.scheme not in ("http", "https") or not url.hostname:
-        raise SystemExit(
-            f"jupyter cluster serve: JUPYTERHUB_SERVICE_URL {url.geturl()!r} is not an "
-            "http(s) URL; JupyterHub sets it from the service's 'url'"
-        )
+    listen = listen_config(environ)
     if not environ.get("JUPYTERHUB_API_TOKEN") or not environ.get("JUPYTERHUB_API_URL"):
         raise SystemExit(
             "jupyter cluster serve: JUPYTERHUB_API_TOKEN and JUPYTERHUB_API_URL are not set; "
@@ -48,10 +81,8 @@ def service_config(environ: dict[str, str]) -> Config:
     return Config(
         {
             "ServerApp": {
-                "ip": url.hostname,
-                "port": url.port or (443 if url.scheme == "https" else 80),
+                **listen,
                 "port_retries": 0,
-                "base_url": environ.get("JUPYTERHUB_SERVICE_PREFIX") or "/",
                 "open_browser": False,
                 "allow_root": True,
                 "terminals_enabled": False,

@@ -1,7 +1,7 @@
 """Letting the hub tests' Unix users reach this checkout's Python environment.
 
 The single-user servers (and :meth:`.support.Hub.run_as`) run as ``alice``, ``bob``
-and ``admin`` from this checkout's ``.venv``, which needs every directory above the
+and ``clusteradmin`` from this checkout's ``.venv``, which needs every directory above the
 venv, above the checkout (the editable install imports from it) and above the Python
 the venv was made from to be traversable by other users. It is not when that Python
 lives under a private home: on this project's machines ``.venv`` is made from a

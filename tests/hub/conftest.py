@@ -1,10 +1,11 @@
 """Fixtures of the hub tests: a real JupyterHub running ``examples/team/jupyterhub_config.py``.
 
 The ``hub`` fixture (one per test session) starts the installed JupyterHub as root,
-with configurable-http-proxy from npm, the dummy authenticator, users ``alice``,
-``bob`` and ``admin`` whose servers run as the Unix users of those names, and the
-``cluster`` service (``jupyter-cluster serve``); see :mod:`.launch` for what the
-tests change in the example and :class:`.support.Hub` for the helpers. These tests
+with configurable-http-proxy from npm, PAM log-in, users ``alice``, ``bob`` and
+``clusteradmin`` whose servers run as the Unix users of those names (passwords from
+:mod:`.accounts`), and the ``cluster`` service (``jupyter-cluster serve``) on its Unix
+socket; see :mod:`.launch` for what the tests change in the example and
+:class:`.support.Hub` for the helpers. These tests
 need root, the proxy (``make setup``) and the Docker engine (the service owns it):
 they fail, never skip, without them.
 
@@ -60,12 +61,16 @@ def hub(docker_engine: None, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     # (state/: the Hub's database and cookie secret, the service's store) is root's only.
     root = Path(tempfile.mkdtemp(prefix="jupyter-cluster-hub-"))
     root.chmod(0o711)
+    # The service's socket: in a directory that is root's and writable by root only
+    # (not under /tmp, which everyone may write), as users' servers demand.
+    run = Path(tempfile.mkdtemp(prefix="jupyter-cluster-hub-", dir="/run"))
+    run.chmod(0o755)
     log = tmp_path_factory.mktemp("hub") / "jupyterhub.log"
     try:
         changed = grant.acquire()
         if changed:
             print(f"hub fixture: o+x on {changed} until the hub tests end")
-        running, proc = launch.start(root, log)
+        running, proc = launch.start(root, run, log)
         try:
             yield running
         finally:
@@ -73,6 +78,7 @@ def hub(docker_engine: None, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     finally:
         grant.release()
         shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(run, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

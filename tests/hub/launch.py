@@ -1,12 +1,14 @@
 """Starting and stopping the real JupyterHub of the hub tests, and proving nothing is left.
 
 :func:`start` writes a wrapper config that loads ``examples/team/jupyterhub_config.py``
-and changes only what a test must: free ports for the proxy, the Hub's API, the
-proxy's API and the cluster service (so ``JUPYTER_CLUSTER_SERVICE_URL`` too), the
-service's store and data folders under the session's directory, and an extra
-service ``test-admin`` with a known token (the driver of :class:`.support.Hub`). The
-state directory (Hub database, cookie secret, proxy pid, the service's Jupyter
-directories) goes there through the example's ``JUPYTER_CLUSTER_HUB_DIR``. Users'
+and changes only what a test must: free ports for the proxy, the Hub's API and the
+proxy's API, the service's store and data folders under the session's directory,
+and an extra service ``test-admin`` with a known token (the driver of
+:class:`.support.Hub`). The state directory (Hub database, cookie secret, proxy
+pid, the service's Jupyter directories) goes there through the example's
+``JUPYTER_CLUSTER_HUB_DIR``, the service's socket in a directory of the session's
+own under ``/run`` (``JUPYTER_CLUSTER_HUB_RUN_DIR``), and the record of the Unix
+users the example made is the tests' shared one (:mod:`.accounts`). Users'
 servers get what the Lab e2e needs (:mod:`.lab_config`: options, and JupyterLab
 settings, workspaces and root directories under the session's directory).
 
@@ -24,6 +26,7 @@ import signal
 import sqlite3
 import subprocess
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 import requests
@@ -33,7 +36,8 @@ from tests.support.docker import assert_nothing_left, remove_leftovers
 from tests.support.processes import free_port
 from tests.support.waiting import wait_for
 
-from .support import SERVICE, TEST_ADMIN, TEST_ADMIN_SCOPES, Hub, ok, process_env
+from . import accounts
+from .support import ADMIN, SERVICE, TEST_ADMIN, TEST_ADMIN_SCOPES, USERS, Hub, ok, process_env
 
 EXAMPLE = EXAMPLES / "team" / "jupyterhub_config.py"
 #: What the Hub may take to answer, and to stop.
@@ -47,9 +51,7 @@ load_subconfig({example!r})  # noqa: F821
 c.JupyterHub.bind_url = {public!r}
 c.JupyterHub.hub_bind_url = {hub!r}
 c.ConfigurableHTTPProxy.api_url = {proxy_api!r}
-c.Spawner.environment["JUPYTER_CLUSTER_SERVICE_URL"] = {service_url!r}
 (cluster,) = [s for s in c.JupyterHub.services if s["name"] == {service!r}]
-cluster["url"] = {service_origin!r}
 cluster["command"] = [*cluster["command"], *{service_args!r}]
 c.JupyterHub.services.append({{"name": {admin!r}, "api_token": {token!r}}})
 c.JupyterHub.load_roles.append(
@@ -89,20 +91,17 @@ def service_store(state: Path) -> Path:
     return state / "cluster" / "store"
 
 
-def write_config(root: Path, state: Path, token: str) -> tuple[Path, dict[str, str]]:
-    """The wrapper config in ``root`` (root's only: it holds a token), and its URLs."""
-    public, hub, proxy_api, service = (free_port() for _ in range(4))
-    urls = {
-        "public": f"http://127.0.0.1:{public}",
-        "hub": f"http://127.0.0.1:{hub}",
-        "service_origin": f"http://127.0.0.1:{service}",
-    }
-    service_url = f"{urls['service_origin']}/services/{SERVICE}/"
+def write_config(root: Path, state: Path, run: Path, token: str) -> tuple[Path, dict[str, str]]:
+    """The wrapper config in ``root`` (root's only: it holds a token), and its URLs (the
+    service's: its socket in ``run``, as the example makes it)."""
+    public, hub, proxy_api = (free_port() for _ in range(3))
+    urls = {"public": f"http://127.0.0.1:{public}", "hub": f"http://127.0.0.1:{hub}"}
+    socket = quote(str(run / "cluster.sock"), safe="")
+    service_url = f"http+unix://{socket}/services/{SERVICE}/"
     store = service_store(state)
     text = WRAPPER.format(
         example=str(EXAMPLE),
         proxy_api=f"http://127.0.0.1:{proxy_api}",
-        service_url=service_url,
         service=SERVICE,
         service_args=[
             f"--ClusterManager.db_path={store / 'cluster.db'}",
@@ -122,14 +121,20 @@ def write_config(root: Path, state: Path, token: str) -> tuple[Path, dict[str, s
     return path, {**urls, "service_url": service_url}
 
 
-def start(root: Path, log: Path) -> tuple[Hub, subprocess.Popen[bytes]]:
-    """Start the Hub with its state in ``root`` (its output in ``log``); wait until its
-    API answers through the proxy."""
+def start(root: Path, run: Path, log: Path) -> tuple[Hub, subprocess.Popen[bytes]]:
+    """Start the Hub with its state in ``root`` and the service's socket in ``run`` (its
+    output in ``log``); wait until its API answers through the proxy, then give its
+    users their passwords (as its administrator does after the first start)."""
     state = root / "state"
     token = secrets.token_hex(32)
-    config, urls = write_config(root, state, token)
+    config, urls = write_config(root, state, run, token)
     write_service_config(state)
-    env = {**os.environ, "JUPYTER_CLUSTER_HUB_DIR": str(state)}
+    env = {
+        **os.environ,
+        "JUPYTER_CLUSTER_HUB_DIR": str(state),
+        "JUPYTER_CLUSTER_HUB_RUN_DIR": str(run),
+        "JUPYTER_CLUSTER_HUB_USERS_FILE": str(accounts.MADE_USERS),
+    }
     with open(log, "ab") as out:
         proc = subprocess.Popen(
             [str(BIN / "jupyterhub"), "-f", str(config)],
@@ -159,6 +164,7 @@ def start(root: Path, log: Path) -> tuple[Hub, subprocess.Popen[bytes]]:
     try:
         wait_for(answers, HUB_TIMEOUT, "JupyterHub to answer", seen=lambda: tail(log, 20))
         ok(hub.api("GET", "user"))  # the test driver's token works
+        hub.passwords.update(accounts.set_passwords([*USERS, ADMIN]))
     except BaseException:
         stop_processes(hub, proc)
         raise

@@ -3,8 +3,9 @@
 The Hub is ``examples/team/jupyterhub_config.py`` (see :mod:`.launch` for what the
 tests change in it). The tests drive it as the ``test-admin`` service (a known
 token with the scopes of :data:`TEST_ADMIN_SCOPES`), reach users' servers through
-the proxy, and run commands as the Hub's Unix users the way a terminal in their
-server would (:meth:`Hub.run_as`). The functions at the end (:func:`launch`,
+the proxy, call the cluster service on its Unix socket as users' servers do
+(:meth:`Hub.service_call`), and run commands as the Hub's Unix users the way a
+terminal in their server would (:meth:`Hub.run_as`). The functions at the end (:func:`launch`,
 :func:`wait_running`, :func:`end_sessions`, …) drive sessions through a user's own
 server.
 """
@@ -16,16 +17,18 @@ import pwd
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
+import httpx
 import requests
 
 from tests.support.constants import API, BIN, START_TIMEOUT
 from tests.support.processes import Result, run
 from tests.support.waiting import wait_for
 
-#: The Hub's users as the example defines them (``admin`` is a Hub admin).
+#: The Hub's users as the example defines them (``clusteradmin`` is a Hub admin).
 USERS = ("alice", "bob")
-ADMIN = "admin"
+ADMIN = "clusteradmin"
 #: The name of the cluster service and the scope a token needs to call it.
 SERVICE = "cluster"
 SERVICE_SCOPE = f"access:services!service={SERVICE}"
@@ -50,7 +53,7 @@ TEST_ADMIN_SCOPES = [
 USER_PATH = f"{BIN}:/usr/local/bin:/usr/bin:/bin"
 
 
-def ok(response: requests.Response, *codes: int) -> requests.Response:
+def ok(response: Any, *codes: int) -> Any:
     """``response``, asserting that its status is one of ``codes`` (default: any 2xx)."""
     good = response.status_code in codes if codes else 200 <= response.status_code < 300
     assert good, (
@@ -66,8 +69,8 @@ class Hub:
 
     #: The public URL (the proxy), e.g. ``http://127.0.0.1:PORT`` (no trailing slash).
     url: str
-    #: The cluster service's URL as users' servers get it (``JUPYTER_CLUSTER_SERVICE_URL``),
-    #: ending in ``/services/cluster/``.
+    #: The cluster service's URL as users' servers get it (``JUPYTER_CLUSTER_SERVICE_URL``):
+    #: ``http+unix://<its socket>/services/cluster/``.
     service_url: str
     #: The Hub's REST API as servers and services reach it (``JUPYTERHUB_API_URL``).
     api_url: str
@@ -76,8 +79,31 @@ class Hub:
     #: Where the Hub and the service keep their state (root's only), and the Hub's log.
     state: Path
     log: Path
+    #: The users' log-in passwords (their Unix passwords, set by :mod:`.accounts`).
+    passwords: dict[str, str] = field(default_factory=dict)
     #: Per-user tokens made for :meth:`run_as`.
     _cli_tokens: dict[str, str] = field(default_factory=dict)
+
+    # -- the cluster service --------------------------------------------------------------
+
+    @property
+    def service_socket(self) -> Path:
+        """The Unix socket the service listens on (from :attr:`service_url`)."""
+        return Path(unquote(urlparse(self.service_url).netloc))
+
+    def service_call(
+        self, method: str, path: str, token: str | None = None, **kw: Any
+    ) -> httpx.Response:
+        """Call ``path`` (relative to ``/services/cluster/``) of the service itself on its
+        socket, with ``Authorization: token {token}`` unless None; ``kw`` goes to httpx.
+        Redirects are followed, as :func:`requests.request` does."""
+        headers = {"Authorization": f"token {token}"} if token else {}
+        headers.update(kw.pop("headers", {}))
+        kw.setdefault("follow_redirects", True)
+        url = f"http://localhost{urlparse(self.service_url).path}{path.lstrip('/')}"
+        transport = httpx.HTTPTransport(uds=str(self.service_socket))
+        with httpx.Client(transport=transport, timeout=30) as client:
+            return client.request(method, url, headers=headers, **kw)
 
     # -- the Hub's REST API --------------------------------------------------------------
 

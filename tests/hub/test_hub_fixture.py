@@ -10,6 +10,7 @@ from __future__ import annotations
 import grp
 import json
 import pwd
+import stat
 from pathlib import Path
 
 import pytest
@@ -116,14 +117,25 @@ def test_run_as_has_a_servers_environment(hub: Hub) -> None:
 
 
 def test_cluster_service_is_registered(hub: Hub) -> None:
-    """The Hub lists the managed service ``cluster`` at /services/cluster/."""
+    """The Hub lists the managed service ``cluster``, with no URL for its proxy to route;
+    it listens on its Unix socket: root's, connectable by everyone, in a directory
+    that is root's and that only root may write."""
     services = ok(hub.api("GET", "services")).json()
     assert SERVICE in services, services
     cluster = services[SERVICE]
-    assert cluster["prefix"] == f"/services/{SERVICE}/"
-    assert hub.service_url.startswith(cluster["url"])
+    assert not cluster["url"], cluster
     assert cluster["command"][1:2] == ["serve"]
     assert Path(cluster["command"][0]).name == "jupyter-cluster"
+    assert hub.service_url.startswith("http+unix://")
+    assert hub.service_url.endswith(f"/services/{SERVICE}/")
+    socket = hub.service_socket
+    assert socket.is_socket()
+    info = socket.stat()
+    assert info.st_uid == 0 and stat.S_IMODE(info.st_mode) == 0o666
+    folder = socket.parent.stat()
+    assert folder.st_uid == 0 and stat.S_IMODE(folder.st_mode) == 0o755
+    anonymous = requests.get(f"{hub.url}/services/{SERVICE}/cluster/api/sessions", timeout=30)
+    assert anonymous.status_code == 404 or "/hub/login" in anonymous.url, anonymous.url
 
 
 @pytest.mark.parametrize("user", USERS)
@@ -141,13 +153,9 @@ def test_server_token_may_call_the_service(hub: Hub, user: str) -> None:
 def test_service_answers(hub: Hub) -> None:
     """The cluster service answers alice's token (her sessions: none yet), and refuses
     a request without a token with a message instead of a log-in page."""
-    reply = requests.get(
-        f"{hub.service_url}cluster/api/launch-options",
-        headers={"Authorization": f"token {hub.token('alice')}"},
-        timeout=30,
-    )
+    reply = hub.service_call("GET", "cluster/api/launch-options", hub.token("alice"))
     assert reply.status_code == 200, reply.text
     assert {f["name"] for f in reply.json()["fields"]} >= {"image", "size", "cpu", "mem"}
     for path in ("cluster/api/sessions", "cluster/api/no-such-route", "api/contents"):
-        anonymous = requests.get(f"{hub.service_url}{path}", timeout=30)
+        anonymous = hub.service_call("GET", path)
         assert anonymous.status_code == 403, (path, anonymous.status_code, anonymous.text)

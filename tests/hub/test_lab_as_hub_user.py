@@ -1,8 +1,8 @@
 """The JupyterLab e2e once as a JupyterHub user: alice, logged in through the Hub's form.
 
 ``tests/browser/lab_e2e.js`` (headless Chromium) opens the Hub's login page, logs in
-as ``alice`` the way a person does (the dummy authenticator: any password, or
-``JUPYTER_CLUSTER_HUB_PASSWORD`` when the Hub has one), then opens her server's Lab
+as ``alice`` the way a person does (with her own Unix password: the Hub uses PAM),
+then opens her server's Lab
 through the Hub's proxy (``/user/alice/lab``) and clicks through the same flow as the
 single-user e2e: the launcher tile, the launch dialog (size 3), a notebook on the
 session's kernel (its hosts, ``!ssh sub2 hostname``), the log panel, a terminal in
@@ -20,7 +20,6 @@ service log there) go to ``test-artifacts/hub/`` (or ``$JUPYTER_CLUSTER_ARTIFACT
 
 from __future__ import annotations
 
-import os
 import shutil
 
 import pytest
@@ -47,8 +46,8 @@ def test_lab_as_hub_user(hub: Hub) -> None:
         "LAB_URL": base,
         "HUB_LOGIN_URL": f"{hub.url}/hub/login",
         "HUB_USER": USER,
-        # The dummy authenticator takes any password unless the Hub has one.
-        "HUB_PASSWORD": os.environ.get("JUPYTER_CLUSTER_HUB_PASSWORD") or "any password",
+        # Her own Unix password (PAM), as the Hub's administrator set it.
+        "HUB_PASSWORD": hub.passwords[USER],
     }
     try:
         results, output = run_script(env, ARTIFACTS)

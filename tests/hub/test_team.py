@@ -28,10 +28,9 @@ from tests.support.waiting import wait_for
 from .support import ADMIN, Hub, launch, ok, status, wait_running
 
 
-def service_call(hub: Hub, method: str, path: str, token: str, **kw: Any) -> requests.Response:
-    """Call the shared service itself (as a user's server does)."""
-    headers = {"Authorization": f"token {token}"}
-    return requests.request(method, hub.service_url + path, headers=headers, timeout=30, **kw)
+def service_call(hub: Hub, method: str, path: str, token: str, **kw: Any) -> Any:
+    """Call the shared service itself, on its socket (as a user's server does)."""
+    return hub.service_call(method, path, token, **kw)
 
 
 class EventsReader(threading.Thread):
