@@ -108,6 +108,8 @@ def main(argv: Sequence[str] = (), environ: dict[str, str] | None = None) -> Any
     from jupyter_server.serverapp import ServerApp
 
     config = service_config(dict(os.environ if environ is None else environ))
+    # The service is the engine: it must never become a client of a service itself.
+    os.environ.pop("JUPYTER_CLUSTER_SERVICE_URL", None)
     return ServerApp.launch_instance(argv=list(argv), config=config)
 
 
