@@ -12,6 +12,10 @@ terminal in her server or her kernel would run it:
   of ``JUPYTER_CLUSTER_SERVICE_URL``) while the service is killed and JupyterHub
   restarts it, and bob's server calls the service meanwhile. alice never binds
   the address and receives no request, so no token of bob's.
+
+And the example never hands an existing account to the Hub
+(:func:`test_the_example_never_takes_over_an_existing_account`): on a host where
+``alice`` exists but the example's record does not name her, it refuses to start.
 """
 
 from __future__ import annotations
@@ -19,9 +23,11 @@ from __future__ import annotations
 import json
 import os
 import pwd
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -32,7 +38,8 @@ import requests
 from tests.support.constants import API
 from tests.support.waiting import wait_for
 
-from .support import ADMIN, Hub
+from .launch import EXAMPLE
+from .support import ADMIN, USERS, Hub
 from .test_team_lifecycle import service_pid
 
 pytestmark = pytest.mark.docker
@@ -212,3 +219,42 @@ def test_nobody_can_take_the_services_address_during_a_restart(
     assert back, "bob's server could not reach the restarted service"
     cli = hub.run_as("bob", ["jupyter", "cluster", "ls"])
     assert cli.returncode == 0, str(cli)
+
+
+#: Load the example as JupyterHub would (its ``get_config``), nothing else.
+LOAD_EXAMPLE = """
+import runpy, sys
+from traitlets.config import Config
+runpy.run_path(sys.argv[1], init_globals={"get_config": Config})
+"""
+
+
+def test_the_example_never_takes_over_an_existing_account(hub: Hub, tmp_path: Path) -> None:
+    """With a record that does not name ``alice`` (who exists: the Hub runs her server),
+    the example exits saying what to do, and records nothing; with one that names its
+    users, the same load goes through."""
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    record = state / "unix-users"
+    record.write_text("")
+    run = Path(tempfile.mkdtemp(prefix="jupyter-cluster-hub-", dir="/run"))
+    run.chmod(0o755)
+    env = {
+        "PATH": os.environ["PATH"],
+        "JUPYTER_CLUSTER_HUB_DIR": str(state),
+        "JUPYTER_CLUSTER_HUB_USERS_FILE": str(record),
+        "JUPYTER_CLUSTER_HUB_RUN_DIR": str(run),
+    }
+    argv = [sys.executable, "-c", LOAD_EXAMPLE, str(EXAMPLE)]
+    try:
+        refused = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+        assert refused.returncode == 1, (refused.stdout, refused.stderr)
+        assert "the Unix user alice exists already and this example did not make it" in (
+            refused.stderr
+        )
+        assert record.read_text() == ""
+        record.write_text("\n".join([*USERS, ADMIN]) + "\n")
+        loaded = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+        assert loaded.returncode == 0, (loaded.stdout, loaded.stderr)
+    finally:
+        shutil.rmtree(run, ignore_errors=True)
