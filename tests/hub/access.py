@@ -11,7 +11,9 @@ pyenv Python under ``/root`` (mode 0700).
 as long as a hub test session runs, and puts the old mode back when the last
 concurrent session ends: the original modes and a shared lock live in
 :data:`STATE_DIR` (root's own), so one session's end cannot pull the ground from
-under another's servers. Nothing else (the checkout's own files included) is changed.
+under another's servers. Each running session holds :data:`LOCK` shared; changes
+of modes happen under :data:`MUTEX`, so a session starting never waits for others
+to end. Nothing else (the checkout's own files included) is changed.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from tests.support.constants import REPO
 STATE_DIR = Path("/run/jupyter-cluster-tests")
 MODES = STATE_DIR / "hub-traversal.json"
 LOCK = STATE_DIR / "hub-traversal.lock"
+MUTEX = STATE_DIR / "hub-traversal.mutex"
 
 
 def python_paths() -> list[Path]:
@@ -65,9 +68,11 @@ class TraversalGrant:
     def acquire(self) -> list[str]:
         """Make the directories traversable (recording their modes); returns those changed."""
         STATE_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self._lock = open(LOCK, "a")  # noqa: SIM115  (held until release)
-        fcntl.flock(self._lock, fcntl.LOCK_EX)
-        try:
+        with open(MUTEX, "a") as mutex:
+            fcntl.flock(mutex, fcntl.LOCK_EX)  # one session changes modes at a time
+            # Every running session holds the lock shared; the last one out restores.
+            self._lock = open(LOCK, "a")  # noqa: SIM115  (held until release)
+            fcntl.flock(self._lock, fcntl.LOCK_SH)
             modes: dict[str, int] = json.loads(MODES.read_text()) if MODES.exists() else {}
             for directory in untraversable(self.targets):
                 mode = stat.S_IMODE(directory.stat().st_mode)
@@ -75,9 +80,6 @@ class TraversalGrant:
                 directory.chmod(mode | stat.S_IXOTH)
                 self.changed.append(str(directory))
             MODES.write_text(json.dumps(modes))
-        finally:
-            # Every running session holds the lock shared; the last one out restores.
-            fcntl.flock(self._lock, fcntl.LOCK_SH)
         return self.changed
 
     def release(self) -> None:
@@ -85,11 +87,17 @@ class TraversalGrant:
         if self._lock is None:
             return
         lock, self._lock = self._lock, None
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:  # another hub test session still runs
-            lock.close()
-            return
+        with open(MUTEX, "a") as mutex:
+            fcntl.flock(mutex, fcntl.LOCK_EX)  # no session starts meanwhile
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:  # another hub test session still runs
+                lock.close()
+                return
+            self._restore(lock)
+
+    @staticmethod
+    def _restore(lock: IO[str]) -> None:
         try:
             modes: dict[str, int] = json.loads(MODES.read_text()) if MODES.exists() else {}
             for name, mode in modes.items():
