@@ -36,6 +36,7 @@ from urllib.parse import urlparse
 from traitlets.config import Config
 
 from ..client.address import check, parse
+from ..core.uids import TEAM_WORK_UID
 from ..errors import UnsafeSetting
 
 DEFAULT_URL = "http://127.0.0.1:10101"
@@ -99,6 +100,9 @@ def service_config(environ: dict[str, str]) -> Config:
             # Each user's data folders are their own; users' servers reach kernels over
             # SSH, so main1 publishes no kernel port for other host users to reach.
             "ClusterManager": {"folders_per_owner": True, "kernel_transport": "ssh"},
+            # Session processes get a uid no host account has, checked at start: a
+            # user with the same uid could reach every session through /proc.
+            "ContainerHardening": {"work_uid": TEAM_WORK_UID, "reserved_work_uid": True},
         }
     )
 

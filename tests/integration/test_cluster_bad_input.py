@@ -25,6 +25,7 @@ CASES = {
     "folder as a relative path": ("launch", *SMALL_FLAGS, "--mount", "../etc"),
     "folder as an absolute path": ("launch", *SMALL_FLAGS, "--mount", "/etc"),
     "bad mount flag": ("launch", *SMALL_FLAGS, "--mount", "data:rx"),
+    # (with pulls off: with them on, it would be pulled, see tests/multihost/test_registry_pulls)
     "image the agent lacks": ("launch", *SMALL_FLAGS, "--image", "jupyter-cluster/no-such-image:0"),
     "never fits": ("launch", "--size", "2", "--cpu", "4096", "--mem", "256m"),
     "unknown resource group": ("launch", *SMALL_FLAGS, "--resource-group", "nowhere"),
@@ -43,6 +44,7 @@ def test_bad_input_exits_2_with_one_line_and_creates_nothing(
     ws: Workspace, args: tuple[str, ...]
 ) -> None:
     ws.ok_cli("folder", "create", "data")  # so that only the flag makes "data:rx" wrong
+    ws.write_config("c.ClusterManager.pull_images = False\n")  # no pull from the internet
     result = ws.cli(*args)
     assert result.returncode == 2, str(result)
     lines = result.stderr.splitlines()
