@@ -22,7 +22,8 @@ that has ended to its duration. The phases, always in this order:
     bootstrap command, or, without one, sshd listening (the container is ready);
 ``bootstrap``
     until every container is ready (bootstrap done and sshd listening; about 0
-    without a bootstrap command); the session is then RUNNING;
+    without a bootstrap command) and, for a session on several agents, main1
+    reaches the others' SSH ports across the overlay; the session is then RUNNING;
 ``kernel_ready``
     until the kernel in main1 answers ``kernel_info``, after the session is RUNNING
     (0 when it answered before: a provisioner starts it early). Only for sessions
@@ -100,6 +101,13 @@ class LaunchClock:
         """Every placed agent has the image (pulled since the network was made)."""
         now = time.monotonic()
         self.phase("pull", now - self._last)
+        self._last = now
+
+    def extend(self, phase: str) -> None:
+        """The time since the last phase ended belongs to ``phase`` too (the last one
+        that ended: e.g. main1 checking it reaches the other agents' containers)."""
+        now = time.monotonic()
+        self.timings[phase] = self.timings.get(phase, 0.0) + max(0.0, now - self._last)
         self._last = now
 
     def mark(self, host: str, phase: str) -> None:

@@ -8,7 +8,9 @@ nothing: on any failure everything made is removed and the caller marks the sess
 ERROR. The phases (network, pull, create, files, start,
 ssh_ready, bootstrap) are timed with the context's :class:`LaunchClock`.
 
-Its helpers: :mod:`.readiness` waits for each container's start-up script,
+Its helpers: :mod:`.context` is what it is given, :mod:`.session_network` makes the
+network while the image is pulled, :mod:`.readiness` waits for each container's
+start-up script (and, across agents, until main1 reaches the others),
 :mod:`.warm_adoption` takes over a warm set's containers, and :mod:`.teardown`
 removes what a failed launch made (as it does for the manager and the reconciler).
 """
@@ -18,24 +20,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 from ...core import naming
 from ...core.egress import GATE_FILE
-from ...core.fast_network import GroupNetwork
 from ...core.models import Container, Session
 from ...core.state import ContainerStatus
-from ...core.timings import LaunchClock
 from ...errors import AgentError, ClusterError, LaunchFailed
 from ...runtime.files import container_files
-from ..agents.base import Agent, BindMount, ContainerSpec, FileEntry, Limits
+from ..agents.base import Agent, ContainerSpec, FileEntry
 from . import egress
-from .overlay import network_maker
-from .pulling import PullReport, pull_missing
+from .context import KeepLogs, LaunchContext
 from .rdma import rdma_devices_on
-from .readiness import wait_ready
+from .readiness import wait_reachable, wait_ready
+from .session_network import network_and_image
 from .teardown import tear_down
 from .warm_adoption import adopt_warm
 
@@ -43,43 +42,9 @@ log = logging.getLogger(__name__)
 
 #: Called as containers progress: (host, status, container id or None).
 ProgressCallback = Callable[[str, ContainerStatus, str | None], Awaitable[None]]
-#: Called with the session and its created containers (ids set) before a failed
-#: launch removes them.
-KeepLogs = Callable[[Session, Sequence[Container]], Awaitable[None]]
 START_COMMAND = ("/bin/sh", f"{naming.RUNTIME_DIR}/start.sh")
-
-
-@dataclass
-class LaunchContext:
-    """What the launcher needs besides the session."""
-
-    agents: Mapping[str, Agent]
-    manager_id: str
-    keys: dict[str, str]
-    mounts: dict[str, tuple[BindMount, ...]]  # per agent id: resolved data folders
-    timeout: float
-    encrypted_overlay: bool = False
-    limits: Limits = field(default_factory=Limits)
-    #: Records the launch's phases (see core.timings); None: not timed.
-    clock: LaunchClock | None = None
-    #: A warm set taken for this launch: its containers by host (see :mod:`.warm_pool`;
-    #: the session's network is then the set's, recorded in the session).
-    warm: Mapping[str, str] = field(default_factory=dict)
-    #: Keeps the logs of a failed launch's containers before they are removed
-    #: (the manager's log archive); None: they go with the containers.
-    keep_logs: KeepLogs | None = None
-    #: Pulls of the image on placed agents that lack it: the registry's credentials
-    #: (None: anonymous), how long one may take, and where progress goes.
-    image_auth: Mapping[str, str] | None = None
-    pull_timeout: float = 600.0
-    pull_report: PullReport | None = None
-    #: The session's resource group's network settings (MTU, RDMA).
-    network: GroupNetwork = field(default_factory=GroupNetwork)
-
-    def mark(self, host: str, phase: str) -> None:
-        """``host`` has ended ``phase`` (for :attr:`clock`)."""
-        if self.clock is not None:
-            self.clock.mark(host, phase)
+#: Most seconds main1 may wait to reach the containers on other agents.
+REACH_TIMEOUT = 60.0
 
 
 def published_ports(container: Container, agent: Agent) -> tuple[int, ...]:
@@ -122,7 +87,7 @@ async def _bring_up(
     ctx: LaunchContext,
     progress: ProgressCallback,
     main_started: asyncio.Event,
-) -> None:
+) -> str:
     assert container.agent is not None
     agent = ctx.agents[container.agent]
     host = container.host
@@ -149,6 +114,7 @@ async def _bring_up(
     ctx.mark(host, "ssh_ready")
     ctx.mark(host, "bootstrap")
     await progress(container.host, ContainerStatus.RUNNING, container_id)
+    return container_id
 
 
 async def _create_and_start(
@@ -199,7 +165,7 @@ async def bring_up(session: Session, ctx: LaunchContext, progress: ProgressCallb
                 for c in session.containers
             )
         )
-    await _network_and_image(session, ctx, sorted(a for a in placed if a))
+    await network_and_image(session, ctx, sorted(a for a in placed if a))
     main_started = asyncio.Event()
     if session.containers[0].host in ctx.warm:  # main1 runs already
         main_started.set()
@@ -215,6 +181,11 @@ async def bring_up(session: Session, ctx: LaunchContext, progress: ProgressCallb
             except (ClusterError, OSError) as exc:
                 failure = exc
                 break
+        if failure is None and len(placed) > 1:
+            try:
+                await _across_agents(session, ctx, tasks[0].result())
+            except (ClusterError, OSError) as exc:
+                failure = exc
     except BaseException as exc:  # cancelled from outside: still clean up
         failure = exc
     if failure is None:
@@ -232,51 +203,16 @@ async def bring_up(session: Session, ctx: LaunchContext, progress: ProgressCallb
     raise failure
 
 
-async def _network_and_image(session: Session, ctx: LaunchContext, placed: list[str]) -> None:
-    """Create the session's network while the agents that lack its image pull it
-    (a warm set has both); on failure nothing of either is left."""
-    began = time.monotonic()
-    pulling = None
-    if not ctx.warm:
-        pulling = asyncio.ensure_future(
-            pull_missing(
-                ctx.agents,
-                placed,
-                session.spec.image,
-                ctx.image_auth,
-                ctx.pull_timeout,
-                ctx.pull_report,
-            )
-        )
-    try:
-        if not ctx.warm:  # a warm set comes with its network
-            network_agent = await network_maker(session, ctx.agents)
-            await network_agent.create_network(
-                naming.network_name(session),
-                naming.network_labels(session, ctx.manager_id),
-                overlay=len(placed) > 1,
-                encrypted=ctx.encrypted_overlay,
-                mtu=ctx.network.mtu,
-            )
-        if ctx.clock is not None:
-            ctx.clock.network_done(began)
-        if pulling is not None:
-            await pulling
-            if ctx.clock is not None:
-                ctx.clock.pull_done()
-    except BaseException as exc:
-        if pulling is not None:
-            pulling.cancel()
-            await asyncio.gather(pulling, return_exceptions=True)
-        # The engine may create the network after we stopped waiting: remove it.
-        await asyncio.shield(tear_down(session, ctx.agents, ctx.manager_id))
-        if isinstance(exc, LaunchFailed):
-            raise
-        if isinstance(exc, AgentError):
-            raise LaunchFailed(f"could not create the session network: {exc}") from exc
-        if isinstance(exc, ClusterError):
-            raise LaunchFailed(str(exc)) from exc
-        raise
+async def _across_agents(session: Session, ctx: LaunchContext, main_id: str) -> None:
+    """A session on several agents is RUNNING only once main1 reaches the containers
+    on the other agents (``ssh subN`` must work at once); counted in ``bootstrap``."""
+    main = session.containers[0]
+    away = [c.host for c in session.containers if c.agent != main.agent]
+    agents = sorted({c.agent or "" for c in session.containers})
+    timeout = min(ctx.timeout, REACH_TIMEOUT)
+    await wait_reachable(ctx.agents[main.agent or ""], main_id, away, agents, timeout)
+    if ctx.clock is not None:
+        ctx.clock.extend("bootstrap")
 
 
 async def _keep_logs(session: Session, ctx: LaunchContext, keep: KeepLogs) -> None:

@@ -3,7 +3,9 @@
 Called by :mod:`.bring_up` for every container it brings up: follows the
 container's log for the start-up script's markers (``naming.READY_MARKER``,
 ``naming.FAILED_MARKERS``, and :data:`BOOTSTRAP_MARKER`, which ends the
-``ssh_ready`` phase), and fails the launch with the log's last lines.
+``ssh_ready`` phase), and fails the launch with the log's last lines. For a
+session on several agents, :func:`wait_reachable` then waits until main1 reaches
+the containers on the other agents across the overlay.
 """
 
 from __future__ import annotations
@@ -81,3 +83,44 @@ async def wait_ready(
         ) from None
     if not ready:
         raise LaunchFailed(f"{host} failed during start-up; its log ends with:\n" + "\n".join(tail))
+
+
+#: Run in main1 as work: waits until every host given answers on the SSH port.
+_REACH_SCRIPT = """
+import socket, sys, time
+port, deadline, left = int(sys.argv[1]), time.monotonic() + float(sys.argv[2]), sys.argv[3:]
+while left and time.monotonic() < deadline:
+    for host in list(left):
+        try:
+            socket.create_connection((host, port), 1).close()
+            left.remove(host)
+        except OSError:
+            pass
+    if left:
+        time.sleep(0.2)
+print(" ".join(left))
+sys.exit(1 if left else 0)
+"""
+
+
+async def wait_reachable(
+    agent: Agent, main_id: str, hosts: list[str], agents: list[str], timeout: float
+) -> None:
+    """Wait until main1 (``main_id`` on ``agent``) reaches the SSH port of each of
+    ``hosts`` (containers on other agents, across the overlay); right after an agent's
+    engine restarts, the overlay may take a moment. Raises :class:`LaunchFailed`
+    naming those it could not reach after ``timeout`` seconds."""
+    said = bytearray()
+
+    def heard(_: int, data: bytes) -> None:
+        said.extend(data[:4096])
+
+    cmd = ["python3", "-c", _REACH_SCRIPT, str(naming.SSH_PORT), f"{timeout:g}", *hosts]
+    code = await agent.exec(main_id, cmd, on_output=heard)
+    if code != 0:
+        unreached = printable(said.decode(errors="replace")).strip() or " ".join(hosts)
+        raise LaunchFailed(
+            f"main1 cannot reach {unreached} over the session's network within {timeout:g} s: "
+            f"the overlay between agents {', '.join(agents)} may be blocked (TCP 7946, UDP "
+            "4789 and 7946 must pass between them)"
+        )

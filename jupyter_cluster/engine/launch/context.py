@@ -1,0 +1,54 @@
+"""What a launch needs besides the session: agents, keys, mounts, limits, timings, pulls.
+
+Made by :class:`~jupyter_cluster.engine.launching.SessionLauncher` for each placed
+session and read by :func:`~.bring_up.bring_up` and its steps (:mod:`.session_network`,
+:mod:`.pulling`, :mod:`.readiness`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ...core.fast_network import GroupNetwork
+from ...core.models import Container, Session
+from ...core.timings import LaunchClock
+from ..agents.base import Agent, BindMount, Limits
+from .pulling import PullReport
+
+#: Called with the session and its created containers (ids set) before a failed
+#: launch removes them.
+KeepLogs = Callable[[Session, Sequence[Container]], Awaitable[None]]
+
+
+@dataclass
+class LaunchContext:
+    """What the launcher needs besides the session."""
+
+    agents: Mapping[str, Agent]
+    manager_id: str
+    keys: dict[str, str]
+    mounts: dict[str, tuple[BindMount, ...]]  # per agent id: resolved data folders
+    timeout: float
+    encrypted_overlay: bool = False
+    limits: Limits = field(default_factory=Limits)
+    #: Records the launch's phases (see core.timings); None: not timed.
+    clock: LaunchClock | None = None
+    #: A warm set taken for this launch: its containers by host (see :mod:`.warm_pool`;
+    #: the session's network is then the set's, recorded in the session).
+    warm: Mapping[str, str] = field(default_factory=dict)
+    #: Keeps the logs of a failed launch's containers before they are removed
+    #: (the manager's log archive); None: they go with the containers.
+    keep_logs: KeepLogs | None = None
+    #: Pulls of the image on placed agents that lack it: the registry's credentials
+    #: (None: anonymous), how long one may take, and where progress goes.
+    image_auth: Mapping[str, str] | None = None
+    pull_timeout: float = 600.0
+    pull_report: PullReport | None = None
+    #: The session's resource group's network settings (MTU, RDMA).
+    network: GroupNetwork = field(default_factory=GroupNetwork)
+
+    def mark(self, host: str, phase: str) -> None:
+        """``host`` has ended ``phase`` (for :attr:`clock`)."""
+        if self.clock is not None:
+            self.clock.mark(host, phase)

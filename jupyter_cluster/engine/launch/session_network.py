@@ -1,0 +1,79 @@
+"""The session's private network and its image on the placed agents: PREPARING's first step.
+
+Called by :func:`~.bring_up.bring_up` before any container is made: the network is
+created (a bridge, or a Swarm overlay through a manager agent, see :mod:`.overlay`)
+while the agents that lack the image pull it (:mod:`.pulling`). All or nothing: on
+failure or cancellation nothing of either is left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from ...core import naming
+from ...core.models import Session
+from ...errors import AgentError, ClusterError, LaunchFailed
+from .context import LaunchContext
+from .overlay import network_maker
+from .pulling import pull_missing
+from .teardown import tear_down
+
+#: Most seconds a cancelled launch waits for Docker's answer to its network creation.
+NETWORK_WAIT = 30.0
+
+
+async def network_and_image(session: Session, ctx: LaunchContext, placed: list[str]) -> None:
+    """Create the session's network while the agents that lack its image pull it
+    (a warm set has both); on failure nothing of either is left."""
+    began = time.monotonic()
+    pulling = None
+    if not ctx.warm:
+        pulling = asyncio.ensure_future(
+            pull_missing(
+                ctx.agents,
+                placed,
+                session.spec.image,
+                ctx.image_auth,
+                ctx.pull_timeout,
+                ctx.pull_report,
+            )
+        )
+    creating: asyncio.Future[str] | None = None
+    try:
+        if not ctx.warm:  # a warm set comes with its network
+            network_agent = await network_maker(session, ctx.agents)
+            creating = asyncio.ensure_future(
+                network_agent.create_network(
+                    naming.network_name(session),
+                    naming.network_labels(session, ctx.manager_id),
+                    overlay=len(placed) > 1,
+                    encrypted=ctx.encrypted_overlay,
+                    mtu=ctx.network.mtu,
+                )
+            )
+            await asyncio.shield(creating)
+        if ctx.clock is not None:
+            ctx.clock.network_done(began)
+        if pulling is not None:
+            await pulling
+            if ctx.clock is not None:
+                ctx.clock.pull_done()
+    except BaseException as exc:
+        if pulling is not None:
+            pulling.cancel()
+            await asyncio.gather(pulling, return_exceptions=True)
+        if creating is not None and not creating.done():
+            # Cancelled while Docker makes the network: let it answer, then remove it
+            # (removing it first would miss a network that appears just after).
+            await asyncio.wait({creating}, timeout=NETWORK_WAIT)
+        if creating is not None and creating.done() and not creating.cancelled():
+            creating.exception()  # seen: its failure is this one, or moot
+        await asyncio.shield(tear_down(session, ctx.agents, ctx.manager_id))
+        if isinstance(exc, LaunchFailed):
+            raise
+        if isinstance(exc, AgentError):
+            raise LaunchFailed(f"could not create the session network: {exc}") from exc
+        if isinstance(exc, ClusterError):
+            raise LaunchFailed(str(exc)) from exc
+        raise
