@@ -41,6 +41,15 @@ class AgentHost:
         """Run ``docker ARGS`` against this agent's engine (over its URL, with TLS)."""
         return docker(*self.docker_args(), *args, timeout=timeout, check=False)
 
+    def answers(self) -> bool:
+        """Whether the agent's engine answers over its URL right now (5 s at most)."""
+        try:
+            return (
+                self.docker("version", "--format", "{{.Server.Version}}", timeout=5).returncode == 0
+            )
+        except subprocess.TimeoutExpired:
+            return False
+
     def inside(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         """Run ``ARGS`` inside the agent container (``docker exec``), e.g. its docker CLI."""
         return docker("exec", self.container, *args, timeout=timeout, check=False)

@@ -26,7 +26,6 @@ as before (the fixture is shared by the whole test session).
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,14 +46,6 @@ pytestmark = pytest.mark.docker
 
 #: Seconds an agent's engine may take to stop its containers and exit.
 STOP_TIMEOUT = 30
-
-
-def engine_answers(agent: AgentHost) -> bool:
-    """Whether the agent's engine answers over its URL right now."""
-    try:
-        return agent.docker("version", "--format", "{{.Server.Version}}", timeout=5).returncode == 0
-    except subprocess.TimeoutExpired:
-        return False
 
 
 def swarm_as_before(agents: AgentCluster) -> bool:
@@ -83,7 +74,7 @@ class Outages:
         """Start ``agent``'s engine again (the entrypoint runs dockerd as before) and
         wait until it answers and the Swarm is as the fixture made it."""
         docker("start", agent.container, check=False)
-        wait_for(lambda: engine_answers(agent), timeout, f"{agent.id}'s engine", 0.3, agent.logs)
+        wait_for(lambda: agent.answers(), timeout, f"{agent.id}'s engine", 0.3, agent.logs)
         if agent in self.stopped:
             self.stopped.remove(agent)
         wait_for(

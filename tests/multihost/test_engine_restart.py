@@ -19,7 +19,6 @@ that last check until reconciliation refreshes the reason, then it passes).
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,19 +42,11 @@ AGENT = "agent2"
 STOP_TIMEOUT = 30
 
 
-def engine_answers(agent: AgentHost) -> bool:
-    """Whether the agent's engine answers over its URL right now."""
-    try:
-        return agent.docker("version", "--format", "{{.Server.Version}}", timeout=5).returncode == 0
-    except subprocess.TimeoutExpired:
-        return False
-
-
 def start_engine(agent: AgentHost, timeout: float = 90) -> None:
     """Start the agent's container (its dockerd) and wait until the engine answers."""
     docker("start", agent.container, check=False)
     deadline = time.monotonic() + timeout
-    while not engine_answers(agent):
+    while not agent.answers():
         if time.monotonic() > deadline:
             pytest.fail(f"{agent.id}'s engine did not come back; its log ends:\n{agent.logs()}")
         time.sleep(0.3)

@@ -24,6 +24,7 @@ from jupyter_cluster.core.swarms import SwarmNode, join_swarms
 from jupyter_cluster.engine.agents.fake import DEFAULT_IMAGE, FakeAgent
 from jupyter_cluster.engine.launch.teardown import tear_down
 from jupyter_cluster.engine.manager import ClusterManager
+from tests.unit.test_reconcile import two_agents
 
 
 def spanning(hosts: dict[str, str]) -> Session:
@@ -61,14 +62,9 @@ def test_workers_left_without_a_manager_name_the_agents_that_do_not_answer() -> 
 
 
 def manager_and_worker(tmp_path: Path) -> tuple[ClusterManager, dict[str, FakeAgent]]:
-    agents = {name: FakeAgent(name, cpu=1, ready_on_start=True) for name in ("a1", "a2")}
+    """Two fake agents of one Swarm, a2 a worker (the agents of test_reconcile)."""
+    manager, agents = two_agents(tmp_path)
     agents["a2"].swarm_worker = True
-    manager = ClusterManager(
-        db_path=str(tmp_path / "cluster.db"),
-        data_root=str(tmp_path / "folders"),
-        agents=[{"id": "a1"}, {"id": "a2"}],
-        agent_factory=lambda config: agents[config.id],
-    )
     return manager, agents
 
 

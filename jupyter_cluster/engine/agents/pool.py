@@ -38,12 +38,13 @@ def swarm_role(info: AgentInfo) -> str:
     return "manager" if info.swarm_manager else "worker"
 
 
-def swarm_warning(row: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> str:
-    """Why multi-node sessions can't span ``row``'s agent and others of its group."""
+def swarm_warning(row: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], note: str = "") -> str:
+    """Why multi-node sessions can't span ``row``'s agent and others of its group
+    (``note``: what core.swarms says of that agent, if anything)."""
     if not row["reachable"]:
         return ""
-    if row.get("swarm_note"):
-        return str(row["swarm_note"])
+    if note:
+        return note
     peers = [
         r
         for r in rows
@@ -119,13 +120,11 @@ class AgentPool:
                     "gpu_note": info.gpu_note,
                     "swarm": swarms[info.id].swarm,
                     "swarm_role": swarm_role(info),
-                    "swarm_note": swarms[info.id].note,
                     "warning": "",
                 }
             )
         for row in rows:
-            row["warning"] = swarm_warning(row, rows)
-            del row["swarm_note"]
+            row["warning"] = swarm_warning(row, rows, swarms[str(row["id"])].note)
         return rows
 
     async def group_rows(
