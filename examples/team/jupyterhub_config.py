@@ -31,6 +31,9 @@ What it sets up:
   users' servers send their tokens there only after checking exactly that. It is not
   routed by the Hub's proxy. It is the only process that talks to the Docker engines
   (the agents) and keeps the one store of sessions.
+- **Caps** (``site_limits`` below): each user holds at most half the machine's CPUs and
+  memory, in at most 4 sessions, and one session's containers at most half of its
+  process ids; set your site's shares there.
 - **Scopes**: every user (the ``user`` role) may access the service, and their servers'
   tokens carry ``access:services!service=cluster`` next to JupyterHub's defaults; the
   service may read users (admin flag and groups).
@@ -78,6 +81,25 @@ RUN = Path(os.environ.get("JUPYTER_CLUSTER_HUB_RUN_DIR", "/run/jupyter-cluster-h
 SOCKET = RUN / "cluster.sock"
 #: Where users' servers (and the service itself) find the service.
 SERVICE_URL = f"http+unix://{quote(str(SOCKET), safe='')}/services/cluster/"
+
+
+def site_limits() -> list[str]:
+    """The service's per-user caps, as ``serve`` arguments: no one user can take the
+    whole machine from the others (each holds at most half its CPUs and memory, in at
+    most 4 sessions), and one session's containers can use at most half of the host's
+    process ids (``pid_max``), however large the session. Change them to your site's
+    shares; they apply to every front end (REST, kernels, CLI, notebooks)."""
+    cpus = os.cpu_count() or 1
+    mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**30
+    pid_max = int(Path("/proc/sys/kernel/pid_max").read_text())
+    max_size = 16  # ClusterManager.max_size
+    return [
+        "--ClusterManager.max_sessions_per_owner=4",
+        f"--ClusterManager.max_cpu_per_owner={max(cpus / 2, 1.0)}",
+        f"--ClusterManager.max_mem_per_owner={max(mem_gib // 2, 1)}g",
+        f"--ClusterManager.max_size={max_size}",
+        f"--ContainerHardening.pids_limit={max(pid_max // (2 * max_size), 64)}",
+    ]
 
 
 def user_exists(name: str) -> bool:
@@ -205,7 +227,7 @@ c.JupyterHub.services = [
         # No "url": JupyterHub's proxy routes to http(s) only, and a TCP port on this
         # machine could be taken by any user while the service restarts. The service
         # listens on SOCKET only; users' servers call it there.
-        "command": [str(BIN / "jupyter-cluster"), "serve"],
+        "command": [str(BIN / "jupyter-cluster"), "serve", *site_limits()],
         # No `user`: it runs as root, like the Hub, since it owns the Docker engine.
         "environment": {
             "JUPYTER_CLUSTER_SERVE_URL": SERVICE_URL,  # where it listens
