@@ -162,6 +162,7 @@ class LaunchSettings(LoggingConfigurable):
             resource_groups=tuple(self.resource_groups or groups),
             folders=tuple(engine.folders_for(owner or local_owner()).names()),
             max_sessions_per_user=self.max_sessions_per_user,
+            env_allowed=tuple(engine.allowed_env_names),
             defaults=self._defaults if defaults is None else defaults,
         )
 

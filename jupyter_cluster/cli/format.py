@@ -68,6 +68,8 @@ def session_details(session: Session) -> str:
     ]
     if spec.bootstrap:
         lines.append(f"bootstrap {printable(spec.bootstrap)}")
+    if spec.env:  # names only: values may be secrets
+        lines.append(f"env       {', '.join(name for name, _ in spec.env)}")
     if session.timings:
         phases = ", ".join(f"{p} {v:.3f}" for p, v in session.timings.items())
         lines.append(f"timings   {phases} (s; total {sum(session.timings.values()):.3f})")

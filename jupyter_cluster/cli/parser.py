@@ -153,6 +153,14 @@ def add_launch_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resource-group", default="default")
     parser.add_argument("--name", default=None, help="a name to refer to the session by")
     parser.add_argument("--bootstrap", default=None, help="shell command run in every container")
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="environment variable of every container, the kernel, exec, terminals and SSH "
+        "(repeatable; shown by name only)",
+    )
 
 
 def launch_fields(args: argparse.Namespace) -> dict[str, Any]:
@@ -168,6 +176,7 @@ def launch_fields(args: argparse.Namespace) -> dict[str, Any]:
         "resource_group": args.resource_group,
         "name": args.name,
         "bootstrap": args.bootstrap,
+        "env": args.env or None,
     }
     if args.image:
         fields["image"] = args.image

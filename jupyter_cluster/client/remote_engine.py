@@ -23,6 +23,7 @@ from urllib.parse import quote
 
 from ..core.access import Access
 from ..core.folders import FolderInfo
+from ..core.launch_env import RESERVED_NAMES
 from ..core.models import LaunchSpec, Session
 from ..core.naming import DEFAULT_IMAGE
 from ..core.state import SETTLING, USABLE, SessionStatus
@@ -49,6 +50,7 @@ _PLAIN = (
     "resource_group",
     "name",
     "bootstrap",
+    "env",
 )
 
 
@@ -122,6 +124,8 @@ class RemoteEngine:
         """Check launch fields here (units, names) and keep them as the REST body;
         the service applies its own limits and default image."""
         given = {k: v for k, v in fields.items() if v is not None}
+        # The service knows which reserved names its site allows (allowed_env_names).
+        given.setdefault("env_allowed", RESERVED_NAMES)
         spec = LaunchSpec.create(**{"image": DEFAULT_IMAGE, **given, "max_size": 1 << 30})
         res = spec.resources
         canonical: dict[str, Any] = {
@@ -132,6 +136,7 @@ class RemoteEngine:
             "shm": res.shm,
             "gpu": res.gpu,
             "mounts": [str(m) for m in spec.mounts],
+            "env": dict(spec.env),
         }
         # only what was given: the service's defaults fill in the rest
         body = {k: canonical.get(k, given[k]) for k in _PLAIN if k in given}

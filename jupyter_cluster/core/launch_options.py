@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..errors import InvalidRequest
+from .launch_env import parse_env
 from .models import SESSION_NAME_RE, ClusterMode, check_session_name
 from .policy import FIELDS, MAX_BOOTSTRAP, LaunchPolicy, same_image
 from .resources import MIN_MEM, Mount
@@ -33,6 +34,8 @@ _HELP = {
     "resource_group": "The group of agents to run on.",
     "name": "A name to refer to the session by (letters, digits, '.', '_', '-').",
     "bootstrap": "Shell command run as work in every container before it is ready.",
+    "env": "Environment variables of every container, the kernel, exec, terminals and SSH "
+    "(KEY=VALUE; shown by name only).",
     "start_kernel": "Start a Jupyter kernel in main1 once the session runs.",
 }
 
@@ -73,6 +76,7 @@ def describe(policy: LaunchPolicy) -> dict[str, Any]:
             "max_length": 64,
         },
         {"name": "bootstrap", "type": "string", "nullable": True, "max_length": MAX_BOOTSTRAP},
+        {"name": "env", "type": "object", "items": "string", "nullable": True},
         {"name": "start_kernel", "type": "boolean"},
     ]
     for item in fields:
@@ -227,6 +231,12 @@ def validate(body: Any, policy: LaunchPolicy) -> tuple[dict[str, Any], bool]:
     bootstrap = _text("bootstrap", values["bootstrap"], nullable=True)
     if bootstrap is not None and len(bootstrap) > MAX_BOOTSTRAP:
         raise InvalidRequest(f"bootstrap: at most {MAX_BOOTSTRAP} characters", "bootstrap")
+    env = values["env"]
+    if env is not None and not isinstance(env, dict):
+        raise InvalidRequest(
+            f"env: expected an object of names and values, got {_kind(env)}", "env"
+        )
+    env = dict(parse_env(env, policy.env_allowed)) or None
     start_kernel = values["start_kernel"]
     if not isinstance(start_kernel, bool):
         raise InvalidRequest(
@@ -244,6 +254,7 @@ def validate(body: Any, policy: LaunchPolicy) -> tuple[dict[str, Any], bool]:
         "resource_group": group,
         "name": name or None,
         "bootstrap": bootstrap or None,
+        "env": env,
     }
     return fields, start_kernel
 

@@ -15,6 +15,7 @@ from enum import Enum
 from typing import Any
 
 from ..errors import InvalidRequest, NotFound
+from .launch_env import Env, env_names, parse_env, stored_env
 from .resources import Mount, Resources
 from .state import ContainerStatus, SessionStatus
 from .timings import ordered
@@ -68,6 +69,8 @@ class LaunchSpec:
     resource_group: str = "default"
     name: str | None = None
     bootstrap: str | None = None
+    #: The user's variables (:mod:`.launch_env`); shown by name only.
+    env: Env = ()
 
     @classmethod
     def create(
@@ -85,6 +88,8 @@ class LaunchSpec:
         name: str | None = None,
         bootstrap: str | None = None,
         max_size: int = 16,
+        env: object = None,
+        env_allowed: Iterable[str] = (),
     ) -> LaunchSpec:
         """Validate raw user input (CLI flags, JSON fields) into a spec.
 
@@ -140,9 +145,12 @@ class LaunchSpec:
             resource_group=resource_group,
             name=name or None,
             bootstrap=bootstrap or None,
+            env=parse_env(env, env_allowed),
         )
 
     def to_dict(self) -> dict[str, Any]:
+        """The spec as given, variables' values included: for the store (0600) and
+        kernelspecs, never for display (see :meth:`Session.to_dict`)."""
         return {
             "image": self.image,
             "size": self.size,
@@ -152,6 +160,7 @@ class LaunchSpec:
             "resource_group": self.resource_group,
             "name": self.name,
             "bootstrap": self.bootstrap,
+            "env": dict(self.env),
         }
 
     @classmethod
@@ -165,6 +174,7 @@ class LaunchSpec:
             resource_group=data.get("resource_group", "default"),
             name=data.get("name"),
             bootstrap=data.get("bootstrap"),
+            env=stored_env(data.get("env")),
         )
 
 
@@ -287,6 +297,7 @@ class Session:
             "mounts": spec["mounts"],
             "resource_group": spec["resource_group"],
             "bootstrap": spec["bootstrap"],
+            "env": env_names(self.spec.env),
             "containers": [c.to_dict() for c in self.containers],
             "created_at": self.created_at,
             "updated_at": self.updated_at,

@@ -112,7 +112,8 @@ def backendai_env(session: Session, container: Container) -> dict[str, str]:
 
 def container_env(session: Session, container: Container) -> dict[str, str]:
     """Everything set in a container's environment: the cluster variables, Backend.AI's
-    other session variables, its GPU count (``GPU_COUNT``, ``N_GPUS``), plus user basics."""
+    other session variables, its GPU count (``GPU_COUNT``, ``N_GPUS``), plus user basics,
+    then the user's launch variables (reserved names only when a site allows them)."""
     return {
         **cluster_env(session, container),
         **backendai_env(session, container),
@@ -123,6 +124,7 @@ def container_env(session: Session, container: Container) -> dict[str, str]:
         "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
         "LANG": "C.UTF-8",
         "JUPYTER_CLUSTER_HOSTFILE": HOSTFILE_PATH,
+        **dict(session.spec.env),
     }
 
 

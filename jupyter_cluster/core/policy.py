@@ -28,6 +28,7 @@ BUILTIN_DEFAULTS: dict[str, Any] = {
     "resource_group": "default",
     "name": None,
     "bootstrap": None,
+    "env": None,
     "start_kernel": False,
 }
 FIELDS = ("image", *BUILTIN_DEFAULTS)
@@ -47,6 +48,8 @@ class LaunchPolicy:
     folders: tuple[str, ...] = ()
     max_sessions_per_user: int = 0  # 0: no limit
     defaults: Mapping[str, Any] = field(default_factory=dict)
+    #: Reserved variable names users may set here (``ClusterManager.allowed_env_names``).
+    env_allowed: tuple[str, ...] = ()
 
     def default(self, name: str) -> Any:
         """The form's default of field ``name``."""

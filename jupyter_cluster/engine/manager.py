@@ -183,6 +183,7 @@ class ClusterManager(ManagerSettings):
     def make_spec(self, **fields: object) -> LaunchSpec:
         """Validate raw launch input (CLI flags, JSON) with this manager's limits."""
         fields.setdefault("image", self.default_image)
+        fields.setdefault("env_allowed", self.allowed_env_names)
         spec = LaunchSpec.create(max_size=self.max_size, **fields)  # type: ignore[arg-type]
         check_allowed(spec.image, self.allowed_registries, (self.default_image,))
         return spec

@@ -152,6 +152,14 @@ class ManagerSettings(LoggingConfigurable):
         prefixes (ending in '/', e.g. 'registry.example.com/team/'); others are refused
         with a 400 naming the image field. The default image is always allowed.""",
     )
+    allowed_env_names = List(
+        Unicode(),
+        config=True,
+        help="""Names jupyter-cluster sets itself that users may still set at launch
+        (--env, REST env), e.g. ['PATH'] for images that keep tools elsewhere. Others
+        of them (BACKENDAI_*, JC_*, JUPYTER_CLUSTER_*, PATH, HOME, ...) are refused
+        with a 400 naming the env field.""",
+    )
 
     @validate("registry_credentials")
     def _check_registry_credentials(self, proposal: Any) -> Any:

@@ -44,6 +44,8 @@ def provisioner_config(
         "mounts": [str(m) for m in spec.mounts],
         "resource_group": spec.resource_group,
         "bootstrap": spec.bootstrap or "",
+        # In kernel.json as given: a kernelspec is its installer's own file.
+        "env": [f"{name}={value}" for name, value in spec.env],
         "launch_timeout": launch_timeout,
     }
     if image_given:

@@ -28,6 +28,11 @@ class LaunchOptions(HasTraits):
     mounts = List(Unicode(), config=True, help="Data folders to mount (NAME or NAME:ro).")
     resource_group = Unicode("default", config=True, help="Resource group to schedule in.")
     bootstrap = Unicode("", config=True, help="Shell command run in every container at start.")
+    env = List(
+        Unicode(),
+        config=True,
+        help="Environment variables of every container and the kernel, as KEY=VALUE.",
+    )
     launch_timeout = Float(
         300.0,
         config=True,
@@ -47,6 +52,7 @@ class LaunchOptions(HasTraits):
             "mounts": list(self.mounts),
             "resource_group": self.resource_group,
             "bootstrap": self.bootstrap or None,
+            "env": list(self.env) or None,
         }
         if self.image:
             fields["image"] = self.image

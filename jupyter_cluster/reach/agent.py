@@ -110,7 +110,7 @@ class AgentRoute:
         container = session.locate(host)
         if container.role == "main":
             return terminal.docker_argv(
-                self.agent(container.agent or "").config, session, host, term
+                self.agent(container.agent or "").config, session, host, term, key_dir
             )
         return terminal.ssh_argv(await self.access(session.id), session, host, key_dir)
 

@@ -53,13 +53,25 @@ def ssh_argv(access: Access, session: Session, host: str, key_dir: str) -> list[
     return [ssh, "-F", os.path.join(key_dir, "config"), "-t", alias]
 
 
-def docker_argv(agent: AgentConfig, session: Session, host: str, term: str) -> list[str]:
-    """``docker exec -it -u work`` a login shell in ``host``'s container on ``agent``."""
+def docker_argv(
+    agent: AgentConfig, session: Session, host: str, term: str, key_dir: str
+) -> list[str]:
+    """``docker exec -it -u work`` a login shell in ``host``'s container on ``agent``.
+
+    The container's variables go in a 0600 file in ``key_dir``, not on the command
+    line, where any local user could read a launch's secrets in ``ps``.
+    """
     docker = shutil.which("docker")
     if docker is None:
         raise AgentError("the docker command is not installed on the server")
     container = session.locate(host)
     assert container.container_id
+    os.makedirs(os.path.dirname(key_dir), mode=0o700, exist_ok=True)
+    os.makedirs(key_dir, mode=0o700, exist_ok=True)
+    os.chmod(key_dir, 0o700)
+    env_file = os.path.join(key_dir, f"env-{host}")
+    env = naming.container_env(session, container)
+    _write_private(env_file, "".join(f"{k}={v}\n" for k, v in env.items()))
     return [
         docker,
         *agent.docker_cli_flags(),
@@ -69,7 +81,8 @@ def docker_argv(agent: AgentConfig, session: Session, host: str, term: str) -> l
         naming.WORK_USER,
         "-w",
         naming.WORK_HOME,
-        *(f"-e{k}={v}" for k, v in naming.container_env(session, container).items()),
+        "--env-file",
+        env_file,
         "-e",
         f"TERM={term}",
         container.container_id,

@@ -44,7 +44,7 @@ async def adopt_warm(
     mark(host, "create")
     env = naming.container_env(session, container)
     script = "".join(f"{key}={shlex.quote(value)}\n" for key, value in env.items())
-    await agent.put_files(container_id, [*files, FileEntry(WARM_ENV_FILE, script.encode(), 0o644)])
+    await agent.put_files(container_id, [*files, FileEntry(WARM_ENV_FILE, script.encode(), 0o600)])
     mark(host, "files")
     code = await agent.exec(container_id, WARM_GO_COMMAND, user="root", workdir="/")
     if code != 0:
