@@ -10,16 +10,19 @@ about a session's containers (``logs``, ``exec``, ``top``) are in
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from ..config import local_owner, make_engine
+from ..core.batch import wait_code
 from ..core.models import Session
 from ..core.naming import DEFAULT_IMAGE
-from ..core.state import FINAL
+from ..core.state import ENDED, FINAL, SETTLING
 from ..engine.api import Engine
 from ..errors import ClusterError
 from ..paths import cluster_dir
@@ -36,6 +39,20 @@ def _progress(session: Session) -> None:
     states = " ".join(f"{c.host}:{c.status.value}" for c in session.containers)
     reason = f" ({session.status_reason})" if session.status_reason else ""
     print(f"{session.name}: {session.status.value}{reason} [{states}]", file=sys.stderr)
+
+
+async def _follow(engine: Engine[Any], session_id: str, done: Callable[[Session], bool]) -> Session:
+    """Poll a session someone else drives, printing its progress, until ``done``."""
+    last = None
+    while True:
+        session = await engine.get(session_id)
+        seen = (session.status, session.status_reason, [c.status for c in session.containers])
+        if seen != last:
+            _progress(session)
+            last = seen
+        if done(session):
+            return session
+        await asyncio.sleep(0.5)
 
 
 def _spawn_driver(session_id: str) -> int:
@@ -118,7 +135,11 @@ async def _command(engine: Engine[Any], args: argparse.Namespace) -> int:
     if cmd == "launch":
         spec = engine.make_spec(**launch_fields(args))
         session = await engine.submit(spec, owner=local_owner())
-        if args.no_wait:  # a detached driver, unless the engine drives it itself
+        if spec.command:  # a batch job outlives this process: a detached driver has it
+            await engine.hand_off(session, _spawn_driver)
+            if not args.no_wait:
+                session = await _follow(engine, session.id, lambda s: s.status not in SETTLING)
+        elif args.no_wait:  # a detached driver, unless the engine drives it itself
             await engine.hand_off(session, _spawn_driver)
         else:
             session = await engine.drive(session.id, on_change=_progress)
@@ -128,6 +149,12 @@ async def _command(engine: Engine[Any], args: argparse.Namespace) -> int:
                 )
         _emit(args, session.to_dict(), cli_format.session_details(session))
         return 0
+    if cmd == "wait":
+        session = await engine.get(args.session)
+        await engine.hand_off(session, _spawn_driver)  # a batch job whose driver died
+        session = await _follow(engine, session.id, lambda s: s.status in ENDED)
+        _emit(args, session.to_dict(), cli_format.session_details(session))
+        return wait_code(session.status.value, session.status_reason, session.job)
     if cmd == "ls":
         sessions = await engine.list(include_ended=args.all)
         _emit(args, [s.to_dict() for s in sessions], cli_format.sessions_table(sessions))

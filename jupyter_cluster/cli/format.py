@@ -9,6 +9,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..core.batch import format_duration, job_summary
 from ..core.lines import printable
 from ..core.models import Session
 from ..core.stats import Usage
@@ -45,11 +46,13 @@ def sessions_table(sessions: Sequence[Session]) -> str:
             s.spec.size,
             s.spec.image,
             age(s.created_at),
+            job_summary(s.job, time.time()) or "-",
             printable(s.status_reason).splitlines()[0] if s.status_reason else "",
         )
         for s in sessions
     ]
-    return table(("ID", "NAME", "STATUS", "MODE", "SIZE", "IMAGE", "AGE", "REASON"), rows)
+    headers = ("ID", "NAME", "STATUS", "MODE", "SIZE", "IMAGE", "AGE", "JOB", "REASON")
+    return table(headers, rows)
 
 
 def session_details(session: Session) -> str:
@@ -70,6 +73,12 @@ def session_details(session: Session) -> str:
         lines.append(f"bootstrap {printable(spec.bootstrap)}")
     if spec.env:  # names only: values may be secrets
         lines.append(f"env       {', '.join(name for name, _ in spec.env)}")
+    if spec.command:
+        lines.append(f"command   {printable(spec.command)}")
+        retries = f" (up to {spec.retries} retries)" if spec.retries else ""
+        lines.append(f"job       {job_summary(session.job, time.time())}{retries}")
+    if spec.max_lifetime:
+        lines.append(f"lifetime  at most {format_duration(spec.max_lifetime)}")
     if session.timings:
         phases = ", ".join(f"{p} {v:.3f}" for p, v in session.timings.items())
         lines.append(f"timings   {phases} (s; total {sum(session.timings.values()):.3f})")

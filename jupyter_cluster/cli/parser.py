@@ -49,6 +49,30 @@ def build_parser() -> argparse.ArgumentParser:
     add_launch_arguments(launch)
     launch.add_argument("--no-wait", action="store_true", help="return at once (e.g. PENDING)")
     launch.add_argument("--json", action="store_true")
+    launch.add_argument(
+        "--command",
+        default=None,
+        dest="job_command",
+        metavar="CMD",
+        help="a batch job: run this shell command in main1 as work once the session runs; "
+        "the session ends when it exits (see `wait`). Closing this terminal changes nothing.",
+    )
+    launch.add_argument(
+        "--retries", default=0, help="with --command: try a failing command again up to N times"
+    )
+    launch.add_argument(
+        "--max-lifetime",
+        default=None,
+        metavar="DURATION",
+        help="terminate the session after this long, e.g. 90s, 30m, 2h (from its launch)",
+    )
+    wait = sub.add_parser(
+        "wait",
+        help="wait until a session ends; exit with its batch job's code (0 for an "
+        "interactive session removed normally, 124 at its lifetime, 1 otherwise)",
+    )
+    wait.add_argument("session")
+    wait.add_argument("--json", action="store_true")
 
     ls = sub.add_parser("ls", help="list sessions")
     ls.add_argument("--all", action="store_true", help="include ended sessions (history)")
@@ -180,4 +204,10 @@ def launch_fields(args: argparse.Namespace) -> dict[str, Any]:
     }
     if args.image:
         fields["image"] = args.image
+    if getattr(args, "job_command", None) is not None:
+        fields["command"] = args.job_command
+    if getattr(args, "max_lifetime", None) is not None:
+        fields["max_lifetime"] = args.max_lifetime
+    if getattr(args, "retries", 0):
+        fields["retries"] = args.retries
     return fields
