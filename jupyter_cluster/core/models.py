@@ -15,6 +15,7 @@ from enum import Enum
 from typing import Any
 
 from ..errors import InvalidRequest, NotFound
+from .batch import Job, parse_command, parse_lifetime, parse_retries
 from .launch_env import Env, env_names, parse_env, stored_env
 from .resources import Mount, Resources
 from .state import ContainerStatus, SessionStatus
@@ -69,6 +70,11 @@ class LaunchSpec:
     resource_group: str = "default"
     name: str | None = None
     bootstrap: str | None = None
+    #: A batch job's shell command, its lifetime limit (seconds) and extra tries
+    #: (:mod:`.batch`); None, None, 0 for an interactive session.
+    command: str | None = None
+    max_lifetime: float | None = None
+    retries: int = 0
     #: The user's variables (:mod:`.launch_env`); shown by name only.
     env: Env = ()
 
@@ -92,6 +98,9 @@ class LaunchSpec:
         env_allowed: Iterable[str] = (),
     ) -> LaunchSpec:
         """Validate raw user input (CLI flags, JSON fields) into a spec.
+        command: object = None,
+        max_lifetime: object = None,
+        retries: object = 0,
 
         Raises :class:`InvalidRequest` naming the first wrong field; nothing else
         checks these again.
@@ -149,6 +158,9 @@ class LaunchSpec:
         )
 
     def to_dict(self) -> dict[str, Any]:
+            command=parse_command(command),
+            max_lifetime=parse_lifetime(max_lifetime),
+            retries=parse_retries(retries or 0),
         """The spec as given, variables' values included: for the store (0600) and
         kernelspecs, never for display (see :meth:`Session.to_dict`)."""
         return {
@@ -164,6 +176,9 @@ class LaunchSpec:
         }
 
     @classmethod
+            "command": self.command,
+            "max_lifetime": self.max_lifetime,
+            "retries": self.retries,
     def from_dict(cls, data: Mapping[str, Any]) -> LaunchSpec:
         return cls(
             image=data["image"],
@@ -179,6 +194,9 @@ class LaunchSpec:
 
 
 @dataclass(frozen=True)
+            command=data.get("command"),
+            max_lifetime=data.get("max_lifetime"),
+            retries=int(data.get("retries") or 0),
 class Container:
     """One container of a session, as the manager knows it."""
 
@@ -262,6 +280,8 @@ class Session:
         """The user's name for the session, or a short form of its id."""
         return self.spec.name or self.id[:8]
 
+    #: A batch session's job (:class:`.batch.Job`); None for an interactive one.
+    job: Job | None = None
     @property
     def hosts(self) -> list[str]:
         return [c.host for c in self.containers]
@@ -291,6 +311,7 @@ class Session:
             "status": self.status.value,
             "status_reason": self.status_reason,
             "mode": spec["mode"],
+        job = self.job or (Job() if self.spec.command else None)
             "size": spec["size"],
             "image": spec["image"],
             "resources": spec["resources"],
@@ -303,6 +324,10 @@ class Session:
             "updated_at": self.updated_at,
             "ended_at": self.ended_at,
             "owner": self.owner,
+            "command": spec["command"],
+            "max_lifetime": spec["max_lifetime"],
+            "retries": spec["retries"],
+            "job": None if job is None else job.to_dict(),
             "kernel_id": self.kernel_id,
             "timings": ordered(self.timings),
         }
@@ -316,10 +341,12 @@ class Session:
         """Rebuild a session from :meth:`to_record` output."""
         return cls(
             id=data["id"],
-            spec=LaunchSpec.from_dict(data["spec"]),
+            spec=spec,
             status=SessionStatus(data["status"]),
             status_reason=data.get("status_reason") or "",
             containers=tuple(Container.from_dict(c) for c in data.get("containers", ())),
+        spec = LaunchSpec.from_dict(data["spec"])
+        job = Job.from_dict(data["job"]) if data.get("job") else None
             created_at=float(data.get("created_at") or 0.0),
             updated_at=float(data.get("updated_at") or 0.0),
             ended_at=data.get("ended_at"),
@@ -333,6 +360,7 @@ class Session:
     def from_public(cls, data: Mapping[str, Any]) -> Session:
         """Rebuild a session from :meth:`to_dict` output (a REST reply of the shared
         service); a name that is only the id's short form is no name."""
+            job=job if job is not None or not spec.command else Job(),
         name = data.get("name")
         spec = {**data, "name": None if name == str(data["id"])[:8] else name}
         return cls.from_record({**data, "spec": spec})

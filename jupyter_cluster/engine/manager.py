@@ -30,10 +30,11 @@ from dataclasses import replace
 
 from ..core.access import Access
 from ..core.folders import FolderInfo
+from ..core.batch import check_site_limit
 from ..core.images import check_allowed
 from ..core.models import LaunchSpec, Session
 from ..core.quota import Quota
-from ..core.state import SETTLING
+from ..core.state import ENDED, SETTLING
 from ..core.stats import Usage
 from ..core.units import parse_size
 from ..core.warm import parse_targets
@@ -43,19 +44,21 @@ from .agents.base import Agent, OutputCallback
 from .agents.pool import AgentPool
 from .agents.registry import agent_configs, make_agent
 from .api import PolicySource, Upkeep
+from .batch import BatchUpkeep, JobRunner
 from .ending import SessionTerminator
 from .fast_network import FastNetworking
 from .folder_space import FolderSpace
 from .gpu_detection import GpuDetection
 from .hardening import ContainerHardening
 from .launching import SessionCallback, SessionLauncher
+from .lifetime import LifetimeWatch
 from .log_archive import LogArchive
 from .oom_watch import OomWatch
 from .owned import OwnerFolders
 from .reading import SessionReader
 from .reconcile import Reconciler
 from .settings import ManagerSettings
-from .store.drivers import this_process
+from .store.drivers import driver_alive, this_process
 from .store.exec_log import ExecLog
 from .store.sessions import Store
 from .upkeep import WarmRefill
@@ -124,6 +127,18 @@ class ClusterManager(ManagerSettings):
         self.reader = SessionReader(self.store, self.pool, self.log_archive, self.exec_log)
         self._reconciled = False
 
+        #: Time limits and batch jobs (see :mod:`.lifetime`, :mod:`.batch`).
+        self.lifetimes = LifetimeWatch(
+            self.store, self.terminate, lambda: self.max_session_lifetime, self.log
+        )
+        self.jobs = JobRunner(
+            self.store,
+            self.pool,
+            self.terminate,
+            self.lifetimes,
+            interval=lambda: self.job_poll_interval,
+            logger=self.log,
+        )
     # -- agents ------------------------------------------------------------------
 
     def agent(self, agent_id: str) -> Agent:
@@ -182,6 +197,7 @@ class ClusterManager(ManagerSettings):
 
     def make_spec(self, **fields: object) -> LaunchSpec:
         """Validate raw launch input (CLI flags, JSON) with this manager's limits."""
+        await self.lifetimes.sweep()
         fields.setdefault("image", self.default_image)
         fields.setdefault("env_allowed", self.allowed_env_names)
         spec = LaunchSpec.create(max_size=self.max_size, **fields)  # type: ignore[arg-type]
@@ -197,6 +213,7 @@ class ClusterManager(ManagerSettings):
         spec: LaunchSpec,
         *,
         owner: str = "",
+        check_site_limit(spec.max_lifetime, self.max_session_lifetime)
         quota: Quota | None = None,
         kernel: bool = False,
     ) -> Session:
@@ -288,13 +305,19 @@ class ClusterManager(ManagerSettings):
         return AgentRoute(self.agent, self.store.load_keys, self.access, self.hardening.work_uid)
 
     def upkeep(self, on_change: Callable[[], None]) -> builtins.list[Upkeep]:
-        """The warm pool's refill (when configured) and the OOM watch."""
+        """The warm pool's refill (when configured), the OOM watch, batch jobs and limits."""
         oom = OomWatch(self.store, self.pool.agents, on_change=on_change, logger=self.log)
-        return [WarmRefill(self.warm), oom] if self.warm.targets else [oom]
+        jobs = BatchUpkeep(self.jobs, on_change=on_change)
+        return [WarmRefill(self.warm), oom, jobs] if self.warm.targets else [oom, jobs]
 
     async def hand_off(self, session: Session, spawn: Callable[[str], int]) -> None:
-        """A detached driver takes over a launch still settling."""
-        if session.status in SETTLING:
+        """A detached driver takes over a launch still settling, or a batch job whose
+        driver is gone (``wait`` asks, so a killed driver's job is watched again)."""
+        if session.status in SETTLING or (
+            session.spec.command
+            and session.status not in ENDED
+            and not driver_alive(self.store.driver(session.id))
+        ):
             self.store.set_driver(session.id, this_process(spawn(session.id)))
 
     def mark_ending(self, session_id: str) -> bool:
@@ -310,3 +333,7 @@ class ClusterManager(ManagerSettings):
     def record_phases(self, session_id: str, timings: Mapping[str, float]) -> None:
         """Keep phase timings measured by a front end."""
         self.store.add_timings(session_id, timings)
+    async def run_job(self, session_id: str) -> Session:
+        """Watch a batch session's job until the session ends (see JobRunner.run)."""
+        return await self.jobs.run(session_id)
+

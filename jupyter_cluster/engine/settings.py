@@ -99,6 +99,20 @@ class ManagerSettings(LoggingConfigurable):
     history_max_count = Int(
         10000, config=True, help="Most ended sessions kept in the history; 0: no limit."
     )
+    max_session_lifetime = Float(
+        0.0,
+        config=True,
+        help="Seconds any session (batch or interactive) may live, counted from its "
+        "launch; at the limit it is terminated with a reason that says so, after a "
+        "warning (a status reason) in its last 60 s. A session's own max_lifetime "
+        "(--max-lifetime) may only be shorter. 0: no limit.",
+    )
+    job_poll_interval = Float(
+        1.0,
+        config=True,
+        help="Seconds between two looks at a batch job (has its command exited?) and at "
+        "sessions' lifetimes, by whichever process watches them.",
+    )
     pending_backfill = Bool(
         False,
         config=True,
