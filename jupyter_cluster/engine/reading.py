@@ -82,7 +82,7 @@ class SessionReader:
                 yield line
             return
         agent, container_id = self.locate(session, host)
-        async for line in agent.logs(container_id, tail=tail, follow=follow):
+        async for line in agent.logs(container_id, tail=tail, follow=follow, for_user=True):
             yield line
 
     async def exec(

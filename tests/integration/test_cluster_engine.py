@@ -160,8 +160,9 @@ async def test_log_readers_release_their_docker_connections(manager: ClusterMana
     assert isinstance(agent, DockerAgent)
 
     def held() -> int:
-        """Connections in use in both pools (ordinary calls and streams)."""
-        clients = (agent.connection.client, agent.connection.stream_client)
+        """Connections in use in every pool (ordinary calls, streams, users' reads)."""
+        conn = agent.connection
+        clients = (conn.client, conn.stream_client, conn.user_stream_client)
         return sum(len(c.session.connector._acquired) for c in clients)  # type: ignore[union-attr]
 
     session = await launch(manager, 3)

@@ -263,9 +263,18 @@ class Agent(Protocol):
         ...
 
     def logs(
-        self, container_id: str, *, tail: int | None = None, follow: bool = False
+        self,
+        container_id: str,
+        *,
+        tail: int | None = None,
+        follow: bool = False,
+        for_user: bool = False,
     ) -> AsyncIterator[str]:
-        """The container's stdout/stderr as text lines (with their newline)."""
+        """The container's stdout/stderr as text lines (with their newline).
+
+        ``for_user``: a user's read (REST, CLI, notebook), served from connections
+        kept apart from the engine's own (so users' streams never starve a launch).
+        """
         ...
 
     async def exec(

@@ -390,7 +390,12 @@ class FakeAgent(FakeImages):
             box.wake()
 
     async def logs(
-        self, container_id: str, *, tail: int | None = None, follow: bool = False
+        self,
+        container_id: str,
+        *,
+        tail: int | None = None,
+        follow: bool = False,
+        for_user: bool = False,
     ) -> AsyncIterator[str]:
         """Lines emitted so far (the last ``tail``), then, with ``follow`` and while
         the container runs, new ones until it exits or is removed."""

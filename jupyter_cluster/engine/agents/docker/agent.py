@@ -217,7 +217,12 @@ class DockerAgent:
         return sample
 
     async def logs(
-        self, container_id: str, *, tail: int | None = None, follow: bool = False
+        self,
+        container_id: str,
+        *,
+        tail: int | None = None,
+        follow: bool = False,
+        for_user: bool = False,
     ) -> AsyncIterator[str]:
         """Yield whole lines of the container's log; ``follow`` waits for more."""
         conn = self.connection
@@ -231,7 +236,8 @@ class DockerAgent:
         # follow=True aiodocker never releases the response, so a reader that
         # stops early would keep its connection. This one is closed on every
         # exit, and it is the stream client's (no read timeout).
-        query = conn.stream_client._query(
+        client = conn.user_stream_client if for_user else conn.stream_client
+        query = client._query(
             f"containers/{container_id}/logs",
             params={"stdout": True, "stderr": True, "follow": follow, **params},
         )

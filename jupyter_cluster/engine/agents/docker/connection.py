@@ -14,7 +14,10 @@ call of the engine goes through :meth:`DockerConnection.call` (or, for streams,
 
 Long streams (followed logs, exec output, which may be silent for hours) use a
 second client with no read timeout and a connection pool of their own, so many
-log followers never starve the calls everyone else is waiting for.
+log followers never starve the calls everyone else is waiting for. Users' log
+reads (REST, CLI, notebooks) have a third client and pool, so however many of
+them are open, the engine's own streams (a launch waiting for its containers'
+start-up, pulls, events) still get connections (security review X8).
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ T = TypeVar("T")
 CANNOT_CONNECT = 900
 #: Connections the stream client may hold at once (followed logs, exec output).
 STREAM_POOL = 64
+#: Connections users' log reads may hold at once, apart from the engine's own streams.
+USER_STREAM_POOL = 64
 _TRANSPORT_ERRORS = (aiohttp.ClientError, OSError, asyncio.TimeoutError, ValueError)
 
 
@@ -72,6 +77,7 @@ class DockerConnection:
         self.config = config
         self._client: aiodocker.Docker | None = None
         self._stream_client: aiodocker.Docker | None = None
+        self._user_stream_client: aiodocker.Docker | None = None
         #: Why the engine could not be reached, and since when (None: it answers).
         self.unavailable: tuple[str, float] | None = None
 
@@ -99,6 +105,14 @@ class DockerConnection:
         if self._stream_client is None:
             self._stream_client = self._make(None, STREAM_POOL)
         return self._stream_client
+
+    @property
+    def user_stream_client(self) -> aiodocker.Docker:
+        """The client for users' log reads: like :attr:`stream_client`, with a pool
+        apart from the engine's own streams."""
+        if self._user_stream_client is None:
+            self._user_stream_client = self._make(None, USER_STREAM_POOL)
+        return self._user_stream_client
 
     def failure(self, action: str, exc: BaseException) -> AgentError:
         """The AgentError for ``exc`` raised while doing ``action``; marks health."""
@@ -157,11 +171,11 @@ class DockerConnection:
 
     async def close(self) -> None:
         """Close both clients (the agent is no longer used)."""
-        for client in (self._client, self._stream_client):
+        for client in (self._client, self._stream_client, self._user_stream_client):
             if client is not None:
                 await client.close()
                 # aiodocker closes only a connector it made itself: ours (tcp://) too.
                 connector = getattr(client, "connector", None)
                 if connector is not None and not connector.closed:
                     await connector.close()
-        self._client = self._stream_client = None
+        self._client = self._stream_client = self._user_stream_client = None
