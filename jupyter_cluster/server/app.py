@@ -29,6 +29,7 @@ from ..errors import ClusterError, UnsafeSetting
 from ..paths import cluster_dir
 from ..provisioning import kernelspec
 from .handlers import default_handlers
+from .handlers.proxy import proxy_handlers
 from .service import SERVICE_SETTING, ClusterService
 
 
@@ -178,8 +179,9 @@ class ClusterApp(ExtensionApp, LaunchSettings):
         self.settings[SERVICE_SETTING] = self.service
 
     def initialize_handlers(self) -> None:
-        """Every route of :mod:`.handlers`."""
+        """Every route of :mod:`.handlers`: the REST API and the app proxy."""
         self.handlers.extend(default_handlers)
+        self.handlers.extend(proxy_handlers)
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
         await self.service.ensure_started()

@@ -23,6 +23,7 @@ from ..engine.api import Engine, LaunchGate, Upkeep
 from ..errors import ClusterError, InvalidRequest, NotFound
 from ..paths import cluster_dir
 from ..provisioning.endings import server_started, server_stopping, wait_for_endings
+from ..reach.apps import AppTunnels
 from .events import Event, EventHub, is_ended
 from .idle import IdleWatcher
 from .streams import StreamSlots
@@ -72,6 +73,8 @@ class ClusterService:
         self.hub.listeners.append(self._on_event)
         ssh_dir = os.path.join(cluster_dir(), "ssh")
         self.terminals = ClusterTerminals(self.engine, ssh_dir, self.log)
+        #: Ports in main1 reached over SSH by the app proxy (``cluster/proxy/…``).
+        self.apps = AppTunnels(self.engine.access)
         #: Live log and stats streams, per user (see :mod:`.streams`).
         self.streams = StreamSlots(host.max_streams_per_user, host.max_streams)
         self._launches: dict[str, asyncio.Task[None]] = {}
@@ -171,6 +174,7 @@ class ClusterService:
             for session in await asyncio.to_thread(self.engine.store.list):
                 self._keep_session(session)
         await self.terminals.close_all(self.terminal_manager)
+        await self.apps.close_all()
         await self.engine.close()
 
     def _forget_failed_starts(self) -> None:
@@ -337,6 +341,7 @@ class ClusterService:
     async def _after_end(self, model: dict[str, Any]) -> None:
         session_id, kernel_id = model["id"], model.get("kernel_id")
         await self.terminals.close_session(self.terminal_manager, session_id)
+        await self.apps.close_session(session_id)
         if session_id not in self._launches:
             await self._shutdown_kernel(kernel_id)
 

@@ -21,6 +21,7 @@ from jupyter_server.auth import Authorizer
 import jupyter_cluster
 from jupyter_cluster.server.handlers import default_handlers
 from jupyter_cluster.server.handlers.base import AUTH_RESOURCE, ClusterHandler
+from jupyter_cluster.server.handlers.proxy import AppProxyHandler, proxy_handlers
 from tests.support.docker import manager_objects
 
 from .support import call, jp_async
@@ -94,6 +95,25 @@ def test_the_openapi_document_lists_every_route() -> None:
     assert len(documented) == len(default_handlers)
 
 
+def test_the_app_proxy_is_authenticated_and_authorized() -> None:
+    """The app proxy (not a REST route: its pages are the apps') is held to the same
+    rule: every HTTP method it serves carries both decorators."""
+    path = Path(inspect.getsourcefile(AppProxyHandler) or "")
+    [cls] = [
+        node
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ClassDef) and node.name == "AppProxyHandler"
+    ]
+    served = set()
+    for node in cls.body:
+        if isinstance(node, ast.AsyncFunctionDef) and node.name in HTTP_METHODS | {"options"}:
+            assert _decorators(node)[:2] == ["web.authenticated", "authorized"], node.name
+            served.add(node.name)
+    assert served == HTTP_METHODS | {"options"}
+    assert {handler for _, handler, _ in proxy_handlers} == {AppProxyHandler}
+    assert AppProxyHandler.auth_resource == AUTH_RESOURCE
+
+
 BODIES = {"POST": json.dumps({"size": 1})}
 
 
@@ -139,6 +159,9 @@ async def test_an_authorizer_that_refuses_gives_403(jp_fetch: Any, cluster: Any)
             jp_fetch, *path.split("/"), method=method, body=BODIES.get(method)
         )
         assert code == 403, (method, path, code, data)
+    for form in ("proxy", "proxy-absolute"):
+        code, data, _ = await call(jp_fetch, form, "nosuch", "8000", "", base=("cluster",))
+        assert code == 403, (form, code, data)
     expected_actions = {"read" if m == "GET" else "write" for m, _ in routes()}
     assert {a for a, r in RefuseCluster.asked if r == AUTH_RESOURCE} == expected_actions
     assert cluster.engine.store.list(include_ended=True) == []

@@ -23,7 +23,7 @@ from jupyter_server.auth.identity import (
     LegacyIdentityProvider,
     PasswordIdentityProvider,
 )
-from jupyter_server.base.handlers import APIHandler
+from jupyter_server.base.handlers import APIHandler, JupyterHandler
 from jupyter_server.utils import url_path_join
 
 from ...config import local_owner
@@ -51,20 +51,15 @@ def status_for(exc: ClusterError) -> int:
     return 502  # AgentError, LaunchFailed, a failed clean-up: Docker's side failed
 
 
-class ClusterHandler(APIHandler):
-    """Base of every cluster handler: service access, JSON in and out, error mapping."""
-
-    auth_resource = AUTH_RESOURCE
+class SessionScope(JupyterHandler):
+    """Who the client is and which sessions it may see: shared by the REST handlers and
+    the app proxy (:mod:`.proxy`)."""
 
     @property
     def service(self) -> ClusterService:
         """The extension's service (put in the web app's settings by ClusterApp)."""
         service: ClusterService = self.settings[SERVICE_SETTING]
         return service
-
-    async def prepare(self) -> None:  # type: ignore[override]
-        await super().prepare()
-        await self.service.ensure_started()
 
     @property
     def owner(self) -> str:
@@ -102,6 +97,16 @@ class ClusterHandler(APIHandler):
         if not self.may_see(session):
             raise NotFound(f"no cluster session matches {ref!r}")
         return session
+
+
+class ClusterHandler(SessionScope, APIHandler):
+    """Base of every cluster handler: service access, JSON in and out, error mapping."""
+
+    auth_resource = AUTH_RESOURCE
+
+    async def prepare(self) -> None:  # type: ignore[override]
+        await super().prepare()
+        await self.service.ensure_started()
 
     def api_url(self, *parts: str) -> str:
         return url_path_join(self.base_url, API, *parts)

@@ -1,0 +1,369 @@
+"""The app proxy: web apps in main1 at ``cluster/proxy/{session}/{port}/``, owner only.
+
+Any HTTP or WebSocket server listening in main1 (on its loopback or every address)
+is reached through the Jupyter server, carried over the session's SSH connection
+(:class:`~jupyter_cluster.reach.apps.AppTunnels`): nothing more is published on the
+agent. Two forms:
+
+- ``cluster/proxy/{session}/{port}/{path}``: the app sees ``/{path}`` (the prefix is
+  removed; apps that use relative links, e.g. TensorBoard, work as they are);
+- ``cluster/proxy-absolute/{session}/{port}/{path}``: the app sees the whole path, for
+  apps started with a base URL (TensorBoard's ``--path_prefix``, Jupyter's
+  ``--ServerApp.base_url``).
+
+Only the session's owner (or an admin) gets through: another user's session is
+404, an unauthenticated client 403. Requests and responses are streamed and left
+as they are, but for the client's Jupyter credentials (its token and log-in
+cookie), which are not passed on to the app. A port nothing listens on is a 502
+page saying so. The server extension registers :data:`proxy_handlers` (in the
+shared service too, where clients send a Hub token).
+"""
+
+from __future__ import annotations
+
+import html
+from http.cookies import SimpleCookie
+from typing import Any
+from urllib.parse import urlparse
+
+from jupyter_server.auth.decorator import authorized
+from tornado import httputil, web
+from tornado.httpclient import HTTPClientError, HTTPRequest
+from tornado.iostream import StreamClosedError
+from tornado.websocket import WebSocketClientConnection, WebSocketHandler, websocket_connect
+
+from ...core.apps import parse_port
+from ...core.models import Session
+from ...errors import ClusterError
+from ...reach.apps import app_host
+from .base import AUTH_RESOURCE, SessionScope, status_for
+
+#: Headers of one hop only (RFC 9110 7.6.1), never passed through.
+_HOP = {
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "content-length",
+}
+#: Seconds to reach main1 (an SSH connection is made on a session's first request).
+CONNECT_TIMEOUT = 40.0
+#: Bytes of one WebSocket message either way.
+MAX_MESSAGE = 64 << 20
+
+
+def not_listening_page(session: Session, port: int) -> str:
+    """The 502 page of a port nothing listens on in main1."""
+    name = html.escape(session.name)
+    return (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>502: port "
+        f"{port} is not listening</title></head><body><h1>Nothing listens on port {port} "
+        f"in main1</h1><p>Session <b>{name}</b> is running, but no app in its main1 "
+        f"container accepts connections on port {port}.</p><p>Start the app in main1 "
+        "(in the session's notebook or a terminal into main1) listening on that port, "
+        f"on 127.0.0.1 or 0.0.0.0, e.g. <code>tensorboard --logdir runs --port {port}</code> "
+        f"or <code>python3 -m http.server {port}</code>; then reload this page.</p>"
+        "</body></html>"
+    )
+
+
+class AppProxyHandler(WebSocketHandler, SessionScope):
+    """Proxy HTTP and WebSocket requests to a port in a session's main1."""
+
+    auth_resource = AUTH_RESOURCE
+
+    def initialize(self, absolute: bool = False) -> None:
+        self.absolute = absolute
+        self.upstream: WebSocketClientConnection | None = None
+        self._early: list[str | bytes] = []  # app messages before the client's upgrade
+        self._gone = False
+
+    async def prepare(self) -> None:  # type: ignore[override]
+        # An unauthenticated client gets 403, not the log-in page (like the REST API).
+        await super().prepare(_redirect_to_login=False)
+        await self.service.ensure_started()
+
+    def get_login_url(self) -> str:
+        raise web.HTTPError(403)
+
+    def check_origin(self, origin: str = "") -> bool:
+        """The server's own origin rules (same host, or ``allow_origin``)."""
+        return SessionScope.check_origin(self)
+
+    def check_xsrf_cookie(self) -> None:
+        """The app's own forms and scripts carry no Jupyter XSRF token: a request from
+        the server's own origin (Origin or Referer) is let through instead."""
+        try:
+            super().check_xsrf_cookie()
+        except web.HTTPError:
+            sent = self.request.headers.get("Origin") or self.request.headers.get("Referer")
+            if not sent or urlparse(sent).netloc != self.request.host:
+                raise
+
+    # -- where to -----------------------------------------------------------------------
+
+    async def _target(self, ref: str, port_text: str) -> tuple[Session, int, str] | None:
+        """(session, port, path the app sees); None after redirecting to the slash form."""
+        session = await self.session(ref)
+        port = parse_port(port_text, "port")
+        path = self.request.path
+        parts = path[len(self.base_url) :].split("/", 4)
+        if len(parts) < 5:  # .../{port} without its slash: relative links would break
+            query = f"?{self.request.query}" if self.request.query else ""
+            self.redirect(path + "/" + query)
+            return None
+        inner = path if self.absolute else "/" + parts[4]
+        if self.request.query:
+            inner += "?" + self.request.query
+        return session, port, inner
+
+    def _app_headers(self) -> httputil.HTTPHeaders:
+        """The client's headers for the app, without hop-by-hop ones and without the
+        client's Jupyter credentials."""
+        headers = httputil.HTTPHeaders()
+        for name, value in self.request.headers.get_all():
+            low = name.lower()
+            if low in _HOP or low.startswith("sec-websocket-"):
+                continue
+            if low == "authorization" and self.token_authenticated:
+                continue
+            if low == "cookie":
+                value = self._cookies_for_app(value)
+                if not value:
+                    continue
+            headers.add(name, value)
+        return headers
+
+    def _cookies_for_app(self, header: str) -> str:
+        jar: SimpleCookie = SimpleCookie()
+        try:
+            jar.load(header)
+        except Exception:
+            return header
+        own = {self.cookie_name, "_xsrf"}
+        return "; ".join(f"{k}={m.coded_value}" for k, m in jar.items() if k not in own)
+
+    # -- HTTP ---------------------------------------------------------------------------
+
+    async def _proxy(self, ref: str, port_text: str, rest: str | None = None) -> None:
+        target = await self._target(ref, port_text)
+        if target is None:
+            return
+        session, port, inner = target
+        if self.request.headers.get("Upgrade", "").lower() == "websocket":
+            await self._websocket(session, port, inner)
+            return
+        started = False
+        status = httputil.ResponseStartLine("HTTP/1.1", 502, "Bad Gateway")
+        received = httputil.HTTPHeaders()
+
+        def on_header(line: str) -> None:
+            nonlocal started, status, received
+            if line.startswith("HTTP/"):
+                status = httputil.parse_response_start_line(line.strip())
+                received = httputil.HTTPHeaders()
+            elif line.strip():
+                received.parse_line(line)
+            else:  # the end of the app's headers: they become the reply's
+                started = True
+                self.set_status(status.code, status.reason or "Unknown")
+                self.clear_header("Content-Type")
+                for name in {n for n, _ in received.get_all()}:
+                    self.clear_header(name)
+                for name, value in received.get_all():
+                    if name.lower() not in _HOP:
+                        self.add_header(name, value)
+
+        def on_chunk(chunk: bytes) -> None:
+            if self._gone:
+                raise StreamClosedError()  # the client left: stop reading the app
+            self.write(chunk)
+            self.flush().add_done_callback(lambda f: f.exception())
+
+        method = self.request.method or "GET"
+        request = HTTPRequest(
+            f"http://{app_host(session.id)}:{port}{inner}",
+            method=method,
+            headers=self._app_headers(),
+            body=None if method in ("GET", "HEAD") else self.request.body,
+            follow_redirects=False,
+            decompress_response=False,
+            allow_nonstandard_methods=True,
+            connect_timeout=CONNECT_TIMEOUT,
+            request_timeout=0,
+            header_callback=on_header,
+            streaming_callback=on_chunk,
+        )
+        error: BaseException | None = None
+        try:
+            await self.service.apps.http.fetch(request, raise_error=False)
+        except ClusterError:
+            raise
+        except (OSError, StreamClosedError, HTTPClientError) as exc:
+            error = exc  # no reply, or it broke off
+        if started:
+            if not self._finished:
+                self.finish()
+            return
+        await self._failed(session, port, error)
+
+    async def _failed(self, session: Session, port: int, error: Any) -> None:
+        """The app gave no reply: the 502 page, saying whether the port is closed."""
+        self.set_status(502)
+        self.set_header("Content-Type", "text/html; charset=UTF-8")
+        if not await self.service.apps.listening(session.id, port):
+            self.finish(not_listening_page(session, port))
+            return
+        why = html.escape(str(error or "no reply"))
+        self.finish(
+            f"<!DOCTYPE html><html><body><h1>The app on port {port} in main1 gave no "
+            f"reply</h1><p>{why}</p></body></html>"
+        )
+
+    @web.authenticated
+    @authorized
+    async def get(self, ref: str, port: str, rest: str | None = None) -> None:  # type: ignore[override]
+        await self._proxy(ref, port, rest)
+
+    @web.authenticated
+    @authorized
+    async def head(self, ref: str, port: str, rest: str | None = None) -> None:
+        await self._proxy(ref, port, rest)
+
+    @web.authenticated
+    @authorized
+    async def post(self, ref: str, port: str, rest: str | None = None) -> None:
+        await self._proxy(ref, port, rest)
+
+    @web.authenticated
+    @authorized
+    async def put(self, ref: str, port: str, rest: str | None = None) -> None:
+        await self._proxy(ref, port, rest)
+
+    @web.authenticated
+    @authorized
+    async def patch(self, ref: str, port: str, rest: str | None = None) -> None:
+        await self._proxy(ref, port, rest)
+
+    @web.authenticated
+    @authorized
+    async def delete(self, ref: str, port: str, rest: str | None = None) -> None:
+        await self._proxy(ref, port, rest)
+
+    @web.authenticated
+    @authorized
+    async def options(self, ref: str, port: str, rest: str | None = None) -> None:
+        await self._proxy(ref, port, rest)
+
+    # -- WebSocket ------------------------------------------------------------------------
+
+    async def _websocket(self, session: Session, port: int, inner: str) -> None:
+        """Connect to the app first (so a closed port is a 502 page), then accept."""
+        offered = self.request.headers.get("Sec-WebSocket-Protocol", "")
+        request = HTTPRequest(
+            f"ws://{app_host(session.id)}:{port}{inner}",
+            headers=self._app_headers(),
+            connect_timeout=CONNECT_TIMEOUT,
+        )
+        try:
+            self.upstream = await websocket_connect(
+                request,
+                on_message_callback=self._from_app,
+                subprotocols=[p.strip() for p in offered.split(",") if p.strip()] or None,
+                resolver=self.service.apps.resolver,
+                max_message_size=MAX_MESSAGE,
+            )
+        except ClusterError:
+            raise
+        except HTTPClientError as exc:
+            if exc.code != 599:  # the app answered, but refused the upgrade
+                self.set_status(exc.code if exc.code < 600 else 502)
+                self.finish(f"the app refused the WebSocket: {exc}")
+                return
+            await self._failed(session, port, exc)
+            return
+        except (OSError, StreamClosedError) as exc:
+            await self._failed(session, port, exc)
+            return
+        await WebSocketHandler.get(self)
+
+    def select_subprotocol(self, subprotocols: list[str]) -> str | None:
+        chosen = self.upstream.selected_subprotocol if self.upstream else None
+        return chosen if chosen in subprotocols else None
+
+    def open(self, *args: Any, **kwargs: Any) -> None:
+        for message in self._early:
+            self._to_client(message)
+        self._early.clear()
+
+    def _from_app(self, message: str | bytes | None) -> None:
+        if message is None:  # the app closed it
+            if self.ws_connection is not None:
+                self.close()
+            return
+        if self.ws_connection is None:
+            self._early.append(message)
+            return
+        self._to_client(message)
+
+    def _to_client(self, message: str | bytes) -> None:
+        try:
+            self.write_message(message, binary=isinstance(message, bytes))
+        except Exception:
+            self.close()
+
+    async def on_message(self, message: str | bytes) -> None:
+        if self.upstream is None:
+            return
+        try:
+            await self.upstream.write_message(message, binary=isinstance(message, bytes))
+        except Exception:
+            self.close()
+
+    def on_close(self) -> None:
+        if self.upstream is not None:
+            self.upstream.close()
+            self.upstream = None
+
+    def on_connection_close(self) -> None:
+        self._gone = True
+        super().on_connection_close()
+
+    # -- errors -------------------------------------------------------------------------
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        """Errors as a short page (the client is usually a browser tab)."""
+        exc_info = kwargs.get("exc_info")
+        exc = exc_info[1] if exc_info else None
+        message = self._reason
+        if isinstance(exc, ClusterError):
+            status_code = status_for(exc)
+            self.set_status(status_code)
+            message = exc.message
+        elif isinstance(exc, web.HTTPError) and exc.log_message:
+            message = exc.log_message
+        self.set_header("Content-Type", "text/html; charset=UTF-8")
+        self.finish(
+            f"<!DOCTYPE html><html><body><h1>{status_code}: {html.escape(self._reason)}"
+            f"</h1><p>{html.escape(message)}</p></body></html>"
+        )
+
+    def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
+        if isinstance(value, ClusterError):
+            self.log.warning("%s %s: %s", self.request.method, self.request.path, value)
+            return
+        super().log_exception(typ, value, tb)
+
+
+_PATH = r"/([^/]+)/([^/]+)(/.*)?"
+#: (pattern, handler class, kwargs) relative to the base URL, for ExtensionApp.handlers.
+proxy_handlers: list[tuple[str, type, dict[str, Any]]] = [
+    ("cluster/proxy" + _PATH, AppProxyHandler, {"absolute": False}),
+    ("cluster/proxy-absolute" + _PATH, AppProxyHandler, {"absolute": True}),
+]
+
+__all__ = ["AppProxyHandler", "not_listening_page", "proxy_handlers"]

@@ -1,0 +1,54 @@
+"""Declared web apps and proxied ports: what is accepted, and the message for what is not."""
+
+from __future__ import annotations
+
+import pytest
+
+from jupyter_cluster.core.apps import apps_dict, parse_apps, parse_port, proxy_path
+from jupyter_cluster.errors import InvalidRequest
+
+
+@pytest.mark.parametrize(
+    ("given", "port"), [("1", 1), ("6006", 6006), (65535, 65535), (" 80 ", 80)]
+)
+def test_ports_in_range_are_accepted(given: object, port: int) -> None:
+    assert parse_port(given) == port
+
+
+@pytest.mark.parametrize("given", ["0", "65536", "-1", "abc", "", "1.5", "\uff16", True, None, 3.0])
+def test_other_ports_are_refused_naming_the_field(given: object) -> None:
+    with pytest.raises(InvalidRequest) as refused:
+        parse_port(given, "port")
+    assert refused.value.field == "port"
+    assert "1 to 65535" in refused.value.message
+
+
+def test_apps_from_rest_and_cli_have_one_shape() -> None:
+    from_rest = parse_apps({"tensorboard": 6006, "web": "8000"})
+    from_cli = parse_apps(["tensorboard=6006", " web = 8000"])
+    assert from_rest == from_cli == (("tensorboard", 6006), ("web", 8000))
+    assert apps_dict(from_rest) == {"tensorboard": 6006, "web": 8000}
+    assert parse_apps(None) == () == parse_apps([])
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        ("tensorboard=6006", "NAME=PORT pairs"),
+        (["tensorboard"], "not NAME=PORT"),
+        (["bad name=1"], "not a valid app name"),
+        (["tb=0"], "1 to 65535"),
+        (["tb=1", "tb=2"], "declared twice"),
+        (["a=1", "b=1"], "port 1 is declared twice"),
+        ([f"a{i}=10{i:02d}" for i in range(17)], "at most 16"),
+    ],
+)
+def test_wrong_declarations_say_what_to_write(given: object, says: str) -> None:
+    with pytest.raises(InvalidRequest) as refused:
+        parse_apps(given)
+    assert refused.value.field == "apps"
+    assert says in refused.value.message
+
+
+def test_the_proxy_path_ends_with_a_slash() -> None:
+    assert proxy_path("abc", 6006) == "cluster/proxy/abc/6006/"
