@@ -11,6 +11,10 @@ Run with the users' Python by :mod:`tests.hub.test_attackers_kernels` under
   this host's loopback and every Unix socket it can name, until STOP exists: what
   arrived (IOPub needs no key to read).
 - ``rootfs UID``: once, tries ``/proc/<pid>/root/home/work`` of every process of UID.
+- ``flood SOCKET PATH N STOP``: opens N HTTP streams ``GET PATH`` on the Unix socket
+  SOCKET with the token of ``$JUPYTERHUB_API_TOKEN``, prints a first JSON line with
+  how many got each status once all have answered, holds the open ones until STOP
+  exists, then closes them (X8: one user's streams against everyone's launches).
 """
 
 from __future__ import annotations
@@ -143,12 +147,44 @@ def listen(stop: str) -> dict[str, object]:
     return {"tried": tried, "frames": frames[-2000:]}
 
 
+def flood(socket_path: str, path: str, count: int, stop: str) -> dict[str, object]:
+    import socket
+
+    token = os.environ["JUPYTERHUB_API_TOKEN"]
+    request = (
+        f"GET {path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: token {token}\r\n"
+        "Accept: text/plain\r\n\r\n"
+    ).encode()
+    held: list[socket.socket] = []
+    statuses: dict[str, int] = {}
+    for _ in range(count):
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.settimeout(60)
+        conn.connect(socket_path)
+        conn.sendall(request)
+        head = conn.recv(65536).split(b"\r\n", 1)[0].decode(errors="replace")
+        code = head.split(" ")[1] if head.startswith("HTTP/") else "none"
+        statuses[code] = statuses.get(code, 0) + 1
+        if code == "200":
+            held.append(conn)
+        else:
+            conn.close()
+    print(json.dumps({"opened": statuses}), flush=True)
+    while not os.path.exists(stop):
+        time.sleep(0.2)
+    for conn in held:
+        conn.close()
+    return {"held": len(held)}
+
+
 if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "watch":
         result = watch(sys.argv[2], int(sys.argv[3]))
     elif mode == "listen":
         result = listen(sys.argv[2])
+    elif mode == "flood":
+        result = flood(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5])
     else:
         result = rootfs(int(sys.argv[2]))
     print(json.dumps(result))
