@@ -18,6 +18,7 @@ import ipywidgets as w
 from traitlets import Float
 
 from . import session as notebook_api
+from .core.launch_env import env_lines
 from .core.models import LaunchSpec
 from .core.resources import Resources
 from .core.units import format_size
@@ -104,6 +105,14 @@ class LaunchForm(w.VBox):
             style=style,
             placeholder="shell command run in every container",
         )
+        # Values may be secrets: typed here, sent with the launch, then cleared.
+        self.env = w.Textarea(
+            value="".join(f"{k}={v}\n" for k, v in (d.get("env") or {}).items()),
+            description="Environment",
+            style=style,
+            placeholder="KEY=VALUE, one a line",
+            rows=2,
+        )
         self.total = w.HTML()
         self.error = w.HTML()
         self.launch_button = w.Button(description="Launch", button_style="primary", icon="rocket")
@@ -126,6 +135,7 @@ class LaunchForm(w.VBox):
                 self.mounts,
                 self.group,
                 self.bootstrap,
+                self.env,
                 self.total,
                 self.error,
                 self.launch_button,
@@ -151,6 +161,7 @@ class LaunchForm(w.VBox):
             "mounts": list(self.mounts.value),
             "resource_group": self.group.value,
             "bootstrap": self.bootstrap.value or None,
+            "env": env_lines(self.env.value) or None,
         }
 
     def spec(self) -> LaunchSpec:
@@ -216,6 +227,7 @@ class LaunchForm(w.VBox):
             self.error.value = f"<span style='color:var(--jp-error-color1,#c00)'>{_esc(exc)}</span>"
             self.launch_button.disabled = False
             return None
+        self.env.value = ""  # not kept in the notebook's widget state
         self._show_progress(self.session.model)
         self._show_hosts()
         self._refresh_room()

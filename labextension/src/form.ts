@@ -29,6 +29,8 @@ export interface ILaunchValues {
   resource_group: string;
   name: string;
   bootstrap: string;
+  /** Environment variables, `KEY=VALUE` one a line. */
+  env: string;
   /** Start a kernel in main1 and open a notebook on it. */
   start_kernel: boolean;
 }
@@ -130,8 +132,54 @@ export function initialValues(
     resource_group: text(merged.resource_group),
     name: text(merged.name),
     bootstrap: text(merged.bootstrap),
+    env: envText(merged.env),
     start_kernel: startKernel
   };
+}
+
+function envText(value: unknown): string {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) {
+    return '';
+  }
+  return Object.entries(value as Record<string, unknown>)
+    .map(([k, v]) => `${k}=${text(v)}\n`)
+    .join('');
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * The variables of the environment field (`KEY=VALUE`, one a line, blank lines
+ * skipped), or what is wrong with it; never quotes a value (it may be a secret).
+ * Names the server reserves (`BACKENDAI_*`, `PATH`…) are left to its 400.
+ */
+export function parseEnv(value: string): Record<string, string> | string {
+  const trans = getTrans();
+  const env: Record<string, string> = Object.create(null);
+  const lines = value.split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    if (!line.trim()) {
+      continue;
+    }
+    const at = line.indexOf('=');
+    if (at < 0) {
+      return trans.__('Line %1 is not KEY=VALUE.', i + 1);
+    }
+    const name = line.slice(0, at);
+    if (!ENV_NAME.test(name)) {
+      return trans.__(
+        "Line %1: %2 is not a variable name; use letters, digits and '_', not starting with a digit.",
+        i + 1,
+        JSON.stringify(name.slice(0, 60))
+      );
+    }
+    if (name in env) {
+      return trans.__('%1 is given twice.', name);
+    }
+    env[name] = line.slice(at + 1);
+  }
+  return env;
 }
 
 /** A whole number typed as text, or null. */
@@ -234,6 +282,11 @@ export function validate(
   if (maxBootstrap !== undefined && values.bootstrap.length > maxBootstrap) {
     errors.bootstrap = trans.__('At most %1 characters.', maxBootstrap);
   }
+
+  const env = parseEnv(values.env);
+  if (typeof env === 'string') {
+    errors.env = env;
+  }
   return errors;
 }
 
@@ -251,6 +304,15 @@ export function toRequest(values: ILaunchValues): ILaunchRequest {
     resource_group: values.resource_group,
     name: values.name.trim() || null,
     bootstrap: values.bootstrap.trim() ? values.bootstrap : null,
+    env: envRequest(values.env),
     start_kernel: values.start_kernel
   };
+}
+
+function envRequest(value: string): Record<string, string> | null {
+  const env = parseEnv(value);
+  if (typeof env === 'string' || !Object.keys(env).length) {
+    return null;
+  }
+  return { ...env };
 }

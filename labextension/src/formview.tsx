@@ -228,6 +228,16 @@ export function LaunchFormView(props: IViewProps): JSX.Element {
         />
       </Row>
 
+      <Row {...rowProps('env')} label={trans.__('Environment variables')}>
+        <textarea
+          {...control('env')}
+          rows={2}
+          spellCheck={false}
+          autoComplete="off"
+          placeholder={trans.__('KEY=VALUE, one a line')}
+        />
+      </Row>
+
       <label className="jp-ClusterLaunch-kernel">
         <input
           type="checkbox"

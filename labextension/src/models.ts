@@ -63,6 +63,8 @@ export interface ISession {
   mounts?: string[];
   resource_group?: string;
   bootstrap?: string | null;
+  /** Names of the variables set at launch (values are never shown). */
+  env?: string[];
   containers: IContainer[];
   created_at?: number;
   updated_at?: number;
@@ -155,6 +157,7 @@ export interface ILaunchRequest {
   resource_group?: string;
   name?: string | null;
   bootstrap?: string | null;
+  env?: Record<string, string> | null;
   start_kernel?: boolean;
 }
 

@@ -164,3 +164,18 @@ def test_the_cli_refuses_a_reserved_name_with_a_clear_message_before_any_agent()
     )
     assert result.returncode == 2 and "env: item 1 is not KEY=VALUE" in result.stderr
     assert "t0ken" not in result.stderr
+
+
+def test_the_notebook_form_sends_its_lines_as_variables() -> None:
+    from jupyter_cluster.core.launch_options import describe
+    from jupyter_cluster.widgets import LaunchForm
+
+    form = LaunchForm(schema=describe(POLICY), agents=[])
+    assert form.values()["env"] is None
+    form.env.value = f"MY_TOKEN={SECRET}\n\nB=2\n"
+    assert form.values()["env"] == [f"MY_TOKEN={SECRET}", "B=2"]
+    spec = LaunchSpec.create(**form.values())
+    assert spec.env == (("MY_TOKEN", SECRET), ("B", "2"))
+    form.env.value = "PATH=/x"
+    with pytest.raises(InvalidRequest, match="env: PATH is set by jupyter-cluster itself"):
+        LaunchSpec.create(**form.values())

@@ -47,7 +47,8 @@ describe('LaunchForm', () => {
       'gpu',
       'resource_group',
       'name',
-      'bootstrap'
+      'bootstrap',
+      'env'
     ]) {
       expect(node.querySelector(`[name="${name}"]`)).not.toBeNull();
     }

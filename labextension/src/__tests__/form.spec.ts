@@ -17,6 +17,7 @@ describe('initialValues', () => {
       resource_group: 'default',
       name: '',
       bootstrap: '',
+      env: '',
       start_kernel: true
     });
   });
@@ -68,7 +69,10 @@ describe('validate', () => {
     ['image', 'nope'],
     ['resource_group', 'elsewhere'],
     ['name', '-bad'],
-    ['name', 'has space']
+    ['name', 'has space'],
+    ['env', 'TOKEN'],
+    ['env', '1A=x'],
+    ['env', 'A=1\nA=2']
   ])('names the field when %s is %p', (name, value) => {
     const errors = validate({ ...valid, [name]: value }, options);
     expect(Object.keys(errors)).toEqual([name]);
@@ -81,6 +85,15 @@ describe('validate', () => {
     expect(validate({ ...valid, mounts: ['other'] }, options).mounts).toMatch(
       /other/
     );
+  });
+
+  it('checks variables without quoting a value', () => {
+    expect(validate({ ...valid, env: 'A=1\n\n_B=x=y \n' }, options)).toEqual(
+      {}
+    );
+    const error = validate({ ...valid, env: 'A=1\ns3cret' }, options).env!;
+    expect(error).toMatch(/Line 2 is not KEY=VALUE/);
+    expect(error).not.toMatch(/s3cret/);
   });
 
   it('limits the bootstrap command', () => {
@@ -99,7 +112,8 @@ describe('toRequest', () => {
       cpu: '500m',
       gpu: '0',
       name: '  ',
-      bootstrap: ''
+      bootstrap: '',
+      env: 'TOKEN=a b=c\r\n\nEMPTY=\n'
     };
     expect(toRequest(values)).toEqual({
       image: 'jupyter-cluster/kernel:latest',
@@ -113,8 +127,10 @@ describe('toRequest', () => {
       resource_group: 'default',
       name: null,
       bootstrap: null,
+      env: { TOKEN: 'a b=c', EMPTY: '' },
       start_kernel: true
     });
+    expect(toRequest({ ...values, env: ' \n' }).env).toBeNull();
   });
 });
 
