@@ -22,7 +22,7 @@ from ..config import local_owner, make_engine
 from ..core.batch import wait_code
 from ..core.models import Session
 from ..core.naming import DEFAULT_IMAGE
-from ..core.state import ENDED, FINAL, SETTLING
+from ..core.state import ENDED, FINAL, SETTLING, USABLE
 from ..engine.api import Engine
 from ..errors import ClusterError
 from ..paths import cluster_dir
@@ -151,7 +151,8 @@ async def _command(engine: Engine[Any], args: argparse.Namespace) -> int:
         return 0
     if cmd == "wait":
         session = await engine.get(args.session)
-        await engine.hand_off(session, _spawn_driver)  # a batch job whose driver died
+        if session.spec.command and session.status in USABLE:  # its driver may have died
+            await engine.hand_off(session, _spawn_driver)
         session = await _follow(engine, session.id, lambda s: s.status in ENDED)
         _emit(args, session.to_dict(), cli_format.session_details(session))
         return wait_code(session.status.value, session.status_reason, session.job)

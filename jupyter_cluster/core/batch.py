@@ -115,9 +115,13 @@ def format_duration(seconds: float) -> str:
     return "".join(parts)
 
 
+#: How the reason of a session ended at its limit begins.
+LIFETIME_PREFIX = "reached its maximum lifetime"
+
+
 def lifetime_reason(limit: float) -> str:
     """Why a session ended at its limit (kept in its history)."""
-    return f"reached its maximum lifetime of {format_duration(limit)}"
+    return f"{LIFETIME_PREFIX} of {format_duration(limit)}"
 
 
 #: How the lifetime warning (a status reason, so an event) begins.
@@ -276,7 +280,8 @@ def wait_code(status: str, status_reason: str, job: Job | None) -> int:
     (TERMINATED), 1 when it ended otherwise (ERROR, CANCELLED, a job stopped)."""
     if job is not None and job.exit_code is not None:
         return job.exit_code
-    if status_reason.startswith("reached its maximum lifetime"):
+    reasons = (status_reason, job.reason if job is not None else "")
+    if any(r.startswith(LIFETIME_PREFIX) for r in reasons):
         return LIFETIME_EXIT
     if job is not None:
         return 1

@@ -60,8 +60,13 @@ class SessionTerminator:
         if session.status in FINAL:
             return session
         was_preparing = session.status is SessionStatus.PREPARING
+        # Finishing another process's termination (reconciliation) keeps its reason.
+        if not reason and session.status is SessionStatus.TERMINATING:
+            reason = (
+                "" if session.status_reason.startswith("waiting for ") else session.status_reason
+            )
         if session.status is not SessionStatus.ERROR:
-            session = self.store.set_status(session.id, SessionStatus.TERMINATING, "")
+            session = self.store.set_status(session.id, SessionStatus.TERMINATING, reason)
         if self.keep_logs():  # the logs outlive the containers (read them with `logs`)
             await self.log_archive.keep(session, self.pool.logs)
         lost: set[str] = set()

@@ -143,7 +143,9 @@ def test_wait_codes() -> None:
     assert wait_code("TERMINATED", "reached its maximum lifetime of 5s", None) == LIFETIME_EXIT
     stopped = Job().start_try(0).stopped("reached its maximum lifetime of 5s", 5)
     assert wait_code("TERMINATED", "reached its maximum lifetime of 5s", stopped) == 124
-    assert wait_code("TERMINATED", "terminated", stopped) == 1  # removed by hand
+    assert wait_code("TERMINATED", "terminated", stopped) == 124  # the job kept why
+    by_hand = Job().start_try(0).stopped("terminated", 5)
+    assert wait_code("TERMINATED", "terminated", by_hand) == 1
     assert wait_code("TERMINATED", "terminated", None) == 0
     assert wait_code("ERROR", "bootstrap failed", None) == 1
 

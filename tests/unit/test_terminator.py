@@ -127,3 +127,28 @@ async def test_abandoning_cancels_a_waiting_session_and_removes_a_placed_one(
     await parts.terminator.abandon(first.id)
     assert parts.store.require(first.id).status is SessionStatus.TERMINATED
     parts.close()
+
+
+async def test_finishing_another_processs_termination_keeps_its_reason(tmp_path: Path) -> None:
+    """Reconciliation finishes a termination left TERMINATING (no reason of its own):
+    the session ends with the reason its first terminate gave (a batch job's result,
+    a lifetime), not a bare "terminated"."""
+    agent = FakeAgent("local")
+    parts = build(tmp_path, agent)
+    session = await placed(parts, 1)
+    parts.store.set_status(session.id, SessionStatus.RUNNING)
+    labels = naming.network_labels(session, parts.store.manager_id)
+    await agent.create_network(naming.network_name(session), labels, overlay=False)
+    agent.fail_on["remove_network"] = AgentError("engine went away")
+    with pytest.raises(ClusterError):
+        await parts.terminator.terminate(session.id, "reached its maximum lifetime of 5s")
+    stuck = parts.store.require(session.id)
+    assert stuck.status is SessionStatus.TERMINATING
+    assert stuck.status_reason == "reached its maximum lifetime of 5s"
+    del agent.fail_on["remove_network"]
+    ended = await parts.terminator.terminate(session.id)  # as reconciliation calls it
+    assert (ended.status, ended.status_reason) == (
+        SessionStatus.TERMINATED,
+        "reached its maximum lifetime of 5s",
+    )
+    parts.close()

@@ -1,0 +1,156 @@
+"""Batch sessions and time limits end to end, on the real Docker engine (#25 items 1, 2, 5).
+
+A size-3 batch job gathers a value from every container over SSH (the kernel image
+has no MPI), while the CLI that launched it is SIGKILLed right after the launch: the
+detached driver runs the job anyway and the session ends by itself with the result,
+its logs kept. A job that exits 3 ends failed with code 3 (after its retries, each
+try in its history); a job past its lifetime ends with the lifetime's reason, as
+does an interactive session; ``wait`` exits with the job's code; a driver killed
+while the job runs is replaced by ``wait`` without the command running twice.
+Every test ends with nothing of the workspace left in Docker (the ``ws`` fixture).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from typing import Any
+
+import pytest
+
+from tests.support.constants import CLI, SMALL_FLAGS
+from tests.support.processes import alive
+from tests.support.waiting import wait_for
+
+from .support import Workspace
+
+pytestmark = pytest.mark.docker
+
+#: Sums every container's local rank and names the hosts, asking each over SSH.
+GATHER = (
+    "total=0; names=''; "
+    'for h in $(cat "$JUPYTER_CLUSTER_HOSTFILE"); do '
+    "r=$(ssh -o BatchMode=yes $h 'echo $BACKENDAI_CLUSTER_LOCAL_RANK $(hostname)') || exit 9; "
+    'set -- $r; total=$((total + $1)); names="$names $2"; done; '
+    'echo "gathered total=$total from$names"'
+)
+
+
+def _store_session(ws: Workspace) -> Any:
+    """The workspace's one session as the store has it (no reconciliation), or None."""
+    store = ws.store()
+    try:
+        sessions = store.list(include_ended=True)
+        return sessions[0] if sessions else None
+    finally:
+        store.close()
+
+
+def test_a_size_3_job_outlives_its_killed_cli_and_ends_with_its_result(ws: Workspace) -> None:
+    launch = ws.popen(*CLI, "launch", "--size", "3", *SMALL_FLAGS, "--command", GATHER, "--json")
+    try:
+        # Kill the CLI as soon as a driver of its own has the session.
+        found = wait_for(
+            lambda: (s := _store_session(ws)) is not None and ws.driver_pid(s.id) is not None and s,
+            60,
+            "the launch to hand its session to a driver",
+        )
+    finally:
+        launch.kill()
+        launch.communicate(timeout=30)
+    assert launch.returncode == -signal.SIGKILL
+    driver = ws.driver_pid(found.id)
+    assert driver and driver != launch.pid and alive(driver)
+    started = time.monotonic()
+    waited = ws.cli("wait", found.id, "--json", timeout=240)
+    assert waited.returncode == 0, str(waited)
+    print(f"job ended {time.monotonic() - started:.1f} s after the CLI was killed")
+    done = ws.show(found.id)
+    assert done["status"] == "TERMINATED", done
+    assert done["status_reason"] == "batch job succeeded", done
+    job = done["job"]
+    assert (job["state"], job["exit_code"], len(job["tries"])) == ("succeeded", 0, 1), job
+    assert job["duration"] is not None and job["duration"] >= 0
+    logs = ws.ok_cli("logs", found.id, "main1").stdout
+    assert "gathered total=3 from main1 sub1 sub2" in logs, logs
+    assert "jupyter-cluster: batch job try 1 exited with code 0" in logs
+    listed = ws.ok_cli("ls", "--all").stdout
+    assert "succeeded 0 in" in listed, listed
+    wait_for(lambda: not alive(driver), 30, "the driver to exit with its session")
+
+
+def test_a_failing_job_ends_failed_with_its_code_after_its_retries(ws: Workspace) -> None:
+    session = ws.launch(*SMALL_FLAGS, "--retries", "1", "--command", "echo trying; exit 3")
+    waited = ws.cli("wait", session["id"], timeout=180)
+    assert waited.returncode == 3, str(waited)
+    done = ws.show(session["id"])
+    assert done["status"] == "TERMINATED"
+    assert done["status_reason"] == "batch job failed with exit code 3 after 2 tries", done
+    job = done["job"]
+    assert job["state"] == "failed" and job["exit_code"] == 3
+    assert [(t["number"], t["exit_code"]) for t in job["tries"]] == [(1, 3), (2, 3)], job
+    assert ws.ok_cli("logs", session["id"], "main1").stdout.count("trying") == 2
+
+
+def test_a_job_past_its_lifetime_ends_with_the_lifetime_reason(ws: Workspace) -> None:
+    session = ws.launch(*SMALL_FLAGS, "--max-lifetime", "5s", "--command", "sleep 300")
+    assert session["max_lifetime"] == 5.0
+    waited = ws.cli("wait", session["id"], timeout=120)
+    assert waited.returncode == 124, str(waited)
+    done = ws.show(session["id"])
+    assert (done["status"], done["status_reason"]) == (
+        "TERMINATED",
+        "reached its maximum lifetime of 5s",
+    ), done
+    assert done["job"]["state"] == "stopped" and done["job"]["exit_code"] is None
+    assert done["ended_at"] - done["created_at"] < 30
+
+
+def test_an_interactive_session_past_its_lifetime_is_ended_by_the_next_command(
+    ws: Workspace,
+) -> None:
+    session = ws.launch(*SMALL_FLAGS, "--max-lifetime", "3s")
+    assert session["status"] == "RUNNING" and session["job"] is None
+    time.sleep(max(0.0, session["created_at"] + 3.5 - time.time()))
+    (listed,) = ws.json("ls", "--all")  # its reconciliation ends it
+    assert (listed["status"], listed["status_reason"]) == (
+        "TERMINATED",
+        "reached its maximum lifetime of 3s",
+    ), listed
+    assert ws.cli("wait", session["id"]).returncode == 124
+
+
+def test_a_site_limit_refuses_longer_lifetimes(ws: Workspace) -> None:
+    ws.write_config("c.ClusterManager.max_session_lifetime = 3600\n")
+    refused = ws.cli("launch", *SMALL_FLAGS, "--max-lifetime", "2h", "--command", "true")
+    assert refused.returncode != 0
+    assert "max_lifetime: 2h is more than this site allows (1h)" in refused.stderr, str(refused)
+    bad = ws.cli("launch", *SMALL_FLAGS, "--max-lifetime", "soon")
+    assert bad.returncode != 0 and "max_lifetime: 'soon' is not a duration" in bad.stderr
+    assert ws.json("ls", "--all") == []
+
+
+def test_a_restarted_driver_never_runs_the_command_twice(ws: Workspace) -> None:
+    ws.ok_cli("folder", "create", "out")
+    command = "echo ran >> ~/out/runs; sleep 8"
+    session = ws.launch(*SMALL_FLAGS, "--mount", "out", "--command", command, "--no-wait")
+    pid = ws.driver_pid(session["id"])
+    assert pid and alive(pid)
+
+    def running() -> bool:
+        s = _store_session(ws)
+        return s is not None and s.job is not None and s.job.state.value == "running"
+
+    wait_for(running, 120, "the job to run")
+    time.sleep(1.5)  # the command has started in main1
+    os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: not alive(pid), 10, f"the killed driver (pid {pid}) to end")
+    waited = ws.cli("wait", session["id"], timeout=120)  # starts a driver again
+    assert waited.returncode == 0, str(waited)
+    assert ws.driver_pid(session["id"]) != pid
+    done = ws.show(session["id"])
+    assert done["job"]["state"] == "succeeded" and len(done["job"]["tries"]) == 1, done
+    (folder,) = [f for f in ws.json("folder", "ls") if f["name"] == "out"]
+    with open(os.path.join(folder["path"], "runs")) as f:
+        assert f.read() == "ran\n"
