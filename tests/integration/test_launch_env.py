@@ -1,7 +1,7 @@
 """Launch variables (``--env KEY=VALUE``) on real Docker: every container has them,
-in ``exec``, over SSH between containers (main1 to sub1 and back), in the kernel and
-on a warm set; ``show``/``ls`` and the container logs name them only, and the
-kernelspec command refuses a reserved name before writing anything.
+in the bootstrap command, ``exec``, over SSH between containers (main1 to sub1 and
+back), in the kernel and on a warm set; ``show``/``ls`` and the container logs name
+them only, and the kernelspec command refuses a reserved name before writing anything.
 """
 
 from __future__ import annotations
@@ -23,12 +23,14 @@ ODD = "a b='c' \"d\" e=f $HOME #g"
 
 def test_every_container_exec_and_ssh_session_has_the_variables(ws: Workspace) -> None:
     flags = ("--env", f"MY_TOKEN={SECRET}", "--env", f"ODD={ODD}", "--name", "envs")
+    flags += ("--bootstrap", 'printenv MY_TOKEN > "$HOME/at-bootstrap"')
     launched = ws.launch("--size", "2", *SMALL_FLAGS, *flags)
     assert launched["env"] == ["MY_TOKEN", "ODD"]
     for host in ("main1", "sub1"):
         assert ws.exec("envs", host, "printenv", "MY_TOKEN").stdout == f"{SECRET}\n"
         assert ws.exec("envs", host, "printenv", "ODD").stdout == f"{ODD}\n"
         assert ws.exec("envs", host, "printenv", "BACKENDAI_CLUSTER_HOST").stdout == f"{host}\n"
+        assert ws.exec("envs", host, "cat", "at-bootstrap").stdout == f"{SECRET}\n"
     over_ssh = ws.sh("envs", "main1", "ssh sub1 'printenv MY_TOKEN; printenv ODD; hostname'")
     assert over_ssh == f"{SECRET}\n{ODD}\nsub1\n"
     back = ws.sh("envs", "sub1", "ssh main1 printenv MY_TOKEN")
