@@ -120,7 +120,7 @@ class ClusterSession:
     @classmethod
     async def alaunch(cls, *, wait: bool = True, **fields: Any) -> ClusterSession:
         """Launch with the CLI's parameters (image, size, mode, cpu, mem, shm, gpu,
-        mounts, resource_group, name, bootstrap); waits until RUNNING unless
+        mounts, resource_group, name, bootstrap, env); waits until RUNNING unless
         ``wait=False``. Raises :class:`~jupyter_cluster.errors.ClusterError`."""
         eng = _Engine.get()
 
