@@ -77,6 +77,10 @@ class LaunchSpec:
     retries: int = 0
     #: The user's variables (:mod:`.launch_env`); shown by name only.
     env: Env = ()
+    #: A host folder (the Jupyter server's root) mounted read-write in every
+    #: container at ``core.workdir.MOUNT_POINT``; set only by the provisioner in
+    #: single-user mode, never from launch input (:mod:`.workdir`).
+    workdir: str | None = None
 
     @classmethod
     def create(
@@ -173,6 +177,7 @@ class LaunchSpec:
             "name": self.name,
             "bootstrap": self.bootstrap,
             "env": dict(self.env),
+            "workdir": self.workdir,
         }
 
     @classmethod
@@ -190,6 +195,7 @@ class LaunchSpec:
             name=data.get("name"),
             bootstrap=data.get("bootstrap"),
             env=stored_env(data.get("env")),
+            workdir=data.get("workdir") or None,
         )
 
 

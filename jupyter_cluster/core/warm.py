@@ -102,10 +102,12 @@ def parse_targets(
 
 def shape_of(session: Session) -> WarmShape | None:
     """The shape of a placed session, or None when no warm set can serve it: data
-    folders and GPUs are fixed when a container is created, and a set lives on one
-    agent (so a session spread over several launches cold)."""
+    folders, the notebook's folder and GPUs are fixed when a container is created,
+    and a set lives on one agent (so a session spread over several launches cold)."""
     spec = session.spec
-    if spec.mounts or spec.resources.gpu or len({c.agent for c in session.containers}) != 1:
+    if spec.mounts or spec.workdir or spec.resources.gpu:
+        return None
+    if len({c.agent for c in session.containers}) != 1:
         return None
     return WarmShape(spec.image, spec.resources, spec.size)
 

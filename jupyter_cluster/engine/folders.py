@@ -1,7 +1,9 @@
-"""Named data folders: the only host directories a session can mount.
+"""Named data folders: the host directories a session can mount by name.
 
 A folder is a directory under the configured root (default: the Jupyter data dir).
-Users name folders, never paths, so nobody can mount an arbitrary host path.
+Users name folders, never paths, so nobody can mount an arbitrary host path. The
+one other host directory a session may mount is the Jupyter server's own folder,
+which only the provisioner sets (``LaunchSpec.workdir``, :func:`notebook_mount`).
 Used by the CLI (``jupyter cluster folder …``), the REST API and the manager (to
 resolve ``--mount NAME`` into bind mounts).
 """
@@ -17,6 +19,7 @@ from pathlib import Path
 from ..core.folders import FolderInfo
 from ..core.naming import WORK_HOME, WORK_UID
 from ..core.resources import Mount, validate_folder_name
+from ..core.workdir import MOUNT_POINT
 from ..errors import Conflict, InvalidRequest, NotFound
 from .agents.base import BindMount
 
@@ -91,3 +94,20 @@ class DataFolders:
         if path.is_symlink():
             raise InvalidRequest(f"{name!r} is a link, not a folder; remove it by hand", "name")
         shutil.rmtree(path)
+
+
+def notebook_mount(host_root: str | None) -> tuple[BindMount, ...]:
+    """The bind mount of a session's notebook folder (``LaunchSpec.workdir``) at
+    ``core.workdir.MOUNT_POINT``, read-write; none when it has none. The launcher
+    calls this for every agent (the provisioner sets it only when all are this
+    machine's engine); a folder gone meanwhile fails the launch saying so."""
+    if host_root is None:
+        return ()
+    if not os.path.isabs(host_root) or not os.path.isdir(host_root):
+        raise InvalidRequest(
+            f"the notebook's folder {host_root} is not a directory on this machine "
+            "(set c.ClusterProvisioner.mount_notebook_dir = False to start kernels in "
+            f"{WORK_HOME})",
+            "workdir",
+        )
+    return (BindMount(host_root, MOUNT_POINT, False),)

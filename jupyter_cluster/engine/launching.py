@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Callable, Sequence
 
 from ..core import naming
+from ..core.egress import AGENT
 from ..core.fast_network import GroupNetwork
 from ..core.images import auth_for, check_allowed
 from ..core.models import Container, LaunchSpec, Session
@@ -31,6 +32,7 @@ from .agents.base import Limits
 from .agents.pool import AgentPool
 from .ending import SessionTerminator
 from .folder_space import FolderSpace
+from .folders import notebook_mount
 from .launch.bring_up import LaunchContext, bring_up
 from .launch.keys import generate_session_keys
 from .launch.pending import QueuePolicy, place_once, wait_for_room
@@ -198,10 +200,13 @@ class SessionLauncher:
                 root = self.pool.get(agent_id).config.data_root or self.settings.data_root
                 folders = self.folders_for(session.owner)
                 mounts[agent_id] = folders.bind_mounts(session.spec.mounts, root)
+                mounts[agent_id] += notebook_mount(session.spec.workdir)
             network = self.networks(session.spec.resource_group)
-            # Warm sets have plain networks and containers: not for fast-network groups.
+            # Warm sets have plain networks and containers: not for fast-network groups,
+            # nor where egress is walled off the agents (a restricted bridge's name).
             # Taken before make_room: taken ones are not evicted.
-            warm = {} if network.special else self.warm.take(session)
+            walled = AGENT in self.limits().egress_deny
+            warm = {} if network.special or walled else self.warm.take(session)
             if warm:
                 session = self.store.require(session.id)  # with the set's network
             await self.warm.make_room(session)

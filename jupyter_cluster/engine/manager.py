@@ -157,6 +157,14 @@ class ClusterManager(ManagerSettings):
         """Which agents have each image, the first being the default (``GET images``)."""
         return await self.pool.image_rows(images)
 
+    def host_folder_mount(self) -> tuple[str, int]:
+        """Whether a folder of this machine can be mounted into sessions ("" when every
+        agent is this machine's engine, else why not) and work's uid; the provisioner
+        asks before mounting a notebook's folder (see core.workdir)."""
+        remote = [a.config.id for a in self.pool.agents.values() if not a.config.is_this_machine]
+        why = f"agent {remote[0]} is not this machine's Docker engine" if remote else ""
+        return why, self.hardening.work_uid
+
     # -- life --------------------------------------------------------------------
 
     async def start(self) -> None:

@@ -23,6 +23,7 @@ from ..core.agent_loss import lost_reason
 from ..core.models import ClusterMode, Container, LaunchSpec, Session
 from ..core.resources import Mount, Resources
 from ..core.state import LIVE, SETTLING, ContainerStatus, SessionStatus, exit_reason
+from ..core.workdir import MOUNT_POINT
 from ..errors import AgentError, ClusterError, Conflict
 from .agents.base import Agent, ContainerState
 from .launch.teardown import tear_down
@@ -42,6 +43,7 @@ def adopt_session(session_id: str, found: list[tuple[str, ContainerState]]) -> S
         for m in first.mounts
         if m.target.startswith(naming.WORK_HOME + "/")
     )
+    workdir = next((m.source for m in first.mounts if m.target == MOUNT_POINT), None)
     name = labels.get(naming.LABEL_SESSION_NAME) or None
     spec = LaunchSpec(
         image=first.image,
@@ -50,6 +52,7 @@ def adopt_session(session_id: str, found: list[tuple[str, ContainerState]]) -> S
         resources=first.resources or Resources(),
         mounts=mounts,
         name=None if name == session_id[:8] else name,
+        workdir=workdir,
     )
     containers = []
     for agent_id, state in found:

@@ -27,7 +27,8 @@ LOG_FIFO = f"{RUN_DIR}/log.fifo"
 # starting up first waits (30 s at most) for the start-up script's FIFO (and so for
 # its run directory): redirecting to a path that does not exist yet would make a
 # plain file and lose the output. A command that main1 cannot run fails here, on
-# the exec's own stderr, as a local kernel's start fails. Then it writes the pid
+# the exec's own stderr, as a local kernel's start fails, and so does a working
+# directory (JC_CWD, see core.workdir) that main1 lacks. Then it writes the pid
 # file (before exec, so the pid is the kernel's own) and the connection file, which
 # comes in the environment rather than through a separate copy into the container,
 # and is not passed on; it says on its stdout that the kernel starts, and execs it.
@@ -38,9 +39,11 @@ _WRAPPER = (
     'i=$((i+1)); [ "$i" -gt 1500 ] && exit 125; sleep 0.02; done; '
     'command -v "$1" >/dev/null 2>&1 || '
     '{ echo "$1: no such command in main1 (looked in PATH=$PATH)" >&2; exit 127; }; '
+    'cd "$JC_CWD" 2>/dev/null || '
+    '{ echo "the kernel\'s folder $JC_CWD is not in main1" >&2; exit 126; }; '
     'echo $$ > "$JC_PID_FILE"; '
     '(umask 077; printf %s "$JC_CONNECTION" > "$JC_CONNECTION_FILE") || exit 126; '
-    "unset JC_CONNECTION JC_CONNECTION_FILE JC_PID_FILE; "
+    "unset JC_CONNECTION JC_CONNECTION_FILE JC_PID_FILE JC_CWD; "
     f'echo "{STARTING}"; exec "$@" >>"{LOG_FIFO}" 2>&1'
 )
 PRESTART_DIR = naming.PRESTART_DIR
@@ -52,7 +55,7 @@ _HANDOFF = (
     f'if [ -p "{PRESTART_DIR}/go" ] && [ "$1 $2 $3" = "python3 -m ipykernel_launcher" ] '
     f'&& kill -0 "$(cat {PRESTART_DIR}/pid 2>/dev/null)" 2>/dev/null; then '
     f'exec 3<>"{PRESTART_DIR}/go" && printf %s "$JC_HANDOFF" >&3 && exec 3>&- || exit 124; '
-    f'unset JC_HANDOFF JC_CONNECTION; echo "{STARTING}"; '
+    f'unset JC_HANDOFF JC_CONNECTION JC_CWD; echo "{STARTING}"; '
     'i=0; until [ -s "$JC_PID_FILE" ]; do '
     'i=$((i+1)); [ "$i" -gt 1500 ] && exit 125; sleep 0.02; done; '
     'p=$(cat "$JC_PID_FILE"); while kill -0 "$p" 2>/dev/null; do sleep 0.1; done; exit 0; '
@@ -110,11 +113,18 @@ class KernelProcess:
         """Whether :meth:`start` ran on this handle (False for a re-attached kernel)."""
         return self._task is not None
 
-    async def start(self, cmd: Sequence[str], connection: bytes, env: Mapping[str, str]) -> None:
+    async def start(
+        self,
+        cmd: Sequence[str],
+        connection: bytes,
+        env: Mapping[str, str],
+        cwd: str = naming.WORK_HOME,
+    ) -> None:
         """Start ``cmd`` as work through an attached exec (the container must run).
 
         ``connection`` is the kernel's connection file, written by the wrapper
-        (mode 0600, owned by work) just before it runs ``cmd``.
+        (mode 0600, owned by work) just before it runs ``cmd``; ``cwd`` its working
+        directory in main1 (see core.workdir).
         """
         if any("ipykernel" in part for part in cmd):
             cmd = [*cmd, f"--ext={MAGIC_EXTENSION}"]  # %cluster, loaded in every kernel
@@ -122,7 +132,7 @@ class KernelProcess:
         handoff = {
             "argv": list(cmd),
             "env": kernel_env,
-            "cwd": naming.WORK_HOME,
+            "cwd": cwd,
             "log": LOG_FIFO,
             "pid_file": self.pid_file,
             "connection_file": self.connection_file,
@@ -139,6 +149,7 @@ class KernelProcess:
                 env={
                     **kernel_env,
                     "JC_PID_FILE": self.pid_file,
+                    "JC_CWD": cwd,
                     "JC_CONNECTION_FILE": self.connection_file,
                     "JC_CONNECTION": connection.decode(),
                     "JC_HANDOFF": json.dumps(handoff),

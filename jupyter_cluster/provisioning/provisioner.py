@@ -38,6 +38,7 @@ from traitlets.config import Config
 from ..config import file_config, launch_settings, make_engine
 from ..core.models import Session
 from ..core.state import USABLE
+from ..core.workdir import Workdir, home
 from ..engine.api import Engine
 from ..errors import ClusterError
 from ..reach.ports import kernel_side_connection
@@ -48,10 +49,11 @@ from .left_behind import close_on_loop
 from .options import LaunchOptions
 from .process import KernelProcess
 from .session_launch import launch_session
+from .workdir import NOTE_ENV, NotebookDir
 
 
 # mypy cannot see that jupyter_client's KernelProvisionerMeta derives from MetaHasTraits.
-class ClusterProvisioner(LaunchOptions, KernelProvisionerBase):  # type: ignore[metaclass]
+class ClusterProvisioner(LaunchOptions, NotebookDir, KernelProvisionerBase):  # type: ignore[metaclass]
     """Provision a kernel inside ``main1`` of a new cluster session."""
 
     session_id = Unicode(
@@ -79,6 +81,9 @@ class ClusterProvisioner(LaunchOptions, KernelProvisionerBase):  # type: ignore[
     _process: KernelProcess | None = None
     _link_: KernelLink | None = None
     _ready_task: asyncio.Future[None] | None = None
+    #: The kernel's folder in main1 and the host folder its session mounts (see
+    #: :mod:`.workdir`), decided in pre_launch.
+    _workdir: Workdir = home("")
     #: The event loop the engine, the link and the process handle belong to.
     _loop: asyncio.AbstractEventLoop | None = None
     #: Set when those were left on another loop: the kernel is to be re-attached.
@@ -137,6 +142,7 @@ class ClusterProvisioner(LaunchOptions, KernelProvisionerBase):  # type: ignore[
                     lambda s: self._start_kernel(s, cmd, env),
                     submitted,
                     self.log,
+                    workdir=self._workdir.host_root,
                     quota=gate.quota(),
                     early_start=self._link.route.starts_early,
                     stop=stop,
@@ -149,7 +155,8 @@ class ClusterProvisioner(LaunchOptions, KernelProvisionerBase):  # type: ignore[
         """Start the kernel in main1 of ``s``, a session being launched."""
         process = self._reached(await self._link.launched(s))
         env = {**self._link.route.kernel_env(s), **env}
-        await process.start(cmd, kernel_side_connection(self.parent, self._link.transport), env=env)
+        connection = kernel_side_connection(self.parent, self._link.transport)
+        await process.start(cmd, connection, env=env, cwd=self._workdir.cwd)
         await process.confirm_start()  # a command main1 cannot run fails the start now
 
     async def _here(self) -> None:
@@ -204,14 +211,25 @@ class ClusterProvisioner(LaunchOptions, KernelProvisionerBase):  # type: ignore[
             self.session_id = attach
         env = dict(self.kernel_spec.env or {})
         if self.session_id is None:
+            self._workdir = self.new_session_workdir(self.engine, kwargs)
+            self._note_workdir(env)
             await self._launch_session(cmd, env)
         else:
             session = await self.engine.get(self.session_id)
             if session.status not in USABLE:
                 raise ClusterError(f"cluster session {session.name} is {session.status.value}")
+            self._workdir = self.running_session_workdir(self.engine, session, kwargs)
+            self._note_workdir(env)
             self._reached(await self._link.attach(session, self.connection_info))
             env = {**self._link.route.kernel_env(session), **env}
         return {**kwargs, "cmd": cmd, "env": env}
+
+    def _note_workdir(self, env: dict[str, str]) -> None:
+        """Put why the kernel does not start in its notebook's folder (if so) into
+        ``env``, for its first output, and the server's log."""
+        if self._workdir.note:
+            self.log.info("cluster kernel %s: %s", self.kernel_id, self._workdir.note)
+            env[NOTE_ENV] = self._workdir.note
 
     async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> KernelConnectionInfo:
         """Run the kernel as ``work`` in main1 (unless already started) and hand back
@@ -222,6 +240,7 @@ class ClusterProvisioner(LaunchOptions, KernelProvisionerBase):  # type: ignore[
                 cmd,
                 kernel_side_connection(self.parent, self._link.transport),
                 env=kwargs.get("env") or {},
+                cwd=self._workdir.cwd,
             )
             await self._process.confirm_start()
         self._time_kernel_ready()

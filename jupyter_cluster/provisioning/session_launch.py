@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 from ..config import local_owner
@@ -33,6 +34,7 @@ async def launch_session(
     quota: Quota | None,
     early_start: bool,
     stop: asyncio.Event | None = None,
+    workdir: str | None = None,
 ) -> Session:
     """Launch a session of ``fields`` (see ``Engine.make_spec``); it once RUNNING.
 
@@ -46,7 +48,8 @@ async def launch_session(
     launch is given up: the session is cancelled or removed. Either
     way this returns only when the whole session is RUNNING and the kernel started.
     On any failure (launch error, timeout, cancellation) a kernel start under way
-    is cancelled; removing the session is the caller's.
+    is cancelled; removing the session is the caller's. ``workdir``: the host folder
+    to mount at core.workdir.MOUNT_POINT (decided by the provisioner, never input).
     """
     early: asyncio.Future[None] | None = None
     seen: Session | None = None  # the latest state reported by the launch
@@ -69,6 +72,8 @@ async def launch_session(
     try:
         await engine.start()
         spec = engine.make_spec(**fields)
+        if workdir is not None:
+            spec = replace(spec, workdir=workdir)
         # Kernels from /api/kernels count against the REST limit as well (quota).
         session = await engine.submit(spec, owner=local_owner(), quota=quota)
         submitted(session)

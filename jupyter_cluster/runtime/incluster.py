@@ -204,6 +204,31 @@ def cluster_magic(line: str) -> None:
         print(f"%cluster: exit code {code}", file=sys.stderr)
 
 
+#: Why the kernel does not start in its notebook's folder (set by the provisioner,
+#: jupyter_cluster/provisioning/workdir.py).
+WORKDIR_NOTE_ENV = "JUPYTER_CLUSTER_WORKDIR_NOTE"
+
+
+def show_note_first(ipython: Any, note: str) -> None:
+    """Show ``note`` as the first output of the kernel's first cell (at start-up no
+    client listens yet), as plain text, then never again."""
+    shown = False
+
+    def before_first_cell(*_: Any) -> None:
+        nonlocal shown
+        if shown:
+            return
+        shown = True
+        from IPython.display import display
+
+        display({"text/plain": f"jupyter-cluster: {note}"}, raw=True)
+
+    ipython.events.register("pre_run_cell", before_first_cell)
+
+
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext jupyter_cluster`` inside a cluster container."""
     ipython.register_magic_function(cluster_magic, magic_kind="line", magic_name="cluster")
+    note = os.environ.pop(WORKDIR_NOTE_ENV, "")
+    if note:
+        show_note_first(ipython, note)

@@ -8,6 +8,7 @@ manager's unit tests can use :mod:`.fake`, while :mod:`.docker` (a package) is t
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -88,6 +89,14 @@ class AgentConfig:
             flags += ["--tlsverify", "--tlscacert", self.tls.ca, "--tlscert", self.tls.cert]
             flags += ["--tlskey", self.tls.key]
         return flags
+
+    @property
+    def is_this_machine(self) -> bool:
+        """Whether this agent is this machine's Docker engine (its Unix socket, or
+        ``DOCKER_HOST`` naming one when ``url`` is empty), so that a path here names
+        the same folder for the engine (the notebook's folder is mounted only then)."""
+        url = self.url or os.environ.get("DOCKER_HOST", "")
+        return not url or url.startswith("unix://")
 
     @property
     def connect_address(self) -> str:
@@ -227,9 +236,11 @@ class Agent(Protocol):
         overlay: bool,
         encrypted: bool = False,
         mtu: int = 0,
+        bridge_name: str = "",
     ) -> str:
         """A bridge network, or an attachable overlay (encrypted if asked), its
-        interfaces' MTU ``mtu`` (0: Docker's default); its id."""
+        interfaces' MTU ``mtu`` (0: Docker's default), a bridge's Linux interface
+        named ``bridge_name`` if given (else Docker's ``br-…``); its id."""
         ...
 
     async def device_nodes(
@@ -314,6 +325,14 @@ class Agent(Protocol):
         """Run ``script`` (sh, as root) in a throwaway container of ``image`` that shares
         the network namespace of ``container_id`` and holds only ``capabilities``;
         its exit code and output. The egress rules use it."""
+        ...
+
+    async def run_on_host(
+        self, image: str, script: str, capabilities: Sequence[str], labels: Mapping[str, str]
+    ) -> tuple[int, str]:
+        """Run ``script`` (sh, as root) in a throwaway container of ``image`` in the
+        agent host's network namespace, holding only ``capabilities``; its exit code
+        and output. The egress rules' host chain uses it."""
         ...
 
     async def list_containers(self, labels: Mapping[str, str]) -> list[ContainerState]:

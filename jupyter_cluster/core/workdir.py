@@ -1,0 +1,128 @@
+"""Where a notebook's kernel starts in main1, and which host folder is mounted for it.
+
+A kernel a Jupyter server starts for a notebook gets that notebook's folder as its
+``cwd`` (jupyter_server's ``cwd_for_path``, a host path under the server's
+``root_dir``). In single-user mode with agents that are this machine's Docker
+engine, the server's ``root_dir`` is bind-mounted read-write at :data:`MOUNT_POINT`
+in every container of the session, and the kernel starts in the notebook's folder
+there (``ssh sub1 cat data.csv`` sees the same file). Otherwise the kernel starts in
+``/home/work`` and its first output says why (:attr:`Workdir.note`).
+
+:func:`plan_workdir` decides for a new session, :func:`map_cwd` for a kernel
+started or restarted in a running one. The provisioner does the IO (realpath, stat,
+which engine and agents) and passes the facts in. Pure: standard library only.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+
+from .naming import WORK_HOME
+
+#: Where the server's folder appears in every container of a session. Not under
+#: /home/work, where data folders are mounted by name.
+MOUNT_POINT = "/mnt/lab"
+#: The setting that turns the mount off (named in notes).
+SETTING = "c.ClusterProvisioner.mount_notebook_dir"
+
+
+@dataclass(frozen=True)
+class Workdir:
+    """What a kernel's launch does about its folder.
+
+    ``host_root``: the host directory to mount at :data:`MOUNT_POINT` (None: none);
+    ``cwd``: the kernel's working directory in main1; ``note``: why that is not the
+    notebook's folder ("" when it is, or when no folder was asked for).
+    """
+
+    host_root: str | None
+    cwd: str
+    note: str = ""
+
+
+def home(note: str) -> Workdir:
+    """Start in /home/work, mounting nothing, saying ``note`` (if any)."""
+    return Workdir(None, WORK_HOME, note)
+
+
+def inside(root: str, path: str) -> str | None:
+    """``path`` relative to ``root`` ("." for root itself), or None when it is not
+    inside it. Both must be absolute and already resolved (realpath): no ``..``
+    or symlink can then lead out."""
+    root, path = posixpath.normpath(root), posixpath.normpath(path)
+    if not (root.startswith("/") and path.startswith("/")):
+        return None
+    if path == root:
+        return "."
+    prefix = root if root.endswith("/") else root + "/"
+    return path[len(prefix) :] if path.startswith(prefix) else None
+
+
+def map_cwd(host_root: str | None, cwd: str | None) -> Workdir:
+    """The kernel's folder in a session that mounts ``host_root`` (None: none) for a
+    notebook in ``cwd`` (resolved host path; None: no notebook, so /home/work
+    silently)."""
+    if cwd is None:
+        return home("")
+    if host_root is None:
+        return home(
+            "this cluster session was launched without the notebook's folder mounted; "
+            f"relative paths are in {WORK_HOME}"
+        )
+    relative = inside(host_root, cwd)
+    if relative is None:
+        return home(
+            f"the notebook's folder is outside the folder this session mounts at "
+            f"{MOUNT_POINT}; relative paths are in {WORK_HOME}"
+        )
+    target = MOUNT_POINT if relative == "." else f"{MOUNT_POINT}/{relative}"
+    return Workdir(host_root, target)
+
+
+def plan_workdir(
+    *,
+    cwd: str | None,
+    enabled: bool,
+    refused: str,
+    root: str | None,
+    root_owner: int | None,
+    work_uid: int,
+) -> Workdir:
+    """Whether a new session mounts the server's folder, and where its kernel starts.
+
+    ``cwd``: the notebook's folder (resolved; None: the kernel is not a notebook's,
+    nothing is mounted and nothing said); ``enabled``: :data:`SETTING`; ``refused``:
+    why the session's agents cannot mount this machine's folders ("" when they can:
+    single-user mode, every agent this machine's engine); ``root``: the server's
+    ``root_dir`` (resolved; None: no server); ``root_owner``: its owner's uid;
+    ``work_uid``: the containers' user. The folder is mounted only when ``work``
+    has its owner's uid, so what the kernel writes belongs to the folder's owner on
+    the host; a root-owned folder is never mounted (work is never root).
+    """
+    if cwd is None:
+        return home("")
+    why = f"relative paths are in {WORK_HOME}"
+    if not enabled:
+        return home(f"the notebook's folder is not mounted ({SETTING} is off); {why}")
+    if refused:
+        return home(f"the notebook's folder is not mounted: {refused}; {why}")
+    if root is None:
+        return home(f"the notebook's folder is not mounted: no Jupyter server root; {why}")
+    if inside(root, cwd) is None:
+        return home(
+            f"the notebook's folder is not mounted: it is outside the server's root "
+            f"folder (symlinks resolved); {why}"
+        )
+    if root_owner != work_uid:
+        fix = (
+            "run the server as a user other than root, from a folder of theirs"
+            if root_owner == 0
+            else f"set c.ContainerHardening.work_uid = {root_owner}"
+        )
+        return home(
+            f"the notebook's folder is not mounted: the server's root folder belongs to "
+            f"uid {root_owner}, and the containers' user work has uid {work_uid}, so "
+            f"files written there would not be its owner's ({fix}); {why}"
+        )
+    return map_cwd(root, cwd)

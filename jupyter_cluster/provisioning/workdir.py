@@ -1,0 +1,92 @@
+"""The notebook's folder for a cluster kernel: ``c.ClusterProvisioner.mount_notebook_dir``.
+
+A base of :class:`~.provisioner.ClusterProvisioner`. Its ``pre_launch`` hands the
+kernel manager's ``cwd`` (the notebook's folder, which jupyter_server derives from
+the notebook's path under its ``root_dir``) to :meth:`NotebookDir.new_session_workdir`
+for a session it launches, or :meth:`NotebookDir.running_session_workdir` for a
+kernel started or restarted in a running one. The decisions are
+:mod:`jupyter_cluster.core.workdir`'s; this module gathers the facts: the resolved
+paths, the root folder's owner, whether the engine is local and its agents this
+machine's Docker engine, work's uid. The kernel gets the reason it starts in
+/home/work in :data:`NOTE_ENV`, which the in-container extension shows as the
+first output of the kernel's first cell (runtime/incluster.py).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from traitlets import Bool, HasTraits
+
+from ..core.models import Session
+from ..core.workdir import MOUNT_POINT, Workdir, map_cwd, plan_workdir
+
+#: The kernel's environment variable holding why it does not start in the
+#: notebook's folder (read and removed by the in-container extension).
+NOTE_ENV = "JUPYTER_CLUSTER_WORKDIR_NOTE"
+#: Why a kernel of the shared service never gets this server's folder.
+SERVICE = "the kernel runs on the shared service's agents, which cannot see this server's files"
+
+
+def _resolved(path: object) -> str | None:
+    return os.path.realpath(path) if isinstance(path, str) and path else None
+
+
+class NotebookDir(HasTraits):
+    """The ``mount_notebook_dir`` setting and the facts its decision needs (``parent``:
+    the kernel manager, whose own parent in a Jupyter server has ``root_dir``)."""
+
+    mount_notebook_dir = Bool(
+        True,
+        config=True,
+        help="Mount the Jupyter server's root folder read-write at "
+        f"{MOUNT_POINT} in every container of a session a notebook's kernel launches, "
+        "and start the kernel in the notebook's folder there. Done only in single-user "
+        "mode, when every agent is this machine's Docker engine (a Unix socket) and the "
+        "root folder's owner has work's uid (c.ContainerHardening.work_uid), so files "
+        "written in the containers belong to that owner; otherwise, or when off, the "
+        "kernel starts in /home/work and its first output says why.",
+    )
+
+    def _root(self, cwd: str) -> str | None:
+        """The folder to mount: the Jupyter server's root_dir, resolved; outside a
+        server (``jupyter execute``, nbclient) the notebook's folder ``cwd`` itself."""
+        km = getattr(self, "parent", None)
+        return _resolved(getattr(getattr(km, "parent", None), "root_dir", None)) or cwd
+
+    def new_session_workdir(self, engine: Any, kwargs: Mapping[str, Any]) -> Workdir:
+        """What a session about to be launched mounts, and where its kernel starts;
+        ``kwargs``: the kernel manager's launch arguments (``cwd``)."""
+        cwd = _resolved(kwargs.get("cwd"))
+        facts = getattr(engine, "host_folder_mount", None)  # a local ClusterManager only
+        refused, work_uid = facts() if facts is not None else (SERVICE, -1)
+        root = self._root(cwd) if cwd is not None else None
+        owner: int | None = None
+        if root is not None and cwd is not None and not refused:
+            try:
+                owner = os.stat(root).st_uid
+            except OSError:
+                root = None
+        return plan_workdir(
+            cwd=cwd,
+            enabled=self.mount_notebook_dir,
+            refused=refused,
+            root=root,
+            root_owner=owner,
+            work_uid=work_uid,
+        )
+
+    def running_session_workdir(
+        self, engine: Any, session: Session, kwargs: Mapping[str, Any]
+    ) -> Workdir:
+        """Where a kernel started in the running ``session`` starts: the notebook's
+        folder if the session mounts the folder it is in, else /home/work."""
+        cwd = _resolved(kwargs.get("cwd"))
+        if cwd is not None and getattr(engine, "host_folder_mount", None) is None:
+            return plan_workdir(
+                cwd=cwd, enabled=True, refused=SERVICE, root=None, root_owner=None, work_uid=-1
+            )
+        spec = getattr(session, "spec", None)
+        return map_cwd(getattr(spec, "workdir", None), cwd)

@@ -1,0 +1,151 @@
+"""Where a notebook's kernel starts (core.workdir), and the parts around the decision:
+the spec keeps the mounted folder, warm sets never serve such a session, agents know
+whether they are this machine's engine, the engine mounts only a real directory."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from jupyter_cluster.core.models import LaunchSpec, Session
+from jupyter_cluster.core.naming import plan_containers
+from jupyter_cluster.core.state import SessionStatus
+from jupyter_cluster.core.warm import shape_of
+from jupyter_cluster.core.workdir import MOUNT_POINT, inside, map_cwd, plan_workdir
+from jupyter_cluster.engine.agents.base import AgentConfig, BindMount
+from jupyter_cluster.engine.folders import notebook_mount
+from jupyter_cluster.errors import InvalidRequest
+from jupyter_cluster.provisioning.workdir import NotebookDir
+
+FACTS = {"enabled": True, "refused": "", "root": "/srv/lab", "root_owner": 1000, "work_uid": 1000}
+
+
+def test_inside_only_below_the_root() -> None:
+    assert inside("/srv/lab", "/srv/lab") == "."
+    assert inside("/srv/lab", "/srv/lab/a/b") == "a/b"
+    assert inside("/srv/lab/", "/srv/lab/a") == "a"
+    assert inside("/srv/lab", "/srv/labx/a") is None  # a prefix is not a parent
+    assert inside("/srv/lab", "/srv") is None
+    assert inside("/srv/lab", "/srv/lab/../etc") is None
+    assert inside("/srv/lab", "relative/a") is None
+
+
+def test_a_notebook_under_an_owned_root_starts_in_its_folder_in_the_mount() -> None:
+    plan = plan_workdir(cwd="/srv/lab/proj/x", **FACTS)
+    assert (plan.host_root, plan.cwd, plan.note) == ("/srv/lab", f"{MOUNT_POINT}/proj/x", "")
+    at_root = plan_workdir(cwd="/srv/lab", **FACTS)
+    assert (at_root.cwd, at_root.note) == (MOUNT_POINT, "")
+
+
+def test_no_notebook_no_mount_and_nothing_said() -> None:
+    plan = plan_workdir(cwd=None, **FACTS)
+    assert (plan.host_root, plan.cwd, plan.note) == (None, "/home/work", "")
+
+
+@pytest.mark.parametrize(
+    ("changes", "said"),
+    [
+        ({"enabled": False}, "c.ClusterProvisioner.mount_notebook_dir is off"),
+        ({"refused": "agent a2 is not this machine's Docker engine"}, "agent a2 is not"),
+        ({"root": None}, "no Jupyter server root"),
+        ({"root_owner": 1001}, "c.ContainerHardening.work_uid = 1001"),
+        ({"root_owner": 0}, "run the server as a user other than root"),
+    ],
+)
+def test_unsafe_or_off_starts_in_home_and_says_why(changes: dict[str, object], said: str) -> None:
+    plan = plan_workdir(cwd="/srv/lab/proj", **{**FACTS, **changes})  # type: ignore[arg-type]
+    assert plan.host_root is None and plan.cwd == "/home/work"
+    assert said in plan.note and "relative paths are in /home/work" in plan.note
+
+
+def test_a_notebook_outside_the_root_is_not_mounted() -> None:
+    plan = plan_workdir(cwd="/etc", **FACTS)
+    assert plan.host_root is None and "outside the server's root folder" in plan.note
+
+
+def test_a_running_session_maps_only_what_it_mounts() -> None:
+    assert map_cwd("/srv/lab", "/srv/lab/p").cwd == f"{MOUNT_POINT}/p"
+    assert "without the notebook's folder" in map_cwd(None, "/srv/lab/p").note
+    assert "outside the folder this session mounts" in map_cwd("/srv/lab", "/home/u").note
+    assert map_cwd(None, None).note == ""
+
+
+def test_the_spec_keeps_the_folder_and_input_cannot_set_it() -> None:
+    spec = LaunchSpec(image="i", workdir="/srv/lab")
+    assert LaunchSpec.from_dict(spec.to_dict()).workdir == "/srv/lab"
+    assert LaunchSpec.from_dict(LaunchSpec(image="i").to_dict()).workdir is None
+    with pytest.raises(TypeError):
+        LaunchSpec.create(image="i", workdir="/")  # type: ignore[call-arg]
+
+
+def test_no_warm_set_serves_a_session_with_the_notebooks_folder() -> None:
+    containers = tuple(c.with_(agent="local") for c in plan_containers("s", 1))
+    session = Session("s", LaunchSpec(image="i"), SessionStatus.PREPARING, containers=containers)
+    assert shape_of(session) is not None
+    mounted = session.with_(spec=LaunchSpec(image="i", workdir="/srv/lab"))
+    assert shape_of(mounted) is None
+
+
+def test_an_agent_is_this_machine_only_over_a_unix_socket(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("DOCKER_HOST", raising=False)
+    assert AgentConfig().is_this_machine
+    assert AgentConfig(url="unix:///run/docker.sock").is_this_machine
+    assert not AgentConfig(url="tcp://10.0.0.2:2376").is_this_machine
+    assert not AgentConfig(url="ssh://u@h").is_this_machine
+    monkeypatch.setenv("DOCKER_HOST", "tcp://10.0.0.2:2376")
+    assert not AgentConfig().is_this_machine
+
+
+def test_the_engine_mounts_only_an_existing_absolute_directory(tmp_path: Path) -> None:
+    assert notebook_mount(None) == ()
+    assert notebook_mount(str(tmp_path)) == (BindMount(str(tmp_path), MOUNT_POINT, False),)
+    for bad in (str(tmp_path / "gone"), "relative"):
+        with pytest.raises(InvalidRequest, match="mount_notebook_dir"):
+            notebook_mount(bad)
+
+
+class _Server:
+    def __init__(self, root: Path) -> None:
+        self.root_dir = str(root)
+
+
+class _KernelManager:
+    def __init__(self, root: Path) -> None:
+        self.parent = _Server(root)
+
+
+class _LocalEngine:
+    def __init__(self, refused: str, work_uid: int) -> None:
+        self.facts = (refused, work_uid)
+
+    def host_folder_mount(self) -> tuple[str, int]:
+        return self.facts
+
+
+def test_the_provisioner_gathers_the_facts(tmp_path: Path) -> None:
+    """The server's root from the kernel manager's parent, symlinks resolved, its
+    owner; no mount through the shared service or a remote agent."""
+    (tmp_path / "real" / "proj").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    chooser = NotebookDir()
+    chooser.parent = _KernelManager(tmp_path / "link")  # type: ignore[attr-defined]
+    if os.getuid() == 0:  # a root-owned folder is never mounted: give it an owner
+        os.chown(tmp_path / "real", 4242, 4242)
+    uid = (tmp_path / "real").stat().st_uid
+    cwd = {"cwd": str(tmp_path / "link" / "proj")}
+    plan = chooser.new_session_workdir(_LocalEngine("", uid), cwd)
+    assert (plan.host_root, plan.cwd) == (str(tmp_path / "real"), f"{MOUNT_POINT}/proj")
+    other = chooser.new_session_workdir(_LocalEngine("", uid + 1), cwd)
+    assert other.host_root is None and f"work_uid = {uid}" in other.note
+    remote = chooser.new_session_workdir(_LocalEngine("agent b is not this machine's", uid), cwd)
+    assert remote.host_root is None and "agent b" in remote.note
+    team = chooser.new_session_workdir(object(), cwd)
+    assert team.host_root is None and "shared service" in team.note
+    assert chooser.new_session_workdir(_LocalEngine("", uid), {}).note == ""
+    running = Session("s", LaunchSpec(image="i", workdir=plan.host_root))
+    assert chooser.running_session_workdir(_LocalEngine("", uid), running, cwd).cwd == plan.cwd
+    assert "shared service" in chooser.running_session_workdir(object(), running, cwd).note
