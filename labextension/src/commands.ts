@@ -11,6 +11,7 @@ import { LabIcon, refreshIcon } from '@jupyterlab/ui-components';
 import type { CommandRegistry } from '@lumino/commands';
 import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 
+import { askPort, openApp } from './apps';
 import type { IContext } from './context';
 import { getTrans } from './i18n';
 import { clusterIcon } from './icons';
@@ -28,6 +29,7 @@ export namespace CommandIDs {
   export const openLogs = 'cluster:open-logs';
   export const openTerminal = 'cluster:open-terminal';
   export const openAllTerminals = 'cluster:open-all-terminals';
+  export const openApp = 'cluster:open-app';
 }
 
 /** The commands listed in the palette, in order. */
@@ -39,6 +41,7 @@ export const PALETTE_COMMANDS = [
   CommandIDs.openLogs,
   CommandIDs.openTerminal,
   CommandIDs.openAllTerminals,
+  CommandIDs.openApp,
   CommandIDs.terminate
 ];
 
@@ -209,6 +212,54 @@ export function addCommands(options: ICommandsOptions): void {
       ),
     run: (a, session) => a.openAllTerminals(ctx, session),
     failTitle: trans.__('Could not open terminals')
+  });
+
+  commands.addCommand(CommandIDs.openApp, {
+    label: args =>
+      args.name
+        ? trans.__('Open %1', String(args.name))
+        : trans.__('Open Port in main1…'),
+    caption: trans.__(
+      'A web app listening in main1 (e.g. TensorBoard), as a tab, through the server'
+    ),
+    execute: async args => {
+      const session = await pickSession(
+        ctx,
+        args,
+        trans.__('Open a port in main1 of which session?'),
+        s => USABLE.has(s.status)
+      );
+      if (!session) {
+        return;
+      }
+      const port =
+        typeof args.port === 'number' ? args.port : await askPort(session);
+      if (port === null) {
+        return;
+      }
+      try {
+        openApp(ctx, session, port, {
+          name: typeof args.name === 'string' ? args.name : undefined,
+          browser: args.browser === true
+        });
+      } catch (error) {
+        fail(trans.__('Could not open the port'))(error);
+      }
+    },
+    describedBy: {
+      args: {
+        ...sessionArgs,
+        properties: {
+          ...sessionArgs.properties,
+          port: { type: 'number', description: trans.__('Port in main1') },
+          name: { type: 'string', description: trans.__('Name of the app') },
+          browser: {
+            type: 'boolean',
+            description: trans.__('In a browser tab instead of a Lab tab')
+          }
+        }
+      }
+    }
   });
 }
 

@@ -65,6 +65,8 @@ export interface ISession {
   bootstrap?: string | null;
   /** Names of the variables set at launch (values are never shown). */
   env?: string[];
+  /** Web apps in main1 declared at launch, name to port (./apps opens them). */
+  apps?: Record<string, number>;
   containers: IContainer[];
   created_at?: number;
   updated_at?: number;
@@ -120,7 +122,8 @@ export interface IImage {
 /** One field of the launch form (`GET launch-options`). */
 export interface ILaunchField {
   name: string;
-  type: 'string' | 'integer' | 'number' | 'size' | 'array' | 'boolean';
+  type:
+    'string' | 'integer' | 'number' | 'size' | 'array' | 'boolean' | 'object';
   label?: string;
   help?: string;
   default: any;

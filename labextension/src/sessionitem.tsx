@@ -16,6 +16,7 @@ import {
 import * as React from 'react';
 
 import { ClusterClient, IContainer, IResources, ISession, IUsage } from './api';
+import { appsOf } from './apps';
 import { CommandIDs } from './commands';
 import { IconButton, StatusBadge } from './controls';
 import { getTrans } from './i18n';
@@ -171,6 +172,9 @@ export function SessionItem(props: {
           onClick={() => run(CommandIDs.terminate, args)}
         />
       </div>
+      {usable && appsOf(session).length > 0 && (
+        <AppList session={session} run={run} />
+      )}
       {props.expanded && (
         <ul className="jp-ClusterSession-containers">
           {session.containers.map(container => (
@@ -185,6 +189,47 @@ export function SessionItem(props: {
         </ul>
       )}
     </li>
+  );
+}
+
+/** The session's declared apps: a Lab tab each, or a browser tab (↗). */
+function AppList(props: {
+  session: ISession;
+  run: (id: string, args?: any) => void;
+}): JSX.Element {
+  const trans = getTrans();
+  const { session, run } = props;
+  return (
+    <ul className="jp-ClusterSession-apps">
+      {appsOf(session).map(([name, port]) => {
+        const args = { sessionId: session.id, port, name };
+        return (
+          <li key={name} className="jp-ClusterApp-item" data-app={name}>
+            <button
+              className="jp-ClusterApp-open jp-mod-styled"
+              title={trans.__(
+                'Open %1 (port %2 in main1) as a tab',
+                name,
+                port
+              )}
+              onClick={() => run(CommandIDs.openApp, args)}
+            >
+              {`${name} :${port}`}
+            </button>
+            <button
+              className="jp-ClusterApp-browser jp-mod-styled"
+              title={trans.__('Open %1 in a new browser tab', name)}
+              aria-label={trans.__('Open %1 in a new browser tab', name)}
+              onClick={() =>
+                run(CommandIDs.openApp, { ...args, browser: true })
+              }
+            >
+              ↗
+            </button>
+          </li>
+        );
+      })}
+    </ul>
   );
 }
 
