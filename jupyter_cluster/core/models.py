@@ -98,13 +98,13 @@ class LaunchSpec:
         name: str | None = None,
         bootstrap: str | None = None,
         max_size: int = 16,
+        command: object = None,
+        max_lifetime: object = None,
+        retries: object = 0,
         env: object = None,
         env_allowed: Iterable[str] = (),
     ) -> LaunchSpec:
         """Validate raw user input (CLI flags, JSON fields) into a spec.
-        command: object = None,
-        max_lifetime: object = None,
-        retries: object = 0,
 
         Raises :class:`InvalidRequest` naming the first wrong field; nothing else
         checks these again.
@@ -158,13 +158,13 @@ class LaunchSpec:
             resource_group=resource_group,
             name=name or None,
             bootstrap=bootstrap or None,
+            command=parse_command(command),
+            max_lifetime=parse_lifetime(max_lifetime),
+            retries=parse_retries(retries or 0),
             env=parse_env(env, env_allowed),
         )
 
     def to_dict(self) -> dict[str, Any]:
-            command=parse_command(command),
-            max_lifetime=parse_lifetime(max_lifetime),
-            retries=parse_retries(retries or 0),
         """The spec as given, variables' values included: for the store (0600) and
         kernelspecs, never for display (see :meth:`Session.to_dict`)."""
         return {
@@ -176,14 +176,14 @@ class LaunchSpec:
             "resource_group": self.resource_group,
             "name": self.name,
             "bootstrap": self.bootstrap,
+            "command": self.command,
+            "max_lifetime": self.max_lifetime,
+            "retries": self.retries,
             "env": dict(self.env),
             "workdir": self.workdir,
         }
 
     @classmethod
-            "command": self.command,
-            "max_lifetime": self.max_lifetime,
-            "retries": self.retries,
     def from_dict(cls, data: Mapping[str, Any]) -> LaunchSpec:
         return cls(
             image=data["image"],
@@ -194,15 +194,15 @@ class LaunchSpec:
             resource_group=data.get("resource_group", "default"),
             name=data.get("name"),
             bootstrap=data.get("bootstrap"),
+            command=data.get("command"),
+            max_lifetime=data.get("max_lifetime"),
+            retries=int(data.get("retries") or 0),
             env=stored_env(data.get("env")),
             workdir=data.get("workdir") or None,
         )
 
 
 @dataclass(frozen=True)
-            command=data.get("command"),
-            max_lifetime=data.get("max_lifetime"),
-            retries=int(data.get("retries") or 0),
 class Container:
     """One container of a session, as the manager knows it."""
 
@@ -280,14 +280,14 @@ class Session:
     #: The Docker network of a session launched on a warm set (the set's); "" for the
     #: usual one named after the session (see :func:`.naming.network_name`).
     network: str = ""
+    #: A batch session's job (:class:`.batch.Job`); None for an interactive one.
+    job: Job | None = None
 
     @property
     def name(self) -> str:
         """The user's name for the session, or a short form of its id."""
         return self.spec.name or self.id[:8]
 
-    #: A batch session's job (:class:`.batch.Job`); None for an interactive one.
-    job: Job | None = None
     @property
     def hosts(self) -> list[str]:
         return [c.host for c in self.containers]
@@ -311,29 +311,29 @@ class Session:
     def to_dict(self) -> dict[str, Any]:
         """The public shape of a session (CLI ``--json``, REST)."""
         spec = self.spec.to_dict()
+        job = self.job or (Job() if self.spec.command else None)
         return {
             "id": self.id,
             "name": self.name,
             "status": self.status.value,
             "status_reason": self.status_reason,
             "mode": spec["mode"],
-        job = self.job or (Job() if self.spec.command else None)
             "size": spec["size"],
             "image": spec["image"],
             "resources": spec["resources"],
             "mounts": spec["mounts"],
             "resource_group": spec["resource_group"],
             "bootstrap": spec["bootstrap"],
+            "command": spec["command"],
+            "max_lifetime": spec["max_lifetime"],
+            "retries": spec["retries"],
+            "job": None if job is None else job.to_dict(),
             "env": env_names(self.spec.env),
             "containers": [c.to_dict() for c in self.containers],
             "created_at": self.created_at,
             "updated_at": self.updated_at,
             "ended_at": self.ended_at,
             "owner": self.owner,
-            "command": spec["command"],
-            "max_lifetime": spec["max_lifetime"],
-            "retries": spec["retries"],
-            "job": None if job is None else job.to_dict(),
             "kernel_id": self.kernel_id,
             "timings": ordered(self.timings),
         }
@@ -345,14 +345,14 @@ class Session:
     @classmethod
     def from_record(cls, data: Mapping[str, Any]) -> Session:
         """Rebuild a session from :meth:`to_record` output."""
+        spec = LaunchSpec.from_dict(data["spec"])
+        job = Job.from_dict(data["job"]) if data.get("job") else None
         return cls(
             id=data["id"],
             spec=spec,
             status=SessionStatus(data["status"]),
             status_reason=data.get("status_reason") or "",
             containers=tuple(Container.from_dict(c) for c in data.get("containers", ())),
-        spec = LaunchSpec.from_dict(data["spec"])
-        job = Job.from_dict(data["job"]) if data.get("job") else None
             created_at=float(data.get("created_at") or 0.0),
             updated_at=float(data.get("updated_at") or 0.0),
             ended_at=data.get("ended_at"),
@@ -360,13 +360,13 @@ class Session:
             kernel_id=data.get("kernel_id") or None,
             timings=ordered(data.get("timings") or {}),
             network=str(data.get("network") or ""),
+            job=job if job is not None or not spec.command else Job(),
         )
 
     @classmethod
     def from_public(cls, data: Mapping[str, Any]) -> Session:
         """Rebuild a session from :meth:`to_dict` output (a REST reply of the shared
         service); a name that is only the id's short form is no name."""
-            job=job if job is not None or not spec.command else Job(),
         name = data.get("name")
         spec = {**data, "name": None if name == str(data["id"])[:8] else name}
         return cls.from_record({**data, "spec": spec})

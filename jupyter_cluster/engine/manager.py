@@ -29,8 +29,8 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import replace
 
 from ..core.access import Access
-from ..core.folders import FolderInfo
 from ..core.batch import check_site_limit
+from ..core.folders import FolderInfo
 from ..core.images import check_allowed
 from ..core.models import LaunchSpec, Session
 from ..core.quota import Quota
@@ -124,9 +124,6 @@ class ClusterManager(ManagerSettings):
             limits=self.hardening.limits,
             networks=self.networking.for_group,
         )
-        self.reader = SessionReader(self.store, self.pool, self.log_archive, self.exec_log)
-        self._reconciled = False
-
         #: Time limits and batch jobs (see :mod:`.lifetime`, :mod:`.batch`).
         self.lifetimes = LifetimeWatch(
             self.store, self.terminate, lambda: self.max_session_lifetime, self.log
@@ -139,6 +136,9 @@ class ClusterManager(ManagerSettings):
             interval=lambda: self.job_poll_interval,
             logger=self.log,
         )
+        self.reader = SessionReader(self.store, self.pool, self.log_archive, self.exec_log)
+        self._reconciled = False
+
     # -- agents ------------------------------------------------------------------
 
     def agent(self, agent_id: str) -> Agent:
@@ -194,6 +194,7 @@ class ClusterManager(ManagerSettings):
             log=self.log,
         )
         await reconciler.run()
+        await self.lifetimes.sweep()
 
     async def close(self) -> None:
         """Close the agents' connections and the store."""
@@ -205,11 +206,11 @@ class ClusterManager(ManagerSettings):
 
     def make_spec(self, **fields: object) -> LaunchSpec:
         """Validate raw launch input (CLI flags, JSON) with this manager's limits."""
-        await self.lifetimes.sweep()
         fields.setdefault("image", self.default_image)
         fields.setdefault("env_allowed", self.allowed_env_names)
         spec = LaunchSpec.create(max_size=self.max_size, **fields)  # type: ignore[arg-type]
         check_allowed(spec.image, self.allowed_registries, (self.default_image,))
+        check_site_limit(spec.max_lifetime, self.max_session_lifetime)
         return spec
 
     def quota(self, sessions: int = 0) -> Quota:
@@ -221,7 +222,6 @@ class ClusterManager(ManagerSettings):
         spec: LaunchSpec,
         *,
         owner: str = "",
-        check_site_limit(spec.max_lifetime, self.max_session_lifetime)
         quota: Quota | None = None,
         kernel: bool = False,
     ) -> Session:
@@ -328,6 +328,10 @@ class ClusterManager(ManagerSettings):
         ):
             self.store.set_driver(session.id, this_process(spawn(session.id)))
 
+    async def run_job(self, session_id: str) -> Session:
+        """Watch a batch session's job until the session ends (see JobRunner.run)."""
+        return await self.jobs.run(session_id)
+
     def mark_ending(self, session_id: str) -> bool:
         """Mark it TERMINATING now; the removal may go on in the background."""
         self.store.mark_terminating(session_id)
@@ -341,7 +345,3 @@ class ClusterManager(ManagerSettings):
     def record_phases(self, session_id: str, timings: Mapping[str, float]) -> None:
         """Keep phase timings measured by a front end."""
         self.store.add_timings(session_id, timings)
-    async def run_job(self, session_id: str) -> Session:
-        """Watch a batch session's job until the session ends (see JobRunner.run)."""
-        return await self.jobs.run(session_id)
-
