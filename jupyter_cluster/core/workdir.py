@@ -5,8 +5,10 @@ A kernel a Jupyter server starts for a notebook gets that notebook's folder as i
 ``root_dir``). In single-user mode with agents that are this machine's Docker
 engine, the server's ``root_dir`` is bind-mounted read-write at :data:`MOUNT_POINT`
 in every container of the session, and the kernel starts in the notebook's folder
-there (``ssh sub1 cat data.csv`` sees the same file). Otherwise the kernel starts in
-``/home/work`` and its first output says why (:attr:`Workdir.note`).
+there (``ssh sub1 cat data.csv`` sees the same file). Otherwise, when the notebook
+lives in a data folder the session mounts (at ``/home/work/<folder>``), the kernel
+starts there (:func:`in_data_folder`); else in ``/home/work``, and its first output
+says why (:attr:`Workdir.note`).
 
 :func:`plan_workdir` decides for a new session, :func:`map_cwd` for a kernel
 started or restarted in a running one. The provisioner does the IO (realpath, stat,
@@ -16,6 +18,7 @@ which engine and agents) and passes the facts in. Pure: standard library only.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .naming import WORK_HOME
@@ -126,3 +129,18 @@ def plan_workdir(
             f"files written there would not be its owner's ({fix}); {why}"
         )
     return map_cwd(root, cwd)
+
+
+def in_data_folder(plan: Workdir, cwd: str | None, folders: Mapping[str, str]) -> Workdir:
+    """``plan``, unless it starts the kernel in /home/work while the notebook's folder
+    ``cwd`` (resolved) is inside one of the data folders the session mounts
+    (``folders``: name -> resolved host path): then that folder's place in main1,
+    mounting nothing more and saying nothing."""
+    if plan.host_root is not None or cwd is None:
+        return plan
+    for name, path in sorted(folders.items()):
+        relative = inside(path, cwd)
+        if relative is not None:
+            target = f"{WORK_HOME}/{name}" + ("" if relative == "." else f"/{relative}")
+            return Workdir(None, target)
+    return plan

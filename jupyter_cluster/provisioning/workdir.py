@@ -7,7 +7,9 @@ for a session it launches, or :meth:`NotebookDir.running_session_workdir` for a
 kernel started or restarted in a running one. The decisions are
 :mod:`jupyter_cluster.core.workdir`'s; this module gathers the facts: the resolved
 paths, the root folder's owner, whether the engine is local and its agents this
-machine's Docker engine, work's uid. The kernel gets the reason it starts in
+machine's Docker engine, work's uid, where the session's data folders are (a
+notebook in one starts there when the server's folder is not mounted). The kernel
+gets the reason it starts in
 /home/work in :data:`NOTE_ENV`, which the in-container extension shows as the
 first output of the kernel's first cell (runtime/incluster.py).
 """
@@ -15,13 +17,16 @@ first output of the kernel's first cell (runtime/incluster.py).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from traitlets import Bool, HasTraits
 
+from ..config import local_owner
 from ..core.models import Session
-from ..core.workdir import MOUNT_POINT, Workdir, map_cwd, plan_workdir
+from ..core.resources import Mount
+from ..core.workdir import MOUNT_POINT, Workdir, in_data_folder, map_cwd, plan_workdir
+from ..errors import ClusterError
 
 #: The kernel's environment variable holding why it does not start in the
 #: notebook's folder (read and removed by the in-container extension).
@@ -32,6 +37,21 @@ SERVICE = "the kernel runs on the shared service's agents, which cannot see this
 
 def _resolved(path: object) -> str | None:
     return os.path.realpath(path) if isinstance(path, str) and path else None
+
+
+def _data_folders(engine: Any, owner: str, names: Iterable[str]) -> dict[str, str]:
+    """Where ``owner``'s data folders ``names`` are on this machine (resolved); none
+    through the shared service, whose folders this server cannot see."""
+    space = getattr(engine, "folders_for", None)
+    if getattr(engine, "host_folder_mount", None) is None or space is None:
+        return {}
+    found = {}
+    for name in names:
+        try:
+            found[name] = os.path.realpath(space(owner).path(name))
+        except (ClusterError, OSError):
+            continue  # the launch itself says what is wrong with the folder
+    return found
 
 
 class NotebookDir(HasTraits):
@@ -69,7 +89,7 @@ class NotebookDir(HasTraits):
                 owner = os.stat(root).st_uid
             except OSError:
                 root = None
-        return plan_workdir(
+        plan = plan_workdir(
             cwd=cwd,
             enabled=self.mount_notebook_dir,
             refused=refused,
@@ -77,6 +97,8 @@ class NotebookDir(HasTraits):
             root_owner=owner,
             work_uid=work_uid,
         )
+        names = [Mount.parse(m).name for m in getattr(self, "mounts", ())]
+        return in_data_folder(plan, cwd, _data_folders(engine, local_owner(), names))
 
     def running_session_workdir(
         self, engine: Any, session: Session, kwargs: Mapping[str, Any]
@@ -88,5 +110,6 @@ class NotebookDir(HasTraits):
             return plan_workdir(
                 cwd=cwd, enabled=True, refused=SERVICE, root=None, root_owner=None, work_uid=-1
             )
-        spec = getattr(session, "spec", None)
-        return map_cwd(getattr(spec, "workdir", None), cwd)
+        spec = session.spec
+        folders = _data_folders(engine, session.owner, [m.name for m in spec.mounts])
+        return in_data_folder(map_cwd(spec.workdir, cwd), cwd, folders)

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from jupyter_cluster.config import local_owner
 from tests.support.constants import SMALL_BODY
 
 from .support import jp_async, ok_http
@@ -139,7 +140,7 @@ async def test_the_kernel_starts_in_the_notebooks_folder_in_every_container(
     ws = await jp_ws_fetch("api", "kernels", kid, "channels")
     try:
         out = await run_cell(ws, "import os; print(os.getcwd(), open('written.txt').read())")
-        assert out == ["/mnt/lab/proj from main1\n"]
+        assert "".join(out) == "/mnt/lab/proj from main1\n"
     finally:
         ws.close()
     [session] = await ok_http(jp_fetch, "sessions")
@@ -170,6 +171,40 @@ async def test_off_the_kernel_starts_in_home_and_its_first_output_says_why(
         assert note.startswith("jupyter-cluster: the notebook's folder is not mounted"), first
         assert "c.ClusterProvisioner.mount_notebook_dir is off" in note
         assert await run_cell(ws, "print(os.path.exists('/mnt/lab'))") == ["False\n"]
+    finally:
+        ws.close()
+    await jp_fetch("api", "kernels", kid, method="DELETE")
+
+
+@pytest.fixture
+def data_folder(jp_data_dir: Path) -> Path:
+    """Data folder ``nbdata``, made before the server starts (its session kernelspec
+    checks the launch defaults' folders then)."""
+    folder = jp_data_dir / "cluster" / "folders" / "nbdata"
+    folder.mkdir(parents=True)
+    return folder
+
+
+@jp_async
+@pytest.mark.parametrize(
+    "cluster_config",
+    [{"ClusterApp": {"default_launch_options": {**SMALL_BODY, "mounts": ["nbdata"]}}}],
+    indirect=True,
+)
+async def test_a_notebook_in_a_mounted_data_folder_starts_there(
+    data_folder: Path, jp_fetch: Any, jp_ws_fetch: Any, cluster: Any, jp_root_dir: Path
+) -> None:
+    """The notebook's folder is a data folder the session mounts (reached through a
+    symlink under the root, so the root's mount cannot hold it): the kernel starts in
+    that folder at /home/work/nbdata, and says nothing."""
+    assert cluster.engine.folders_for(local_owner()).path("nbdata") == data_folder
+    (data_folder / "data.csv").write_text(DATA)
+    (jp_root_dir / "indata").symlink_to(data_folder)
+    kid = await start_notebook_kernel(jp_fetch, "indata/analysis.ipynb")
+    ws = await jp_ws_fetch("api", "kernels", kid, "channels")
+    try:
+        out = await run_cell(ws, "import os; print(os.getcwd()); print(open('data.csv').read())")
+        assert "".join(out) == f"/home/work/nbdata\n{DATA}\n"
     finally:
         ws.close()
     await jp_fetch("api", "kernels", kid, method="DELETE")

@@ -13,7 +13,14 @@ from jupyter_cluster.core.models import LaunchSpec, Session
 from jupyter_cluster.core.naming import plan_containers
 from jupyter_cluster.core.state import SessionStatus
 from jupyter_cluster.core.warm import shape_of
-from jupyter_cluster.core.workdir import MOUNT_POINT, inside, map_cwd, plan_workdir
+from jupyter_cluster.core.workdir import (
+    MOUNT_POINT,
+    Workdir,
+    in_data_folder,
+    inside,
+    map_cwd,
+    plan_workdir,
+)
 from jupyter_cluster.engine.agents.base import AgentConfig, BindMount
 from jupyter_cluster.engine.folders import notebook_mount
 from jupyter_cluster.errors import InvalidRequest
@@ -149,3 +156,17 @@ def test_the_provisioner_gathers_the_facts(tmp_path: Path) -> None:
     running = Session("s", LaunchSpec(image="i", workdir=plan.host_root))
     assert chooser.running_session_workdir(_LocalEngine("", uid), running, cwd).cwd == plan.cwd
     assert "shared service" in chooser.running_session_workdir(object(), running, cwd).note
+
+
+def test_a_notebook_in_a_mounted_data_folder_starts_there_unless_the_root_is_mounted() -> None:
+    folders = {"data": "/srv/folders/data", "models": "/srv/folders/models"}
+    refused = plan_workdir(cwd="/srv/folders/data/run1", **{**FACTS, "enabled": False})
+    assert in_data_folder(refused, "/srv/folders/data/run1", folders) == Workdir(
+        None, "/home/work/data/run1"
+    )
+    at_top = in_data_folder(refused, "/srv/folders/models", folders)
+    assert (at_top.cwd, at_top.note) == ("/home/work/models", "")
+    elsewhere = in_data_folder(refused, "/srv/other", folders)
+    assert elsewhere == refused and elsewhere.note
+    mounted = plan_workdir(cwd="/srv/lab/p", **FACTS)
+    assert in_data_folder(mounted, "/srv/lab/p", {"lab": "/srv/lab"}) == mounted
