@@ -16,19 +16,21 @@ from __future__ import annotations
 
 import getpass
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jupyter_core.application import JupyterApp
 from traitlets import Dict, Float, Int, List, TraitError, Unicode, validate
 from traitlets.config import Config, LoggingConfigurable
 
-from .client.remote_engine import RemoteEngine
 from .core.launch_options import launchable_defaults
 from .core.policy import LaunchPolicy, ordered_images
 from .core.units import parse_size
-from .engine.api import Engine
-from .engine.manager import ClusterManager
 from .errors import InvalidRequest
+
+if TYPE_CHECKING:  # imported where used: each costs every CLI command its import time
+    from .client.remote_engine import RemoteEngine
+    from .engine.api import Engine
+    from .engine.manager import ClusterManager
 
 
 class ClusterConfigApp(JupyterApp):
@@ -63,6 +65,8 @@ def service_client(config: Config) -> RemoteEngine | None:
     url = section.get("service_url") or os.environ.get("JUPYTER_CLUSTER_SERVICE_URL", "")
     if not url:
         return None
+    from .client.remote_engine import RemoteEngine  # HTTP and SSH: team mode only
+
     token = section.get("service_token") or os.environ.get("JUPYTERHUB_API_TOKEN", "")
     timeout = float(section.get("service_timeout", 30.0))
     allow_http = bool(section.get("service_allow_http", False))
@@ -86,6 +90,8 @@ def make_engine(parent: Any = None, config: Config | None = None) -> Engine[Any]
     remote = service_client(merged)
     if remote is not None:
         return remote
+    from .engine.manager import ClusterManager
+
     return ClusterManager(parent=parent, config=config) if config else ClusterManager(parent=parent)
 
 

@@ -6,18 +6,21 @@ the engine (:func:`~jupyter_cluster.config.make_engine`). Bad input exits with c
 one line on stderr; a failed launch or agent error exits with 1. This module is the
 entry point; the parser is :mod:`.parser`, the commands :mod:`.commands` and
 :mod:`.container_commands`.
+
+Every command is a fresh Python, so start-up is kept small: this module and the
+parser import only the pure core; what a command needs (asyncio, the engine, the
+Docker client…) is imported once the command line has been parsed
+(``tests/unit/test_cli_startup.py`` checks it).
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
 from ..errors import ClusterError, Conflict, InvalidRequest, NotFound
-from .commands import run
 from .parser import build_parser
 
 #: The module ``serve`` runs (the CLI does not import the server extension itself).
@@ -48,6 +51,10 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     if bad is not None:
         parser.error(f"argument {bad!r} is not text (a NUL, or bytes that are not UTF-8)")
     args = parser.parse_args(argv)
+    import asyncio  # after parsing: --help and bad flags answer without it
+
+    from .commands import run
+
     try:
         code = asyncio.run(run(args))
     except (InvalidRequest, NotFound, Conflict) as exc:

@@ -27,6 +27,7 @@ import builtins
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from ..core.access import Access
 from ..core.batch import check_site_limit
@@ -38,7 +39,6 @@ from ..core.state import ENDED, SETTLING
 from ..core.stats import Usage
 from ..core.units import parse_size
 from ..core.warm import parse_targets
-from ..reach.agent import AgentRoute
 from .admission import LocalGate
 from .agents.base import Agent, OutputCallback
 from .agents.pool import AgentPool
@@ -63,6 +63,9 @@ from .store.exec_log import ExecLog
 from .store.sessions import Store
 from .upkeep import WarmRefill
 from .warm_pool import WarmPool
+
+if TYPE_CHECKING:
+    from ..reach.agent import AgentRoute
 
 
 class ClusterManager(ManagerSettings):
@@ -310,6 +313,8 @@ class ClusterManager(ManagerSettings):
 
     def main_route(self) -> AgentRoute:
         """main1 is reached through its agent."""
+        from ..reach.agent import AgentRoute  # kernels' clients: not for the CLI's listings
+
         return AgentRoute(self.agent, self.store.load_keys, self.access, self.hardening.work_uid)
 
     def upkeep(self, on_change: Callable[[], None]) -> builtins.list[Upkeep]:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import asyncssh
-
 KEY_TYPE = "ssh-ed25519"
 
 
 def _pair(comment: str) -> tuple[str, str]:
+    import asyncssh  # here, not at import: every CLI command imports the launcher
+
     key = asyncssh.generate_private_key(KEY_TYPE, comment=comment)
     private = key.export_private_key("openssh").decode()
     public = key.export_public_key("openssh").decode().strip()
