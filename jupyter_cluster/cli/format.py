@@ -71,14 +71,16 @@ def session_details(session: Session) -> str:
     ]
     if spec.bootstrap:
         lines.append(f"bootstrap {printable(spec.bootstrap)}")
-    if spec.env:  # names only: values may be secrets
-        lines.append(f"env       {', '.join(name for name, _ in spec.env)}")
     if spec.command:
         lines.append(f"command   {printable(spec.command)}")
         retries = f" (up to {spec.retries} retries)" if spec.retries else ""
         lines.append(f"job       {job_summary(session.job, time.time())}{retries}")
     if spec.max_lifetime:
         lines.append(f"lifetime  at most {format_duration(spec.max_lifetime)}")
+    if spec.env:  # names only: values may be secrets
+        lines.append(f"env       {', '.join(name for name, _ in spec.env)}")
+    if spec.apps:  # opened at the server's cluster/proxy/{session}/{port}/
+        lines.append(f"apps      {', '.join(f'{n}={p}' for n, p in spec.apps)}")
     if session.timings:
         phases = ", ".join(f"{p} {v:.3f}" for p, v in session.timings.items())
         lines.append(f"timings   {phases} (s; total {sum(session.timings.values()):.3f})")

@@ -185,6 +185,14 @@ def add_launch_arguments(parser: argparse.ArgumentParser) -> None:
         help="environment variable of every container, the kernel, exec, terminals and SSH "
         "(repeatable; shown by name only)",
     )
+    parser.add_argument(
+        "--app",
+        action="append",
+        default=[],
+        metavar="NAME=PORT",
+        help="a web app in main1 on PORT, listed by the session and opened through the "
+        "server's app proxy, e.g. tensorboard=6006 (repeatable)",
+    )
 
 
 def launch_fields(args: argparse.Namespace) -> dict[str, Any]:
@@ -201,6 +209,7 @@ def launch_fields(args: argparse.Namespace) -> dict[str, Any]:
         "name": args.name,
         "bootstrap": args.bootstrap,
         "env": args.env or None,
+        "apps": getattr(args, "app", None) or None,
     }
     if args.image:
         fields["image"] = args.image

@@ -51,6 +51,7 @@ _PLAIN = (
     "name",
     "bootstrap",
     "env",
+    "apps",
 )
 
 
@@ -137,6 +138,7 @@ class RemoteEngine:
             "gpu": res.gpu,
             "mounts": [str(m) for m in spec.mounts],
             "env": dict(spec.env),
+            "apps": dict(spec.apps),
         }
         # only what was given: the service's defaults fill in the rest
         body = {k: canonical.get(k, given[k]) for k in _PLAIN if k in given}

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..errors import InvalidRequest
+from .apps import apps_dict, parse_apps
 from .launch_env import parse_env
 from .models import SESSION_NAME_RE, ClusterMode, check_session_name
 from .policy import FIELDS, MAX_BOOTSTRAP, LaunchPolicy, same_image
@@ -36,6 +37,7 @@ _HELP = {
     "bootstrap": "Shell command run as work in every container before it is ready.",
     "env": "Environment variables of every container, the kernel, exec, terminals and SSH "
     "(KEY=VALUE; shown by name only).",
+    "apps": "Web apps in main1 by name (NAME=PORT), opened through the server's app proxy.",
     "start_kernel": "Start a Jupyter kernel in main1 once the session runs.",
 }
 
@@ -77,6 +79,7 @@ def describe(policy: LaunchPolicy) -> dict[str, Any]:
         },
         {"name": "bootstrap", "type": "string", "nullable": True, "max_length": MAX_BOOTSTRAP},
         {"name": "env", "type": "object", "items": "string", "nullable": True},
+        {"name": "apps", "type": "object", "items": "integer", "nullable": True},
         {"name": "start_kernel", "type": "boolean"},
     ]
     for item in fields:
@@ -237,6 +240,11 @@ def validate(body: Any, policy: LaunchPolicy) -> tuple[dict[str, Any], bool]:
             f"env: expected an object of names and values, got {_kind(env)}", "env"
         )
     env = dict(parse_env(env, policy.env_allowed)) or None
+    if values["apps"] is not None and not isinstance(values["apps"], dict):
+        raise InvalidRequest(
+            f"apps: expected an object of names and ports, got {_kind(values['apps'])}", "apps"
+        )
+    apps = apps_dict(parse_apps(values["apps"])) or None
     start_kernel = values["start_kernel"]
     if not isinstance(start_kernel, bool):
         raise InvalidRequest(
@@ -255,6 +263,7 @@ def validate(body: Any, policy: LaunchPolicy) -> tuple[dict[str, Any], bool]:
         "name": name or None,
         "bootstrap": bootstrap or None,
         "env": env,
+        "apps": apps,
     }
     return fields, start_kernel
 

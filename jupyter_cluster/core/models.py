@@ -15,6 +15,7 @@ from enum import Enum
 from typing import Any
 
 from ..errors import InvalidRequest, NotFound
+from .apps import Apps, apps_dict, parse_apps
 from .batch import Job, parse_command, parse_lifetime, parse_retries
 from .launch_env import Env, env_names, parse_env, stored_env
 from .resources import Mount, Resources
@@ -81,6 +82,8 @@ class LaunchSpec:
     #: container at ``core.workdir.MOUNT_POINT``; set only by the provisioner in
     #: single-user mode, never from launch input (:mod:`.workdir`).
     workdir: str | None = None
+    #: Web apps in main1 by name (:mod:`.apps`): listed, opened through the app proxy.
+    apps: Apps = ()
 
     @classmethod
     def create(
@@ -103,6 +106,7 @@ class LaunchSpec:
         retries: object = 0,
         env: object = None,
         env_allowed: Iterable[str] = (),
+        apps: object = None,
     ) -> LaunchSpec:
         """Validate raw user input (CLI flags, JSON fields) into a spec.
 
@@ -162,6 +166,7 @@ class LaunchSpec:
             max_lifetime=parse_lifetime(max_lifetime),
             retries=parse_retries(retries or 0),
             env=parse_env(env, env_allowed),
+            apps=parse_apps(apps),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -181,6 +186,7 @@ class LaunchSpec:
             "retries": self.retries,
             "env": dict(self.env),
             "workdir": self.workdir,
+            "apps": apps_dict(self.apps),
         }
 
     @classmethod
@@ -199,6 +205,7 @@ class LaunchSpec:
             retries=int(data.get("retries") or 0),
             env=stored_env(data.get("env")),
             workdir=data.get("workdir") or None,
+            apps=parse_apps(data.get("apps")),
         )
 
 
@@ -329,6 +336,7 @@ class Session:
             "retries": spec["retries"],
             "job": None if job is None else job.to_dict(),
             "env": env_names(self.spec.env),
+            "apps": apps_dict(self.spec.apps),
             "containers": [c.to_dict() for c in self.containers],
             "created_at": self.created_at,
             "updated_at": self.updated_at,

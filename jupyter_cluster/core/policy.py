@@ -29,6 +29,7 @@ BUILTIN_DEFAULTS: dict[str, Any] = {
     "name": None,
     "bootstrap": None,
     "env": None,
+    "apps": None,
     "start_kernel": False,
 }
 FIELDS = ("image", *BUILTIN_DEFAULTS)

@@ -79,8 +79,10 @@ async def fetch(url: str, headers: dict[str, str] | None = None, **kw: Any) -> H
 async def test_app_in_main1_through_the_proxy(
     jp_fetch: Any, jp_http_port: int, jp_base_url: str, cluster: Any
 ) -> None:
-    session = await ok_http(jp_fetch, "sessions", method="POST", body={}, headers=ALICE)
+    body = {"apps": {"echo": APP_PORT}}
+    session = await ok_http(jp_fetch, "sessions", method="POST", body=body, headers=ALICE)
     sid = session["id"]
+    assert session["apps"] == {"echo": APP_PORT}  # declared at launch, listed by the session
     await wait_status(jp_fetch, sid, "RUNNING", headers=ALICE)
     await start_app(cluster, sid)
     root = f"http://127.0.0.1:{jp_http_port}{jp_base_url}cluster/proxy/{sid}"

@@ -52,3 +52,37 @@ def test_wrong_declarations_say_what_to_write(given: object, says: str) -> None:
 
 def test_the_proxy_path_ends_with_a_slash() -> None:
     assert proxy_path("abc", 6006) == "cluster/proxy/abc/6006/"
+
+
+def test_a_launch_keeps_its_apps_and_the_session_shows_them() -> None:
+    from jupyter_cluster.core.models import LaunchSpec, Session
+
+    spec = LaunchSpec.create(image="img", apps=["tensorboard=6006", "web=8000"])
+    assert spec.apps == (("tensorboard", 6006), ("web", 8000))
+    assert LaunchSpec.from_dict(spec.to_dict()) == spec
+    assert LaunchSpec.from_dict({**spec.to_dict(), "apps": None}).apps == ()  # older records
+    session = Session(id="s", spec=spec, containers=())
+    assert session.to_dict()["apps"] == {"tensorboard": 6006, "web": 8000}
+    from jupyter_cluster.cli.format import session_details
+
+    assert "apps      tensorboard=6006, web=8000" in session_details(session).splitlines()
+    with pytest.raises(InvalidRequest) as refused:
+        LaunchSpec.create(image="img", apps=["tb=99999"])
+    assert refused.value.field == "apps"
+
+
+def test_rest_and_cli_take_apps() -> None:
+    from jupyter_cluster.cli.parser import build_parser, launch_fields
+    from jupyter_cluster.core.launch_options import validate
+    from tests.unit.test_launch_options import POLICY
+
+    fields, _ = validate({"apps": {"tensorboard": 6006}}, POLICY)
+    assert fields["apps"] == {"tensorboard": 6006}
+    assert validate({}, POLICY)[0]["apps"] is None
+    for wrong in (["tensorboard=6006"], {"tb": "x"}, {"tb": 0}):
+        with pytest.raises(InvalidRequest) as refused:
+            validate({"apps": wrong}, POLICY)
+        assert refused.value.field == "apps"
+    args = build_parser().parse_args(["launch", "--app", "tb=6006", "--app", "web=8000"])
+    assert launch_fields(args)["apps"] == ["tb=6006", "web=8000"]
+    assert launch_fields(build_parser().parse_args(["launch"]))["apps"] is None
