@@ -135,7 +135,7 @@ async def _command(engine: Engine[Any], args: argparse.Namespace) -> int:
     if cmd == "launch":
         spec = engine.make_spec(**launch_fields(args))
         session = await engine.submit(spec, owner=local_owner())
-        if spec.command:  # a batch job outlives this process: a detached driver has it
+        if session.spec.command:  # a batch job outlives this process: a driver has it
             await engine.hand_off(session, _spawn_driver)
             if not args.no_wait:
                 session = await _follow(engine, session.id, lambda s: s.status not in SETTLING)

@@ -50,6 +50,9 @@ _PLAIN = (
     "resource_group",
     "name",
     "bootstrap",
+    "command",
+    "max_lifetime",
+    "retries",
     "env",
     "apps",
 )

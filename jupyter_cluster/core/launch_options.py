@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import InvalidRequest
 from .apps import apps_dict, parse_apps
+from .batch import MAX_COMMAND, MAX_RETRIES, parse_command, parse_lifetime, parse_retries
 from .launch_env import parse_env
 from .models import SESSION_NAME_RE, ClusterMode, check_session_name
 from .policy import FIELDS, MAX_BOOTSTRAP, LaunchPolicy, same_image
@@ -35,6 +36,10 @@ _HELP = {
     "resource_group": "The group of agents to run on.",
     "name": "A name to refer to the session by (letters, digits, '.', '_', '-').",
     "bootstrap": "Shell command run as work in every container before it is ready.",
+    "command": "A batch job: shell command run as work in main1 once the session runs; the "
+    "session ends when it exits, with its exit code.",
+    "max_lifetime": "End the session after this long, e.g. 90s, 30m, 2h (empty: no limit).",
+    "retries": "Times a failing batch command is tried again.",
     "env": "Environment variables of every container, the kernel, exec, terminals and SSH "
     "(KEY=VALUE; shown by name only).",
     "apps": "Web apps in main1 by name (NAME=PORT), opened through the server's app proxy.",
@@ -78,6 +83,9 @@ def describe(policy: LaunchPolicy) -> dict[str, Any]:
             "max_length": 64,
         },
         {"name": "bootstrap", "type": "string", "nullable": True, "max_length": MAX_BOOTSTRAP},
+        {"name": "command", "type": "string", "nullable": True, "max_length": MAX_COMMAND},
+        {"name": "max_lifetime", "type": "string", "nullable": True},
+        {"name": "retries", "type": "integer", "minimum": 0, "maximum": MAX_RETRIES},
         {"name": "env", "type": "object", "items": "string", "nullable": True},
         {"name": "apps", "type": "object", "items": "integer", "nullable": True},
         {"name": "start_kernel", "type": "boolean"},
@@ -234,6 +242,11 @@ def validate(body: Any, policy: LaunchPolicy) -> tuple[dict[str, Any], bool]:
     bootstrap = _text("bootstrap", values["bootstrap"], nullable=True)
     if bootstrap is not None and len(bootstrap) > MAX_BOOTSTRAP:
         raise InvalidRequest(f"bootstrap: at most {MAX_BOOTSTRAP} characters", "bootstrap")
+    batch = {
+        "command": parse_command(values["command"]),
+        "max_lifetime": parse_lifetime(values["max_lifetime"]),
+        "retries": parse_retries(values["retries"] if values["retries"] is not None else 0),
+    }
     env = values["env"]
     if env is not None and not isinstance(env, dict):
         raise InvalidRequest(
@@ -262,6 +275,7 @@ def validate(body: Any, policy: LaunchPolicy) -> tuple[dict[str, Any], bool]:
         "resource_group": group,
         "name": name or None,
         "bootstrap": bootstrap or None,
+        **batch,
         "env": env,
         "apps": apps,
     }

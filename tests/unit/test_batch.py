@@ -218,3 +218,33 @@ def test_two_watchers_never_both_start_a_try(tmp_path: Path) -> None:
     assert change_job(store, "s1", claim) is None
     assert len(store.require("s1").job.tries) == 1  # type: ignore[union-attr]
     store.close()
+
+
+def test_rest_bodies_carry_the_batch_fields_and_name_bad_ones() -> None:
+    from jupyter_cluster.core.launch_options import LaunchPolicy, describe, validate
+
+    policy = LaunchPolicy(
+        images=(IMAGE,),
+        max_size=4,
+        max_cpu=2.0,
+        max_mem=2 << 30,
+        max_shm=256 << 20,
+        max_gpu=0,
+        resource_groups=("default",),
+    )
+    fields, _ = validate({"command": "make", "max_lifetime": "30m", "retries": 2}, policy)
+    assert (fields["command"], fields["max_lifetime"], fields["retries"]) == ("make", 1800.0, 2)
+    spec = LaunchSpec.create(**fields)
+    assert (spec.command, spec.max_lifetime, spec.retries) == ("make", 1800.0, 2)
+    plain, _ = validate({}, policy)
+    assert (plain["command"], plain["max_lifetime"], plain["retries"]) == (None, None, 0)
+    for body, field in (
+        ({"max_lifetime": "soon"}, "max_lifetime"),
+        ({"retries": 99}, "retries"),
+        ({"command": 5}, "command"),
+    ):
+        with pytest.raises(InvalidRequest) as err:
+            validate(body, policy)
+        assert err.value.field == field
+    names = [f["name"] for f in describe(policy)["fields"]]
+    assert {"command", "max_lifetime", "retries"} <= set(names)
