@@ -37,7 +37,7 @@ from .devices import DeviceProbe, explain_memlock
 from .events import follow_oom
 from .gpus import GpuFinder
 from .info import agent_info, unreachable_info
-from .logs import log_text
+from .logs import log_response, log_text
 from .models import (
     container_config,
     container_state,
@@ -236,13 +236,13 @@ class DockerAgent:
         # follow=True aiodocker never releases the response, so a reader that
         # stops early would keep its connection. This one is closed on every
         # exit, and it is the stream client's (no read timeout).
-        client = conn.user_stream_client if for_user else conn.stream_client
-        query = client._query(
-            f"containers/{container_id}/logs",
-            params={"stdout": True, "stderr": True, "follow": follow, **params},
+        query = log_response(
+            conn.user_stream_client if for_user else conn.stream_client,
+            container_id,
+            {"stdout": "1", "stderr": "1", "follow": "1" if follow else "0", **params},
         )
         try:
-            async with query as response, response:
+            async with query as response:
                 conn.answered()
                 async for chunk in log_text(response, tty):
                     for line in splitter.feed(chunk):
