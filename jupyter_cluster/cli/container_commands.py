@@ -11,7 +11,7 @@ import argparse
 import asyncio
 import json
 import sys
-from typing import Any
+from typing import Any, TextIO
 
 from ..core.fanout import LinePrefixer, worst_exit
 from ..core.lines import printable
@@ -21,13 +21,61 @@ from ..errors import ClusterError, InvalidRequest
 from . import format as cli_format
 
 
+class BatchedOutput:
+    """Lines written to a stream in big pieces, flushed once what has arrived is written.
+
+    Writing and flushing each line made printing a 200,000-line log cost a system
+    call a line. Lines are kept and written together (encoded once, to the binary
+    buffer when there is one) when the event loop next runs, i.e. when the reader
+    waits for more (so ``--follow`` shows each line as soon as it came), or once
+    :data:`LIMIT` characters are kept.
+    """
+
+    #: Characters kept before they are written whatever comes next.
+    LIMIT = 1 << 18
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.pending: list[str] = []
+        self.size = 0
+        self.scheduled = False
+
+    def write(self, text: str) -> None:
+        """Keep ``text``; written at the loop's next turn or past the limit."""
+        self.pending.append(text)
+        self.size += len(text)
+        if self.size >= self.LIMIT:
+            self.flush()
+        elif not self.scheduled:
+            self.scheduled = True
+            asyncio.get_running_loop().call_soon(self.flush)
+
+    def flush(self) -> None:
+        """Write and flush what is kept."""
+        self.scheduled = False
+        if not self.pending:
+            return
+        text, self.pending, self.size = "".join(self.pending), [], 0
+        binary = getattr(self.stream, "buffer", None)
+        if binary is None:
+            self.stream.write(text)
+            self.stream.flush()
+            return
+        self.stream.flush()  # anything written as text before goes first
+        binary.write(text.encode(self.stream.encoding, self.stream.errors or "strict"))
+        binary.flush()
+
+
 async def logs(engine: Engine[Any], args: argparse.Namespace) -> None:
     """``logs``: print one container's log (its last ``--tail`` lines; ``--follow``);
     on a terminal without ``--raw``, with terminal escapes taken out."""
     clean = not args.raw and sys.stdout.isatty()
-    async for line in engine.logs(args.session, args.host, tail=args.tail, follow=args.follow):
-        sys.stdout.write(printable(line) if clean else line)
-        sys.stdout.flush()
+    out = BatchedOutput(sys.stdout)
+    try:
+        async for line in engine.logs(args.session, args.host, tail=args.tail, follow=args.follow):
+            out.write(printable(line) if clean else line)
+    finally:
+        out.flush()
 
 
 async def top(engine: Engine[Any], args: argparse.Namespace) -> None:

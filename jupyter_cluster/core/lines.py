@@ -42,18 +42,21 @@ class LineSplitter:
         self._parts: list[str] = []
         self._size = 0
 
-    def feed(self, chunk: str) -> Iterator[str]:
+    def feed(self, chunk: str) -> list[str]:
         """The lines (each ending in a newline) that ``chunk`` completes."""
-        start = 0
-        while True:
-            end = chunk.find("\n", start)
-            if end < 0:
-                yield from self._keep(chunk[start:])
-                return
-            yield from self._keep(chunk[start:end])
-            yield "".join(self._parts) + "\n"
+        pieces = chunk.split("\n")
+        rest = pieces.pop()  # after the last newline: the start of a line to come
+        lines: list[str] = []
+        limit = self.max_line
+        for text in pieces:
+            if not self._parts and len(text) < limit:  # the usual: a whole short line
+                lines.append(text + "\n")
+                continue
+            lines.extend(self._keep(text))
+            lines.append("".join(self._parts) + "\n")
             self._parts, self._size = [], 0
-            start = end + 1
+        lines.extend(self._keep(rest))
+        return lines
 
     def _keep(self, text: str) -> Iterator[str]:
         while text:
