@@ -50,6 +50,8 @@ class _SessionApps:
         self.dir = tempfile.mkdtemp(prefix="jupyter-cluster-apps-")  # mode 0700
         self.listeners: dict[int, asyncssh.SSHListener] = {}
         self.conn: asyncssh.SSHClientConnection | None = None
+        #: One connection attempt at a time per session (others' requests go on).
+        self.lock = asyncio.Lock()
 
     async def close(self) -> None:
         for listener in self.listeners.values():
@@ -92,8 +94,9 @@ class AppTunnels:
     async def socket_path(self, session_id: str, port: int) -> str:
         """The Unix socket forwarded to ``port`` in main1 (made on first use; a dropped
         SSH connection is made again)."""
-        async with self._lock:
+        async with self._lock:  # only finding the session's entry waits on others
             apps = await self._session(session_id)
+        async with apps.lock:
             conn = await apps.shell.connection("main1")
             if conn is not apps.conn:  # new, or reconnected: the old listeners are gone
                 for listener in apps.listeners.values():
