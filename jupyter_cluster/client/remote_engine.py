@@ -202,6 +202,16 @@ class RemoteEngine:
         reply = await self.http.call("GET", "sessions", all="1" if include_ended else None)
         return [Session.from_public(s) for s in reply]
 
+    async def page(
+        self, state: str, limit: int, before: str | None = None, owner: str | None = None
+    ) -> builtins.list[Session]:
+        """A page of the caller's sessions, newest first (the service scopes it to the
+        token's user; ``owner`` is for the engine's signature)."""
+        reply = await self.http.call(
+            "GET", "sessions", state=state, limit=str(limit), before=before
+        )
+        return [Session.from_public(s) for s in reply]
+
     def check_logs(self, session: Session, host: str) -> None:
         """NotFound unless the session has ``host`` (the service answers the rest)."""
         session.locate(host)

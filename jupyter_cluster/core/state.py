@@ -78,6 +78,9 @@ FINAL = frozenset({_S.TERMINATED, _S.CANCELLED})
 ENDED = FINAL | {_S.ERROR}
 #: States listed by ``ls`` without ``--all``.
 ACTIVE = frozenset(SessionStatus) - FINAL
+#: The states of each ``GET sessions?state=`` listing (ERROR is in both: ``ls`` shows
+#: it until it is removed, and it has ended).
+LISTINGS = {"active": ACTIVE, "ended": ENDED, "all": frozenset(SessionStatus)}
 
 
 def can_transition(old: SessionStatus, new: SessionStatus) -> bool:

@@ -35,7 +35,7 @@ from ..core.folders import FolderInfo
 from ..core.images import check_allowed
 from ..core.models import LaunchSpec, Session
 from ..core.quota import Quota
-from ..core.state import ENDED, SETTLING
+from ..core.state import ENDED, LISTINGS, SETTLING
 from ..core.stats import Usage
 from ..core.units import parse_size
 from ..core.warm import parse_targets
@@ -256,6 +256,14 @@ class ClusterManager(ManagerSettings):
     async def list(self, include_ended: bool = False) -> builtins.list[Session]:
         """Active sessions, or all of them with history when ``include_ended``."""
         return self.store.list(include_ended=include_ended)
+
+    async def page(
+        self, state: str, limit: int, before: str | None = None, owner: str | None = None
+    ) -> builtins.list[Session]:
+        """At most ``limit`` sessions of the listing ``state`` (active, ended, all; see
+        ``core.state.LISTINGS``), newest first, older than ``before`` (``GET
+        sessions?limit=``; only ``owner``'s when given)."""
+        return self.store.page(LISTINGS[state], limit, before, owner)
 
     def check_logs(self, session: Session, host: str) -> None:
         """NotFound unless ``host``'s log can be read (see SessionReader.check_logs)."""

@@ -30,6 +30,8 @@ SCHEMA = (
     " driver_started TEXT)",
     "CREATE INDEX IF NOT EXISTS sessions_name ON sessions (name)",
     "CREATE INDEX IF NOT EXISTS sessions_status ON sessions (status)",
+    # a page of a listing (newest first) is found in the index, then only its rows are read
+    "CREATE INDEX IF NOT EXISTS sessions_listing ON sessions (status, created_at)",
     "CREATE TABLE IF NOT EXISTS containers (session_id TEXT NOT NULL, host TEXT NOT NULL,"
     " local_rank INTEGER NOT NULL, agent TEXT, status TEXT NOT NULL, record TEXT NOT NULL,"
     " PRIMARY KEY (session_id, host))",
@@ -85,20 +87,35 @@ class SessionRows:
         """This database's manager id: a UUID made once, labelling our Docker objects."""
         return self._manager_id
 
-    def _select(self, db: sqlite3.Connection, where: str, params: Any = ()) -> list[Session]:
-        """Sessions matching ``where``, oldest first, with their containers."""
+    def _select(
+        self, db: sqlite3.Connection, where: str, params: Any = (), newest: int | None = None
+    ) -> list[Session]:
+        """Sessions matching ``where``, oldest first, with their containers; with
+        ``newest``, that many at most, newest first."""
         sql = f"SELECT {COLUMNS} FROM sessions {where} ORDER BY created_at, rowid"
-        found = []
+        if newest is not None:
+            order = "ORDER BY created_at DESC, rowid DESC"
+            page = f"SELECT rowid FROM sessions {where} {order} LIMIT ?"
+            sql = f"SELECT {COLUMNS} FROM sessions WHERE rowid IN ({page}) {order}"
+            params = (*params, newest)
+        records = []
         for sid, status, reason, record, created, updated, ended in db.execute(sql, params):
             data = json.loads(record)
             data.update(status=status, status_reason=reason, created_at=created)
-            data.update(updated_at=updated, ended_at=ended)
+            data.update(updated_at=updated, ended_at=ended, containers=[])
+            records.append((sid, data))
+        by_id = dict(records)
+        ids = list(by_id)
+        for at in range(0, len(ids), 500):  # one query per 500 sessions, not one each
+            chunk = ids[at : at + 500]
             rows = db.execute(
-                "SELECT record FROM containers WHERE session_id = ? ORDER BY local_rank", (sid,)
+                "SELECT session_id, record FROM containers WHERE session_id IN"
+                f" ({','.join('?' * len(chunk))}) ORDER BY session_id, local_rank",
+                chunk,
             )
-            data["containers"] = [json.loads(r) for (r,) in rows]
-            found.append(Session.from_record(data))
-        return found
+            for sid, record in rows:
+                by_id[sid]["containers"].append(json.loads(record))
+        return [Session.from_record(data) for _, data in records]
 
     def _get(self, db: sqlite3.Connection, session_id: str) -> Session:
         found = self._select(db, "WHERE id = ?", (session_id,))

@@ -13,6 +13,7 @@ this module has the sessions' life in the store, their history and key material.
 
 from __future__ import annotations
 
+import builtins
 import json
 import time
 from collections.abc import Mapping
@@ -131,6 +132,35 @@ class Store(PlacingStore):
         where = "" if include_ended else "WHERE " + status_in(state.ACTIVE)
         with self.tx(write=False) as db:
             return self._select(db, where)
+
+    def page(
+        self,
+        statuses: frozenset[SessionStatus],
+        limit: int,
+        before: str | None = None,
+        owner: str | None = None,
+    ) -> builtins.list[Session]:
+        """At most ``limit`` sessions in ``statuses`` (``owner``'s, if given), newest
+        first, created before the session ``before`` (the last of the previous page):
+        a page of ``GET sessions?limit=``. InvalidRequest when ``before`` is no such
+        session (e.g. one the history has forgotten since)."""
+        where, params = [status_in(statuses)], []
+        if owner is not None:
+            where.append(OWNED)
+            params.append(owner)
+        with self.tx(write=False) as db:
+            if before is not None:
+                found = f"SELECT created_at, rowid FROM sessions WHERE id = ? AND {where[-1]}"
+                row = db.execute(found, (before, *params[-1:])).fetchone()
+                if row is None:
+                    raise InvalidRequest(
+                        f"before: no session {before!r} (the history may have forgotten it); "
+                        "list again without before",
+                        "before",
+                    )
+                where.append("(created_at < ? OR (created_at = ? AND rowid < ?))")
+                params += [row[0], row[0], row[1]]
+            return self._select(db, "WHERE " + " AND ".join(where), params, newest=limit)
 
     def set_status(
         self, session_id: str, status: SessionStatus, reason: str | None = None

@@ -13,13 +13,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator
+from urllib.parse import urlencode
 
 from jupyter_server.auth.decorator import authorized
 from jupyter_server.utils import url_path_join
 from tornado import web
 from tornado.iostream import StreamClosedError
 
-from ...errors import TooMany
+from ...core.state import ENDED, LISTINGS
+from ...errors import InvalidRequest, TooMany
 from .base import API, ClusterHandler
 
 TEXT = "text/plain; charset=utf-8"
@@ -27,16 +29,46 @@ TEXT = "text/plain; charset=utf-8"
 WRITE_CHUNK = 64 * 1024
 #: Seconds a followed line may wait to be sent with the ones after it.
 FLUSH_AFTER = 0.05
+#: Most sessions one page of ``GET sessions?limit=`` holds.
+MAX_PAGE = 500
 
 
 class SessionsHandler(ClusterHandler):
-    """List sessions (``?all=1`` with history) or launch one."""
+    """List sessions (``?all=1`` with history; ``?limit=`` pages, newest first) or launch one."""
 
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        sessions = await self.service.engine.list(include_ended=self.flag("all"))
-        self.reply([self.service.model(s) for s in sessions if self.may_see(s)])
+        state, limit = self.listing(), self.whole("limit")
+        before = self.get_argument("before", None)
+        if limit is None:  # the whole listing, oldest first
+            if before is not None:
+                raise InvalidRequest("before: give it with limit (it names a page's end)", "before")
+            sessions = await self.service.engine.list(include_ended=state != "active")
+            if state == "ended":
+                sessions = [s for s in sessions if s.status in ENDED]
+            self.reply([self.service.model(s) for s in sessions if self.may_see(s)])
+            return
+        if not 1 <= limit <= MAX_PAGE:
+            raise InvalidRequest(f"limit: give 1 to {MAX_PAGE} sessions a page", "limit")
+        owner = None if self.sees_all else self.owner
+        found = await self.service.engine.page(state, limit + 1, before, owner)
+        page = [s for s in found[:limit] if self.may_see(s)]
+        if len(found) > limit and page:
+            query = urlencode({"state": state, "limit": limit, "before": page[-1].id})
+            self.set_header("Link", f'<{self.api_url("sessions")}?{query}>; rel="next"')
+        self.reply([self.service.model(s) for s in page])
+
+    def listing(self) -> str:
+        """``?state=`` (active, ended, all); ``?all=1`` is ``state=all``."""
+        state = self.get_argument("state", None)
+        if state is None:
+            return "all" if self.flag("all") else "active"
+        if state not in LISTINGS:
+            raise InvalidRequest(f"state: give active, ended or all, not {state!r}", "state")
+        if self.get_argument("all", None) is not None and self.flag("all") != (state == "all"):
+            raise InvalidRequest("all: give either all=1 or state, not both", "all")
+        return state
 
     @web.authenticated
     @authorized
