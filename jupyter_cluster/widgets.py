@@ -105,6 +105,18 @@ class LaunchForm(w.VBox):
             style=style,
             placeholder="shell command run in every container",
         )
+        self.command = w.Text(
+            value=d.get("command") or "",
+            description="Batch command",
+            style=style,
+            placeholder="run in main1; the session ends when it exits (empty: interactive)",
+        )
+        self.lifetime = w.Text(
+            value=str(d.get("max_lifetime") or ""),
+            description="Max lifetime",
+            style=style,
+            placeholder="e.g. 30m, 2h (empty: no limit)",
+        )
         # Values may be secrets: typed here, sent with the launch, then cleared.
         self.env = w.Textarea(
             value="".join(f"{k}={v}\n" for k, v in (d.get("env") or {}).items()),
@@ -135,6 +147,8 @@ class LaunchForm(w.VBox):
                 self.mounts,
                 self.group,
                 self.bootstrap,
+                self.command,
+                self.lifetime,
                 self.env,
                 self.total,
                 self.error,
@@ -161,6 +175,8 @@ class LaunchForm(w.VBox):
             "mounts": list(self.mounts.value),
             "resource_group": self.group.value,
             "bootstrap": self.bootstrap.value or None,
+            "command": self.command.value or None,
+            "max_lifetime": self.lifetime.value.strip() or None,
             "env": env_lines(self.env.value) or None,
         }
 

@@ -248,3 +248,27 @@ def test_rest_bodies_carry_the_batch_fields_and_name_bad_ones() -> None:
         assert err.value.field == field
     names = [f["name"] for f in describe(policy)["fields"]]
     assert {"command", "max_lifetime", "retries"} <= set(names)
+
+
+def test_the_notebook_form_sends_a_command_and_a_lifetime() -> None:
+    from jupyter_cluster.core.launch_options import LaunchPolicy, describe
+    from jupyter_cluster.widgets import LaunchForm
+
+    policy = LaunchPolicy(
+        images=(IMAGE,),
+        max_size=4,
+        max_cpu=2.0,
+        max_mem=2 << 30,
+        max_shm=256 << 20,
+        max_gpu=0,
+        resource_groups=("default",),
+    )
+    form = LaunchForm(schema=describe(policy), agents=[])
+    assert (form.values()["command"], form.values()["max_lifetime"]) == (None, None)
+    form.command.value = "python train.py"
+    form.lifetime.value = " 2h "
+    spec = LaunchSpec.create(**form.values())
+    assert (spec.command, spec.max_lifetime) == ("python train.py", 7200.0)
+    form.lifetime.value = "tomorrow"
+    with pytest.raises(InvalidRequest, match="max_lifetime: 'tomorrow' is not a duration"):
+        LaunchSpec.create(**form.values())
