@@ -33,7 +33,8 @@ What it sets up:
   (the agents) and keeps the one store of sessions.
 - **Caps** (``site_limits`` below): each user holds at most half the machine's CPUs and
   memory, in at most 4 sessions, and one session's containers at most half of its
-  process ids; set your site's shares there.
+  process ids; set your site's shares there. Sessions reach neither this machine nor
+  cloud metadata addresses (``restrict_egress``).
 - **Scopes**: every user (the ``user`` role) may access the service, and their servers'
   tokens carry ``access:services!service=cluster`` next to JupyterHub's defaults; the
   service may read users (admin flag and groups).
@@ -99,6 +100,9 @@ def site_limits() -> list[str]:
         f"--ClusterManager.max_mem_per_owner={max(mem_gib // 2, 1)}g",
         f"--ClusterManager.max_size={max_size}",
         f"--ContainerHardening.pids_limit={max(pid_max // (2 * max_size), 64)}",
+        # Sessions reach neither this host (the Hub, the service, users' servers, any
+        # service on it) nor cloud metadata addresses: see the README's confinement.
+        "--ContainerHardening.restrict_egress=True",
     ]
 
 

@@ -92,14 +92,17 @@ class ContainerHardening(LoggingConfigurable):
         default_value=[AGENT, "169.254.0.0/16"],
         config=True,
         help="With restrict_egress: address ranges (CIDR) containers cannot reach; 'agent' "
-        "means the agent host (its address on the session network and its configured "
-        "address). The default also denies link-local addresses (cloud metadata).",
+        "means the agent hosts: every agent's configured address, and every address of "
+        "the session's own agent host (a firewall chain there refuses new connections "
+        "from restricted sessions' bridges; single-node sessions). The default also "
+        "denies link-local addresses (cloud metadata).",
     )
     egress_image = Unicode(
         DEFAULT_IMAGE,
         config=True,
-        help="Image (on every agent, with iproute2) of the short-lived container that sets "
-        "the egress rules in a session container's network namespace.",
+        help="Image (on every agent, with iproute2 and iptables) of the short-lived "
+        "containers that set the egress rules in a session container's network namespace "
+        "and the firewall chain on the agent host.",
     )
 
     work_uid = Int(

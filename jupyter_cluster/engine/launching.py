@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Callable, Sequence
 
 from ..core import naming
+from ..core.egress import AGENT
 from ..core.fast_network import GroupNetwork
 from ..core.images import auth_for, check_allowed
 from ..core.models import Container, LaunchSpec, Session
@@ -201,9 +202,11 @@ class SessionLauncher:
                 mounts[agent_id] = folders.bind_mounts(session.spec.mounts, root)
                 mounts[agent_id] += notebook_mount(session.spec.workdir)
             network = self.networks(session.spec.resource_group)
-            # Warm sets have plain networks and containers: not for fast-network groups.
+            # Warm sets have plain networks and containers: not for fast-network groups,
+            # nor where egress is walled off the agents (a restricted bridge's name).
             # Taken before make_room: taken ones are not evicted.
-            warm = {} if network.special else self.warm.take(session)
+            walled = AGENT in self.limits().egress_deny
+            warm = {} if network.special or walled else self.warm.take(session)
             if warm:
                 session = self.store.require(session.id)  # with the set's network
             await self.warm.make_room(session)

@@ -2,21 +2,29 @@
 
 A TCP listener on every address of this machine (the agent) stands in for a
 service on the agent host. From a session without the switch it answers; from
-every container of a restricted session it is refused at once, and so is the
-link-local (cloud metadata) range and a configured extra range. The routes are
+every container of a restricted session it is refused at once, on its gateway and
+on every other address of the host: its LAN address, ``docker0``, and the gateways
+of other sessions' networks, made before the restricted session and after it
+(review X7: only the gateway and the configured address were denied before). So is
+the link-local (cloud metadata) range and a configured extra range. The routes are
 in place before the bootstrap command runs, root inside a container cannot
 remove them (no NET_ADMIN), traffic between the session's containers still works,
+sessions without the switch still reach the host while the host's chain is there,
 and the helper containers that set the rules are gone.
 """
 
 from __future__ import annotations
 
+import ipaddress
+import json
 import socket
+import subprocess
 import threading
 from collections.abc import Iterator
 
 import pytest
 
+from jupyter_cluster.core.egress import HOST_CHAIN
 from tests.support.constants import SMALL_FLAGS
 from tests.support.docker import docker, session_objects
 
@@ -33,8 +41,48 @@ PROBE = (
     "except OSError as e: print('refused', e.errno)\" {port}"
 )
 
+#: Connect to each address of argv[2:] on port argv[1]; print a JSON map of what happened.
+HOST_PROBE = (
+    'python3 -c "import json,socket,sys\n'
+    "seen={{}}\n"
+    "for h in sys.argv[2:]:\n"
+    "    try:\n"
+    "        socket.create_connection((h,int(sys.argv[1])),5).close(); seen[h]='reached'\n"
+    "    except OSError as e: seen[h]='refused %s' % e.errno\n"
+    'print(json.dumps(seen))" {port} {hosts}'
+)
+
 #: Connect to the cloud metadata address.
 METADATA = "import socket; socket.create_connection(('169.254.169.254', 80), 5)"
+
+
+def host_addresses() -> list[str]:
+    """Every IPv4 address of this machine but loopback: its LAN address, docker0's and
+    each Docker network's gateway (one per session bridge)."""
+    out = subprocess.run(
+        ["ip", "-4", "-o", "addr", "show"], capture_output=True, text=True, check=True
+    ).stdout
+    found = [line.split()[3].split("/")[0] for line in out.splitlines()]
+    return [a for a in found if not ipaddress.ip_address(a).is_loopback]
+
+
+def gateway(network: str) -> str:
+    """The gateway address of a Docker network (the host's address on its bridge)."""
+    shown = json.loads(docker("network", "inspect", network).stdout)[0]
+    return str(shown["IPAM"]["Config"][0]["Gateway"])
+
+
+@pytest.fixture
+def host_chain() -> Iterator[None]:
+    """Remove the host's egress chain after the test (it is meant to stay on an agent,
+    but a test machine is left as found)."""
+    yield
+    for tool in ("iptables", "ip6tables"):
+        subprocess.run(
+            [tool, "-w", "-D", "INPUT", "-i", "jce+", "-j", HOST_CHAIN], capture_output=True
+        )
+        subprocess.run([tool, "-w", "-F", HOST_CHAIN], capture_output=True)
+        subprocess.run([tool, "-w", "-X", HOST_CHAIN], capture_output=True)
 
 
 @pytest.fixture
@@ -59,11 +107,12 @@ def listener() -> Iterator[int]:
     server.close()
 
 
-def test_restricted_egress_denies_the_agent_and_metadata(ws: Workspace, listener: int) -> None:
+def test_restricted_egress_denies_the_agent_and_metadata(
+    ws: Workspace, listener: int, host_chain: None
+) -> None:
     probe = PROBE.format(port=listener)
     free = ws.launch(*SMALL_FLAGS, "--name", "free")
     assert ws.sh("free", "main1", probe).strip() == "reached"  # the control
-    ws.ok_cli("rm", free["id"])
 
     ws.write_config(
         "c.ContainerHardening.restrict_egress = True\n"
@@ -71,6 +120,18 @@ def test_restricted_egress_denies_the_agent_and_metadata(ws: Workspace, listener
     )
     bootstrap = f"{probe} > /home/work/at-bootstrap.txt"
     session = ws.launch("--size", "2", *SMALL_FLAGS, "--name", "walled", "--bootstrap", bootstrap)
+    ws.write_config("")
+    later = ws.launch(*SMALL_FLAGS, "--name", "later")  # a bridge made after the walled one
+    addresses = host_addresses()
+    others = {gateway(f"jc-{s['id'][:12]}") for s in (free, later)}
+    assert others <= set(addresses) and len(addresses) >= 4  # LAN, docker0, the three bridges
+    host_probe = HOST_PROBE.format(port=listener, hosts=" ".join(addresses))
+    reached = json.loads(ws.sh("later", "main1", host_probe))
+    assert set(reached.values()) == {"reached"}, reached  # unrestricted, chain or not
+    for host in ("main1", "sub1"):
+        walled = json.loads(ws.sh("walled", host, host_probe))
+        assert set(walled) == set(addresses)
+        assert all(v.startswith("refused") for v in walled.values()), walled
     for host in ("main1", "sub1"):
         assert ws.sh("walled", host, "cat at-bootstrap.txt").strip() == "refused 13"
         assert ws.sh("walled", host, probe).strip() == "refused 13"
@@ -86,4 +147,5 @@ def test_restricted_egress_denies_the_agent_and_metadata(ws: Workspace, listener
         "exec", "-u", "0", name, "ip", "route", "del", "prohibit", "169.254.0.0/16", check=False
     )
     assert undo.returncode != 0 and "not permitted" in undo.stderr
-    ws.ok_cli("rm", session["id"])
+    for made in (session, free, later):
+        ws.ok_cli("rm", made["id"])

@@ -8,7 +8,15 @@ from pathlib import Path
 import pytest
 from traitlets.config import Config
 
-from jupyter_cluster.core.egress import GATE_FILE, READY_MARKER, check_denied, rules_script
+from jupyter_cluster.core.egress import (
+    GATE_FILE,
+    HOST_CHAIN,
+    READY_MARKER,
+    bridge_name,
+    check_denied,
+    host_rules_script,
+    rules_script,
+)
 from jupyter_cluster.core.naming import DEFAULT_IMAGE
 from jupyter_cluster.core.state import SessionStatus
 from jupyter_cluster.engine.agents.fake import FakeAgent
@@ -28,16 +36,29 @@ def test_denied_ranges_are_checked_and_normalised() -> None:
 
 
 def test_the_script_adds_a_prohibit_route_per_range() -> None:
-    script = rules_script(("agent", "169.254.0.0/16", "fd00::/8"), "10.1.2.3")
+    script = rules_script(("agent", "169.254.0.0/16", "fd00::/8"), ["10.1.2.3", "10.1.2.4"])
     lines = script.splitlines()
     assert lines[0] == "set -e"
     assert "ip -4 route add prohibit 169.254.0.0/16" in lines
     assert "ip -4 route add prohibit 10.1.2.3/32" in lines  # the agent's own address
+    assert "ip -4 route add prohibit 10.1.2.4/32" in lines  # another agent's
     assert any("ip route show default" in line for line in lines)  # and its gateway
     assert "[ ! -s /proc/net/if_inet6 ] || ip -6 route add prohibit fd00::/8" in lines
-    loopback = rules_script(("agent",), "127.0.0.1")
-    assert "127.0.0.1" not in loopback
-    assert "gw=" not in rules_script(("169.254.0.0/16",), "10.1.2.3")
+    loopback = rules_script(("agent",), ["127.0.0.1", "agent2.example"])
+    assert "127.0.0.1" not in loopback and "agent2" not in loopback
+    assert "gw=" not in rules_script(("169.254.0.0/16",), ["10.1.2.3"])
+
+
+def test_the_host_chain_refuses_new_connections_from_restricted_bridges_only() -> None:
+    lines = host_rules_script().splitlines()
+    jump = f"INPUT -i jce+ -j {HOST_CHAIN}"
+    assert f"iptables -w -C {jump} 2>/dev/null || iptables -w -I {jump}" in lines
+    rules = [line for line in lines if line.startswith(f"iptables -w -C {HOST_CHAIN}")]
+    assert ["ESTABLISHED,RELATED -j RETURN" in r for r in rules] == [True, False, False]
+    assert all("|| iptables -w -A" in r for r in rules)  # added only when missing
+    assert any(line.startswith("[ ! -s /proc/net/if_inet6 ] || { ip6tables") for line in lines)
+    name = bridge_name("0123abcd-4567-89ef-0123-456789abcdef")
+    assert name == "jce0123abcd4567" and len(name) <= 15  # Linux's limit
 
 
 def manager_with(tmp_path: Path, agent: FakeAgent, **hardening: object) -> ClusterManager:
@@ -76,7 +97,7 @@ async def test_rules_that_cannot_be_applied_fail_the_launch_clearly(tmp_path: Pa
     agent = FakeAgent("local", ready_on_start=True)
     manager = manager_with(tmp_path, agent, restrict_egress=True, egress_image="missing:1")
     spec = manager.make_spec(image=DEFAULT_IMAGE, size=2)
-    with pytest.raises(LaunchFailed, match=r"could not apply the egress rules.*egress_image"):
+    with pytest.raises(LaunchFailed, match=r"could not put the egress chain.*egress_image"):
         await manager.launch(spec)
     assert not agent.containers  # nothing left
     [failed] = await manager.list(include_ended=True)
@@ -89,3 +110,27 @@ async def test_a_bad_range_is_refused_before_anything_is_made(tmp_path: Path) ->
     with pytest.raises(ClusterError, match="nowhere"):
         await manager.launch(manager.make_spec(image=DEFAULT_IMAGE))
     assert not agent.containers
+
+
+async def test_a_restricted_bridge_is_walled_off_its_host_at_each_launch(tmp_path: Path) -> None:
+    agent = FakeAgent("local", ready_on_start=True)
+    manager = manager_with(tmp_path, agent, restrict_egress=True)
+    first = await manager.launch(manager.make_spec(image=DEFAULT_IMAGE, size=2))
+    second = await manager.launch(manager.make_spec(image=DEFAULT_IMAGE))
+    assert agent.host_scripts == [host_rules_script()] * 2  # a reboot may have reset it
+    assert agent.calls.index(("run_on_host", DEFAULT_IMAGE)) < agent.calls.index(
+        ("create_network", f"jc-{first.id[:12]}")
+    )
+    for session in (first, second):
+        assert agent.bridges[f"jc-{session.id[:12]}"] == bridge_name(session.id)
+        await manager.terminate(session.id)
+
+
+async def test_without_the_agent_entry_no_host_chain_and_docker_names_the_bridge(
+    tmp_path: Path,
+) -> None:
+    agent = FakeAgent("local", ready_on_start=True)
+    manager = manager_with(tmp_path, agent, restrict_egress=True, egress_deny=["169.254.0.0/16"])
+    session = await manager.launch(manager.make_spec(image=DEFAULT_IMAGE))
+    assert agent.host_scripts == [] and agent.bridges[f"jc-{session.id[:12]}"] == ""
+    await manager.terminate(session.id)

@@ -236,9 +236,11 @@ class Agent(Protocol):
         overlay: bool,
         encrypted: bool = False,
         mtu: int = 0,
+        bridge_name: str = "",
     ) -> str:
         """A bridge network, or an attachable overlay (encrypted if asked), its
-        interfaces' MTU ``mtu`` (0: Docker's default); its id."""
+        interfaces' MTU ``mtu`` (0: Docker's default), a bridge's Linux interface
+        named ``bridge_name`` if given (else Docker's ``br-…``); its id."""
         ...
 
     async def device_nodes(
@@ -323,6 +325,14 @@ class Agent(Protocol):
         """Run ``script`` (sh, as root) in a throwaway container of ``image`` that shares
         the network namespace of ``container_id`` and holds only ``capabilities``;
         its exit code and output. The egress rules use it."""
+        ...
+
+    async def run_on_host(
+        self, image: str, script: str, capabilities: Sequence[str], labels: Mapping[str, str]
+    ) -> tuple[int, str]:
+        """Run ``script`` (sh, as root) in a throwaway container of ``image`` in the
+        agent host's network namespace, holding only ``capabilities``; its exit code
+        and output. The egress rules' host chain uses it."""
         ...
 
     async def list_containers(self, labels: Mapping[str, str]) -> list[ContainerState]:

@@ -140,6 +140,8 @@ class FakeAgent(FakeImages):
         self.containers: dict[str, FakeContainer] = {}
         self.networks: dict[str, NetworkState] = {}
         self.mtus: dict[str, int] = {}  # per network name: the MTU asked (0: default)
+        self.bridges: dict[str, str] = {}  # per network name: the bridge name asked
+        self.host_scripts: list[str] = []  # scripts run by run_on_host
         self.device_paths: list[str] = []  # the agent's device nodes (see device_nodes)
         self.fail_on: dict[str, Exception] = {}
         self.calls: list[tuple[str, str]] = []  # (method, container/network name or id)
@@ -282,12 +284,14 @@ class FakeAgent(FakeImages):
         overlay: bool,
         encrypted: bool = False,
         mtu: int = 0,
+        bridge_name: str = "",
     ) -> str:
-        """Record a network (its MTU in ``mtus``); a name already in use, or an overlay
-        on an agent that is not a Swarm node (``swarm = ""``), is an AgentError, as in
-        Docker."""
+        """Record a network (its MTU in ``mtus``, its bridge name in ``bridges``); a
+        name already in use, or an overlay on an agent that is not a Swarm node
+        (``swarm = ""``), is an AgentError, as in Docker."""
         self._enter("create_network", name)
         self.mtus[name] = mtu
+        self.bridges[name] = bridge_name
         if any(n.name == name for n in self.networks.values()):
             raise AgentError(f"agent {self.id}: network {name} already exists", self.id)
         if overlay and (not self.swarm or self.swarm_worker):
@@ -372,6 +376,16 @@ class FakeAgent(FakeImages):
         if not self._has_image(image):
             return 125, f"Unable to find image '{image}'"
         box.beside.append(script)
+        return 0, ""
+
+    async def run_on_host(
+        self, image: str, script: str, capabilities: Sequence[str], labels: Mapping[str, str]
+    ) -> tuple[int, str]:
+        """Record the script in ``host_scripts``; exit code 0."""
+        self._enter("run_on_host", image)
+        if not self._has_image(image):
+            return 125, f"Unable to find image '{image}'"
+        self.host_scripts.append(script)
         return 0, ""
 
     async def inspect_container(self, container_id: str) -> ContainerState | None:

@@ -107,7 +107,13 @@ async def _bring_up(
         labels = naming.container_labels(session, container, ctx.manager_id)
         labels.pop(naming.LABEL_HOST)  # not one of the session's hosts
         await egress.apply_egress_rules(
-            agent, container_id, container.host, denied, ctx.limits.egress_image, labels
+            agent,
+            container_id,
+            container.host,
+            denied,
+            ctx.limits.egress_image,
+            labels,
+            [a.config.address for a in ctx.agents.values()],
         )
     ctx.mark(host, "start")
     await wait_ready(agent, container_id, host, ctx.timeout, lambda: ctx.mark(host, "ssh_ready"))

@@ -12,9 +12,11 @@ import asyncio
 import time
 
 from ...core import naming
+from ...core.egress import AGENT, bridge_name
 from ...core.models import Session
 from ...errors import AgentError, ClusterError, LaunchFailed
 from .context import LaunchContext
+from .egress import wall_off_hosts
 from .overlay import network_maker
 from .pulling import pull_missing
 from .teardown import tear_down
@@ -43,13 +45,21 @@ async def network_and_image(session: Session, ctx: LaunchContext, placed: list[s
     try:
         if not ctx.warm:  # a warm set comes with its network
             network_agent = await network_maker(session, ctx.agents)
+            overlay = len(placed) > 1
+            # A restricted bridge is named for the agent hosts' firewall chain, which
+            # must be there before the first container can send anything.
+            walled = AGENT in ctx.limits.egress_deny and not overlay
+            if walled:
+                labels = naming.network_labels(session, ctx.manager_id)
+                await wall_off_hosts([network_agent], ctx.limits.egress_image, labels)
             creating = asyncio.ensure_future(
                 network_agent.create_network(
                     naming.network_name(session),
                     naming.network_labels(session, ctx.manager_id),
-                    overlay=len(placed) > 1,
+                    overlay=overlay,
                     encrypted=ctx.encrypted_overlay,
                     mtu=ctx.network.mtu,
+                    bridge_name=bridge_name(session.id) if walled else "",
                 )
             )
             await asyncio.shield(creating)

@@ -31,7 +31,7 @@ from ..base import (
 )
 from . import images
 from .archive import files_tar
-from .beside import run_beside
+from .beside import run_beside, run_helper
 from .connection import DockerConnection
 from .devices import DeviceProbe, explain_memlock
 from .events import follow_oom
@@ -109,10 +109,14 @@ class DockerAgent:
         overlay: bool,
         encrypted: bool = False,
         mtu: int = 0,
+        bridge_name: str = "",
     ) -> str:
         """A bridge network, or an attachable Swarm overlay (IPsec-encrypted if asked),
-        with the interfaces' MTU if given (0: Docker's default)."""
-        config = network_config(name, labels, overlay=overlay, encrypted=encrypted, mtu=mtu)
+        with the interfaces' MTU if given (0: Docker's default) and a bridge's Linux
+        name if given."""
+        config = network_config(
+            name, labels, overlay=overlay, encrypted=encrypted, mtu=mtu, bridge_name=bridge_name
+        )
         conn = self.connection
         network = await conn.call(f"creating network {name}", conn.client.networks.create(config))
         return str(network.id)
@@ -321,6 +325,16 @@ class DockerAgent:
         """Run ``script`` as root in a throwaway container in ``container_id``'s
         network namespace (see :mod:`.beside`); (exit code, output)."""
         return await run_beside(self.connection, container_id, image, script, capabilities, labels)
+
+    async def run_on_host(
+        self, image: str, script: str, capabilities: Sequence[str], labels: Mapping[str, str]
+    ) -> tuple[int, str]:
+        """Run ``script`` as root in a throwaway container in the host's network
+        namespace (see :mod:`.beside`); (exit code, output)."""
+        action = "running a helper in the host's network namespace"
+        return await run_helper(
+            self.connection, "host", image, script, capabilities, labels, action
+        )
 
     async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkState]:
         """Networks carrying all of ``labels``."""

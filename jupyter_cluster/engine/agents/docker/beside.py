@@ -1,9 +1,10 @@
-"""A throwaway container in the network namespace of a session container.
+"""A throwaway container in the network namespace of a session container, or of the host.
 
-:meth:`DockerAgent.run_beside` delegates here. The egress rules need root with
-``NET_ADMIN`` in a session container's network namespace; the session container
-itself never gets that capability, so a short-lived container of another image
-joins its namespace (``NetworkMode: container:ID``), runs one script and is
+:meth:`DockerAgent.run_beside` and :meth:`DockerAgent.run_on_host` delegate here. The
+egress rules need root with ``NET_ADMIN`` in a session container's network namespace
+(routes) and in the host's (the firewall chain); the session container itself never
+gets that capability, so a short-lived container of another image joins the
+namespace (``NetworkMode: container:ID`` or ``host``), runs one script and is
 removed, whatever happens. An image the agent lacks gives exit code 125 and
 ``docker run``'s words, with no container made.
 """
@@ -27,6 +28,22 @@ async def run_beside(
     labels: Mapping[str, str],
 ) -> tuple[int, str]:
     """Run ``script`` as root beside ``container_id``; (exit code, output)."""
+    action = f"running a helper beside container {container_id[:12]}"
+    network = f"container:{container_id}"
+    return await run_helper(conn, network, image, script, capabilities, labels, action)
+
+
+async def run_helper(
+    conn: DockerConnection,
+    network_mode: str,
+    image: str,
+    script: str,
+    capabilities: Sequence[str],
+    labels: Mapping[str, str],
+    action: str,
+) -> tuple[int, str]:
+    """Run ``script`` as root in a throwaway container of ``image`` on ``network_mode``,
+    holding only ``capabilities``; (exit code, output)."""
     body: dict[str, Any] = {
         "Image": image,
         "User": "0",
@@ -34,14 +51,13 @@ async def run_beside(
         "Cmd": [script],
         "Labels": dict(labels),
         "HostConfig": {
-            "NetworkMode": f"container:{container_id}",
+            "NetworkMode": network_mode,
             "CapDrop": ["ALL"],
             "CapAdd": list(capabilities),
             "SecurityOpt": ["no-new-privileges"],
             "PidsLimit": 64,
         },
     }
-    action = f"running a helper beside container {container_id[:12]}"
     if not await conn.call(
         f"inspecting image {image}", conn.client.images.inspect(image), missing=None
     ):

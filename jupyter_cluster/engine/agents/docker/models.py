@@ -13,6 +13,9 @@ from ....core.fast_network import RDMA_CAPABILITY, network_options
 from ....core.resources import Resources
 from ..base import BindMount, ContainerSpec, ContainerState, NetworkState
 
+#: Docker's bridge driver option that names the bridge's Linux interface.
+BRIDGE_NAME_OPTION = "com.docker.network.bridge.name"
+
 
 def container_config(spec: ContainerSpec, address: str) -> dict[str, Any]:
     """The body of ``POST /containers/create`` for ``spec``; ports published on
@@ -79,10 +82,17 @@ def rdma_host_config(
 
 
 def network_config(
-    name: str, labels: Mapping[str, str], *, overlay: bool, encrypted: bool, mtu: int
+    name: str,
+    labels: Mapping[str, str],
+    *,
+    overlay: bool,
+    encrypted: bool,
+    mtu: int,
+    bridge_name: str = "",
 ) -> dict[str, Any]:
     """The body of ``POST /networks/create``: a bridge, or an attachable overlay, with
-    the MTU (0: Docker's default) and overlay encryption as asked."""
+    the MTU (0: Docker's default), overlay encryption and a bridge's Linux name as
+    asked."""
     config: dict[str, Any] = {
         "Name": name,
         "Driver": "overlay" if overlay else "bridge",
@@ -91,6 +101,8 @@ def network_config(
         "Labels": dict(labels),
     }
     options = network_options(mtu, overlay=overlay, encrypted=encrypted)
+    if bridge_name and not overlay:
+        options[BRIDGE_NAME_OPTION] = bridge_name
     if options:
         config["Options"] = options
     return config
