@@ -98,6 +98,15 @@ export class ClusterClient {
     return this.request<ISession[]>(['sessions'], {}, all ? '?all=1' : '');
   }
 
+  /** The `limit` ended sessions launched last, newest first (one page of the history). */
+  listEnded(limit: number): Promise<ISession[]> {
+    return this.request<ISession[]>(
+      ['sessions'],
+      {},
+      `?state=ended&limit=${encodeURIComponent(limit)}`
+    );
+  }
+
   getSession(ref: string): Promise<ISession> {
     return this.request<ISession>(['sessions', ref]);
   }

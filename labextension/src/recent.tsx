@@ -1,6 +1,7 @@
 /**
  * The collapsible "Recent sessions" section of the Cluster Sessions sidebar:
- * the last sessions that ended (`GET sessions?all=1`, read when the section is
+ * the last sessions that ended (`GET sessions?state=ended&limit=50`: the newest
+ * page of the history, never the whole of it; read when the section is
  * opened, and again with its refresh button), each with its status, when it
  * ended and why, and a log button per container: the server keeps the
  * containers' logs after a session ends.
@@ -20,6 +21,11 @@ import { IconButton, StatusBadge } from './controls';
 import { getTrans } from './i18n';
 import { FINAL } from './sessions';
 import { formatAge } from './units';
+
+/** How many ended sessions the section reads: the newest launched, of which the
+ * last to end are shown (a long-running one ended lately is among them unless 50
+ * sessions were launched after it). */
+export const RECENT_PAGE = 50;
 
 /** The `limit` sessions that ended last, newest first. */
 export function recentEnded(sessions: ISession[], limit = 10): ISession[] {
@@ -51,10 +57,10 @@ export function RecentSessions(props: {
   const load = () => {
     setError(null);
     props.client
-      .listSessions(true)
-      .then(all => {
+      .listEnded(RECENT_PAGE)
+      .then(page => {
         if (mounted.current) {
-          setSessions(recentEnded(all, props.limit));
+          setSessions(recentEnded(page, props.limit));
         }
       })
       .catch(e => {

@@ -18,12 +18,14 @@ describe('ClusterSidebar', () => {
   let client: FakeStatsClient & {
     agents: () => Promise<never[]>;
     listSessions: jest.Mock;
+    listEnded: jest.Mock;
   };
 
   beforeEach(async () => {
     client = Object.assign(new FakeStatsClient(), {
       agents: () => Promise.resolve([]),
-      listSessions: jest.fn(async (): Promise<ISession[]> => [])
+      listSessions: jest.fn(async (): Promise<ISession[]> => []),
+      listEnded: jest.fn(async (): Promise<ISession[]> => [])
     });
     model = new SessionsModel({ client: client as unknown as ClusterClient });
     commands = new CommandRegistry();
@@ -187,17 +189,17 @@ describe('ClusterSidebar', () => {
     for (let i = 0; i < 12; i++) {
       all.push(ended(`old${i}`, 10 + i));
     }
-    client.listSessions.mockResolvedValue(all);
+    client.listEnded.mockResolvedValue(all);
     await render(sidebar);
     const section = sidebar.node.querySelector('.jp-ClusterRecent')!;
     const toggle = section.querySelector(
       '.jp-ClusterRecent-toggle'
     ) as HTMLButtonElement;
     expect(toggle.getAttribute('aria-expanded')).toBe('false');
-    expect(client.listSessions).not.toHaveBeenCalled(); // loaded when opened
+    expect(client.listEnded).not.toHaveBeenCalled(); // loaded when opened
 
     await act(async () => toggle.click());
-    expect(client.listSessions).toHaveBeenCalledWith(true);
+    expect(client.listEnded).toHaveBeenCalledWith(50); // one page, not the history
     expect(toggle.getAttribute('aria-expanded')).toBe('true');
     const items = [...section.querySelectorAll('.jp-ClusterRecent-session')];
     expect(items.map(i => i.getAttribute('data-session-id'))).toEqual([
@@ -244,11 +246,11 @@ describe('ClusterSidebar', () => {
     await act(async () => toggle.click());
     expect(section.querySelector('.jp-ClusterRecent-session')).toBeNull();
     await act(async () => toggle.click());
-    expect(client.listSessions).toHaveBeenCalledTimes(2);
+    expect(client.listEnded).toHaveBeenCalledTimes(2);
   });
 
   it('says when the recent sessions cannot be read', async () => {
-    client.listSessions.mockRejectedValue(new Error('server gone'));
+    client.listEnded.mockRejectedValue(new Error('server gone'));
     const toggle = sidebar.node.querySelector(
       '.jp-ClusterRecent-toggle'
     ) as HTMLButtonElement;
