@@ -29,6 +29,10 @@ export interface ILaunchValues {
   resource_group: string;
   name: string;
   bootstrap: string;
+  /** A batch job's command, run in main1; the session ends when it exits. */
+  command: string;
+  /** How long the session may live, e.g. `30m`, `2h` (empty: no limit). */
+  max_lifetime: string;
   /** Environment variables, `KEY=VALUE` one a line. */
   env: string;
   /** Start a kernel in main1 and open a notebook on it. */
@@ -132,6 +136,8 @@ export function initialValues(
     resource_group: text(merged.resource_group),
     name: text(merged.name),
     bootstrap: text(merged.bootstrap),
+    command: text(merged.command),
+    max_lifetime: text(merged.max_lifetime),
     env: envText(merged.env),
     start_kernel: startKernel
   };
@@ -145,6 +151,9 @@ function envText(value: unknown): string {
     .map(([k, v]) => `${k}=${text(v)}\n`)
     .join('');
 }
+
+/** Seconds, or a number with s, m, h or d (as the server reads max_lifetime). */
+const DURATION = /^\s*\d+(\.\d+)?\s*[smhd]?\s*$/i;
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -283,6 +292,10 @@ export function validate(
     errors.bootstrap = trans.__('At most %1 characters.', maxBootstrap);
   }
 
+  if (values.max_lifetime.trim() && !DURATION.test(values.max_lifetime)) {
+    errors.max_lifetime = trans.__('Give a duration such as 90s, 30m or 2h.');
+  }
+
   const env = parseEnv(values.env);
   if (typeof env === 'string') {
     errors.env = env;
@@ -304,6 +317,8 @@ export function toRequest(values: ILaunchValues): ILaunchRequest {
     resource_group: values.resource_group,
     name: values.name.trim() || null,
     bootstrap: values.bootstrap.trim() ? values.bootstrap : null,
+    command: values.command.trim() ? values.command : null,
+    max_lifetime: values.max_lifetime.trim() || null,
     env: envRequest(values.env),
     start_kernel: values.start_kernel
   };

@@ -95,7 +95,7 @@ export function LaunchFormView(props: IViewProps): JSX.Element {
       onChange({ [name]: e.target.value })
   });
   const input = (
-    name: 'size' | 'cpu' | 'mem' | 'shm' | 'gpu' | 'name',
+    name: 'size' | 'cpu' | 'mem' | 'shm' | 'gpu' | 'name' | 'max_lifetime',
     label: string,
     attrs: React.InputHTMLAttributes<HTMLInputElement> = {}
   ) => (
@@ -227,6 +227,22 @@ export function LaunchFormView(props: IViewProps): JSX.Element {
           placeholder={trans.__('e.g. pip install --user -r requirements.txt')}
         />
       </Row>
+
+      <Row {...rowProps('command')} label={trans.__('Batch command')}>
+        <textarea
+          {...control('command')}
+          rows={2}
+          spellCheck={false}
+          placeholder={trans.__(
+            'run in main1; the session ends when it exits (empty: interactive)'
+          )}
+        />
+      </Row>
+
+      {input('max_lifetime', trans.__('Maximum lifetime'), {
+        placeholder: trans.__('e.g. 30m, 2h (empty: no limit)'),
+        spellCheck: false
+      })}
 
       <Row {...rowProps('env')} label={trans.__('Environment variables')}>
         <textarea

@@ -51,6 +51,20 @@ export interface IContainer {
 }
 
 /** A cluster session as the server describes it. */
+/** A batch session's job: its state, exit code and tries (see the REST Session). */
+export interface IJob {
+  state: 'waiting' | 'running' | 'succeeded' | 'failed' | 'stopped';
+  exit_code: number | null;
+  tries: {
+    number: number;
+    started_at: number;
+    ended_at: number | null;
+    exit_code: number | null;
+  }[];
+  duration: number | null;
+  reason?: string;
+}
+
 export interface ISession {
   id: string;
   name: string;
@@ -63,6 +77,11 @@ export interface ISession {
   mounts?: string[];
   resource_group?: string;
   bootstrap?: string | null;
+  /** A batch session's command (null: interactive) and its job's state. */
+  command?: string | null;
+  max_lifetime?: number | null;
+  retries?: number;
+  job?: IJob | null;
   /** Names of the variables set at launch (values are never shown). */
   env?: string[];
   /** Web apps in main1 declared at launch, name to port (./apps opens them). */
@@ -160,6 +179,8 @@ export interface ILaunchRequest {
   resource_group?: string;
   name?: string | null;
   bootstrap?: string | null;
+  command?: string | null;
+  max_lifetime?: string | number | null;
   env?: Record<string, string> | null;
   start_kernel?: boolean;
 }

@@ -19,6 +19,7 @@ import { ClusterClient, ISession } from './api';
 import { CommandIDs } from './commands';
 import { IconButton, StatusBadge } from './controls';
 import { getTrans } from './i18n';
+import { jobSummary } from './job';
 import { FINAL } from './sessions';
 import { formatAge } from './units';
 
@@ -154,6 +155,11 @@ function RecentItem(props: {
             {trans.__('ended %1 ago', formatAge(session.ended_at, props.now))}
           </span>
         ) : null}
+        {session.job && (
+          <span className="jp-ClusterSession-job" title={session.command ?? ''}>
+            {jobSummary(session.job, props.now)}
+          </span>
+        )}
         {session.status_reason && (
           <span title={session.status_reason}>{session.status_reason}</span>
         )}

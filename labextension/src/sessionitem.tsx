@@ -20,6 +20,7 @@ import { appsOf } from './apps';
 import { CommandIDs } from './commands';
 import { IconButton, StatusBadge } from './controls';
 import { getTrans } from './i18n';
+import { jobSummary } from './job';
 import { FINAL, USABLE } from './sessions';
 import { StatsModel } from './stats';
 import { ContainerStats, useStats } from './statsview';
@@ -132,6 +133,11 @@ export function SessionItem(props: {
           </span>
         )}
       </div>
+      {session.job && (
+        <div className="jp-ClusterSession-job" title={session.command ?? ''}>
+          {jobSummary(session.job, props.now)}
+        </div>
+      )}
       {session.status_reason && (
         <div className="jp-ClusterSession-reason" title={session.status_reason}>
           {session.status_reason}

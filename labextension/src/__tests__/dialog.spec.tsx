@@ -48,6 +48,8 @@ describe('LaunchForm', () => {
       'resource_group',
       'name',
       'bootstrap',
+      'command',
+      'max_lifetime',
       'env'
     ]) {
       expect(node.querySelector(`[name="${name}"]`)).not.toBeNull();

@@ -17,6 +17,8 @@ describe('initialValues', () => {
       resource_group: 'default',
       name: '',
       bootstrap: '',
+      command: '',
+      max_lifetime: '',
       env: '',
       start_kernel: true
     });
@@ -127,10 +129,29 @@ describe('toRequest', () => {
       resource_group: 'default',
       name: null,
       bootstrap: null,
+      command: null,
+      max_lifetime: null,
       env: { TOKEN: 'a b=c', EMPTY: '' },
       start_kernel: true
     });
     expect(toRequest({ ...values, env: ' \n' }).env).toBeNull();
+  });
+
+  it('sends a batch command and a lifetime, and checks the lifetime', () => {
+    const options = launchOptions();
+    const valid = initialValues(options);
+    const batch = {
+      ...valid,
+      command: 'python train.py',
+      max_lifetime: ' 2h '
+    };
+    expect(validate(batch, options).max_lifetime).toBeUndefined();
+    const request = toRequest(batch);
+    expect(request.command).toBe('python train.py');
+    expect(request.max_lifetime).toBe('2h');
+    expect(
+      validate({ ...batch, max_lifetime: 'soon' }, options).max_lifetime
+    ).toMatch(/duration such as 90s, 30m or 2h/);
   });
 });
 

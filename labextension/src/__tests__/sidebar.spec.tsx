@@ -56,6 +56,28 @@ describe('ClusterSidebar', () => {
     expect(calls).toEqual([{ id: CommandIDs.launch, args: {} }]);
   });
 
+  it('shows a batch job on a line of its own', async () => {
+    const started = Date.now() / 1000 - 30;
+    model.upsert(
+      session({
+        status: 'RUNNING',
+        command: 'python train.py',
+        job: {
+          state: 'running',
+          exit_code: null,
+          duration: null,
+          tries: [
+            { number: 1, started_at: started, ended_at: null, exit_code: null }
+          ]
+        }
+      })
+    );
+    await render(sidebar);
+    const line = sidebar.node.querySelector('.jp-ClusterSession-job')!;
+    expect(line.textContent).toMatch(/^job running (29|30|31)s$/);
+    expect(line.getAttribute('title')).toBe('python train.py');
+  });
+
   it('lists sessions with status, reason, mode, size, age and containers', async () => {
     const pending = session({
       status: 'PENDING',
