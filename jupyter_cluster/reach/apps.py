@@ -33,6 +33,7 @@ from tornado.simple_httpclient import SimpleAsyncHTTPClient
 from ..client.shell import ContainerShell
 from ..core.access import Access
 from ..errors import AgentError
+from .tunnel import no_delay
 
 #: The host name the proxy's HTTP client asks for: ``{session id}.main1.invalid``.
 HOST_SUFFIX = ".main1.invalid"
@@ -103,6 +104,7 @@ class AppTunnels:
                     listener.close()
                 apps.listeners.clear()
                 apps.conn = conn
+                await no_delay(conn)  # else each small reply may wait 40 ms
             path = os.path.join(apps.dir, f"{port}.sock")
             if port not in apps.listeners:
                 with contextlib.suppress(FileNotFoundError):

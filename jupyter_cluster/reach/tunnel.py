@@ -34,8 +34,9 @@ log = logging.getLogger(__name__)
 RECONNECT_INTERVAL = 1.0
 
 
-async def _no_delay(conn: asyncssh.SSHClientConnection) -> None:
-    """Make main1's sshd send small packets at once on this connection.
+async def no_delay(conn: asyncssh.SSHClientConnection) -> None:
+    """Make main1's sshd send small packets at once on this connection (the kernel
+    tunnel's and the app proxy's, :mod:`.apps`).
 
     OpenSSH's sshd turns Nagle's algorithm off (TCP_NODELAY) on a connection only
     once a session on it runs a command; on a connection that only forwards ports it
@@ -107,7 +108,7 @@ class KernelTunnel:
         return f"{self.prefix}-{n}"
 
     async def _forward(self, conn: asyncssh.SSHClientConnection, remote: Sequence[int]) -> None:
-        await _no_delay(conn)
+        await no_delay(conn)
         for n, inner in enumerate(remote, 1):
             with contextlib.suppress(FileNotFoundError):  # left by a dropped connection
                 os.unlink(self.path(n))

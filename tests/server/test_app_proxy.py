@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from typing import Any
 from urllib.parse import unquote
 
@@ -30,7 +31,7 @@ pytestmark = pytest.mark.docker
 APP_PORT = 8765
 #: A page and a WebSocket echo on APP_PORT, bound to main1's loopback only.
 APP = f"""
-import tornado.ioloop, tornado.web, tornado.websocket
+import asyncio, tornado.ioloop, tornado.web, tornado.websocket
 
 class Page(tornado.web.RequestHandler):
     def get(self, path):
@@ -48,11 +49,18 @@ class Page(tornado.web.RequestHandler):
     def post(self, path):
         self.write("posted:" + self.request.body.decode())
 
+class Slow(tornado.web.RequestHandler):
+    async def get(self):
+        self.write("first;")
+        await self.flush()
+        await asyncio.sleep(3)
+        self.write("second")
+
 class Echo(tornado.websocket.WebSocketHandler):
     def on_message(self, message):
         self.write_message("echo:" + message)
 
-tornado.web.Application([(r".*/ws", Echo), (r"(.*)", Page)]).listen(
+tornado.web.Application([(r".*/ws", Echo), (r".*/slow", Slow), (r"(.*)", Page)]).listen(
     {APP_PORT}, address="127.0.0.1")
 tornado.ioloop.IOLoop.current().start()
 """
@@ -106,6 +114,14 @@ async def test_app_in_main1_through_the_proxy(
     slashless = await fetch(f"{root}/{APP_PORT}", ALICE)
     assert slashless.code == 302
     assert slashless.headers["Location"].endswith(f"/{APP_PORT}/")
+
+    # a reply the app streams reaches the client as it comes, not when it ends
+    start, arrived = time.monotonic(), []
+    slow = await fetch(
+        app + "slow", ALICE, streaming_callback=lambda c: arrived.append((time.monotonic(), c))
+    )
+    assert slow.code == 200 and b"".join(c for _, c in arrived) == b"first;second"
+    assert arrived[0][0] - start < 2 and arrived[-1][0] - start >= 3, arrived
 
     posted = await fetch(app + "form", ALICE, method="POST", body="a=1")
     assert (posted.code, posted.body) == (200, b"posted:a=1")

@@ -29,6 +29,7 @@ from urllib.parse import urlparse
 from jupyter_server.auth.decorator import authorized
 from tornado import httputil, web
 from tornado.httpclient import HTTPClientError, HTTPRequest
+from tornado.ioloop import IOLoop
 from tornado.iostream import StreamClosedError
 from tornado.websocket import WebSocketClientConnection, WebSocketHandler, websocket_connect
 
@@ -54,6 +55,10 @@ _HOP = {
 CONNECT_TIMEOUT = 40.0
 #: Bytes of one WebSocket message either way.
 MAX_MESSAGE = 64 << 20
+#: A proxied reply is sent on once this much waits, or FLUSH_AFTER seconds after its
+#: first unsent byte (a stream's data waits at most that long).
+FLUSH_BYTES = 64 << 10
+FLUSH_AFTER = 0.05
 
 
 def not_listening_page(session: Session, port: int) -> str:
@@ -178,11 +183,30 @@ class AppProxyHandler(WebSocketHandler, SessionScope):
                     if name.lower() not in _HOP:
                         self.add_header(name, value)
 
+        buffered = 0
+        flush_later: object = None
+
+        def flush() -> None:
+            nonlocal buffered, flush_later
+            if flush_later is not None:
+                IOLoop.current().remove_timeout(flush_later)
+            buffered, flush_later = 0, None
+            if not self._finished and not self._gone:
+                self.flush().add_done_callback(lambda f: f.exception())
+
         def on_chunk(chunk: bytes) -> None:
+            # Sent when FLUSH_BYTES wait or FLUSH_AFTER passed (streams, e.g. server-sent
+            # events, keep flowing); a small reply goes out whole with finish(): flushing
+            # its head on its own costs the client a delayed ACK (about 20 ms a request).
+            nonlocal buffered, flush_later
             if self._gone:
                 raise StreamClosedError()  # the client left: stop reading the app
             self.write(chunk)
-            self.flush().add_done_callback(lambda f: f.exception())
+            buffered += len(chunk)
+            if buffered >= FLUSH_BYTES:
+                flush()
+            elif flush_later is None:
+                flush_later = IOLoop.current().call_later(FLUSH_AFTER, flush)
 
         method = self.request.method or "GET"
         request = HTTPRequest(
@@ -205,6 +229,8 @@ class AppProxyHandler(WebSocketHandler, SessionScope):
             raise
         except (OSError, StreamClosedError, HTTPClientError) as exc:
             error = exc  # no reply, or it broke off
+        if flush_later is not None:
+            IOLoop.current().remove_timeout(flush_later)
         if started:
             if not self._finished:
                 self.finish()
