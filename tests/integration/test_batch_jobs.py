@@ -12,6 +12,7 @@ Every test ends with nothing of the workspace left in Docker (the ``ws`` fixture
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import time
@@ -19,6 +20,8 @@ from typing import Any
 
 import pytest
 
+from jupyter_cluster.core.batch import JobState
+from jupyter_cluster.engine.batch import BatchUpkeep
 from tests.support.constants import CLI, SMALL_FLAGS
 from tests.support.processes import alive
 from tests.support.waiting import wait_for
@@ -151,6 +154,52 @@ def test_a_restarted_driver_never_runs_the_command_twice(ws: Workspace) -> None:
     assert ws.driver_pid(session["id"]) != pid
     done = ws.show(session["id"])
     assert done["job"]["state"] == "succeeded" and len(done["job"]["tries"]) == 1, done
+    (folder,) = [f for f in ws.json("folder", "ls") if f["name"] == "out"]
+    with open(os.path.join(folder["path"], "runs")) as f:
+        assert f.read() == "ran\n"
+
+
+async def test_a_restarted_servers_upkeep_picks_the_job_up_and_never_reruns_it(
+    ws: Workspace,
+) -> None:
+    """What a Jupyter server (or the shared service) keeps going: its batch upkeep
+    runs a RUNNING batch session's job; stopped mid-job (a server stop) and started
+    again in a new engine (a restart), it watches the same try to its end."""
+    ws.ok_cli("folder", "create", "out")
+    first = ws.manager(job_poll_interval=0.25)
+    await first.start()
+    spec = first.make_spec(
+        cpu="0.25", mem="256m", mounts=["out"], command="echo ran >> ~/out/runs; sleep 5"
+    )
+    session = await first.launch(spec)  # RUNNING, its job waiting for a watcher
+    (upkeep,) = [u for u in first.upkeep(lambda: None) if isinstance(u, BatchUpkeep)]
+    upkeep.start()
+
+    for _ in range(240):  # the upkeep runs on this loop: wait without blocking it
+        job = first.store.require(session.id).job
+        if job is not None and job.state is JobState.RUNNING:
+            break
+        await asyncio.sleep(0.25)
+    assert job is not None and job.state is JobState.RUNNING, job
+    await asyncio.sleep(1.5)
+    await upkeep.stop()
+    await first.close()
+
+    second = ws.manager(job_poll_interval=0.25)
+    await second.start()
+    (again,) = [u for u in second.upkeep(lambda: None) if isinstance(u, BatchUpkeep)]
+    again.start()
+    try:
+        for _ in range(240):
+            ended = second.store.require(session.id)
+            if ended.status.value == "TERMINATED":
+                break
+            await asyncio.sleep(0.25)
+    finally:
+        await again.stop()
+        await second.close()
+    assert ended.status_reason == "batch job succeeded", ended
+    assert ended.job is not None and len(ended.job.tries) == 1
     (folder,) = [f for f in ws.json("folder", "ls") if f["name"] == "out"]
     with open(os.path.join(folder["path"], "runs")) as f:
         assert f.read() == "ran\n"
