@@ -86,6 +86,15 @@ def parse_retries(value: object) -> int:
     return n
 
 
+def check_retries(command: str | None, retries: int) -> None:
+    """InvalidRequest when retries are asked for without a command to retry."""
+    if retries and not command:
+        raise InvalidRequest(
+            "retries: only a batch job is tried again; give its command too (--command)",
+            "retries",
+        )
+
+
 def check_site_limit(lifetime: float | None, site: float) -> None:
     """InvalidRequest when a session's ``lifetime`` exceeds the site's limit (``site``
     seconds, 0: none); the engine's ``make_spec`` calls it."""

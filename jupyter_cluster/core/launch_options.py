@@ -16,7 +16,14 @@ from typing import Any
 
 from ..errors import InvalidRequest
 from .apps import apps_dict, parse_apps
-from .batch import MAX_COMMAND, MAX_RETRIES, parse_command, parse_lifetime, parse_retries
+from .batch import (
+    MAX_COMMAND,
+    MAX_RETRIES,
+    check_retries,
+    parse_command,
+    parse_lifetime,
+    parse_retries,
+)
 from .launch_env import parse_env
 from .models import SESSION_NAME_RE, ClusterMode, check_session_name
 from .policy import FIELDS, MAX_BOOTSTRAP, LaunchPolicy, same_image
@@ -247,6 +254,7 @@ def validate(body: Any, policy: LaunchPolicy) -> tuple[dict[str, Any], bool]:
         "max_lifetime": parse_lifetime(values["max_lifetime"]),
         "retries": parse_retries(values["retries"] if values["retries"] is not None else 0),
     }
+    check_retries(batch["command"], batch["retries"])
     env = values["env"]
     if env is not None and not isinstance(env, dict):
         raise InvalidRequest(

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import InvalidRequest, NotFound
 from .apps import Apps, apps_dict, parse_apps
-from .batch import Job, parse_command, parse_lifetime, parse_retries
+from .batch import Job, check_retries, parse_command, parse_lifetime, parse_retries
 from .launch_env import Env, env_names, parse_env, stored_env
 from .resources import Mount, Resources
 from .state import ContainerStatus, SessionStatus
@@ -153,6 +153,7 @@ class LaunchSpec:
             raise InvalidRequest("resource_group: give a resource group name", "resource_group")
         if bootstrap is not None and not isinstance(bootstrap, str):
             raise InvalidRequest("bootstrap: give a shell command as text", "bootstrap")
+        check_retries(parse_command(command), parse_retries(retries or 0))
         return cls(
             image=image.strip(),
             size=n,

@@ -175,6 +175,15 @@ class ManagerSettings(LoggingConfigurable):
         with a 400 naming the env field.""",
     )
 
+    @validate("max_session_lifetime", "job_poll_interval")
+    def _check_seconds(self, proposal: Any) -> Any:
+        value = float(proposal["value"])
+        name = proposal["trait"].name
+        if not value >= 0 or (name == "job_poll_interval" and value <= 0):
+            least = "above 0" if name == "job_poll_interval" else "0 (no limit) or more"
+            raise TraitError(f"ClusterManager.{name}: give seconds, {least}; got {value!r}")
+        return value
+
     @validate("registry_credentials")
     def _check_registry_credentials(self, proposal: Any) -> Any:
         try:

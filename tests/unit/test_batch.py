@@ -239,6 +239,7 @@ def test_rest_bodies_carry_the_batch_fields_and_name_bad_ones() -> None:
     plain, _ = validate({}, policy)
     assert (plain["command"], plain["max_lifetime"], plain["retries"]) == (None, None, 0)
     for body, field in (
+        ({"retries": 1}, "retries"),
         ({"max_lifetime": "soon"}, "max_lifetime"),
         ({"retries": 99}, "retries"),
         ({"command": 5}, "command"),
@@ -272,3 +273,19 @@ def test_the_notebook_form_sends_a_command_and_a_lifetime() -> None:
     form.lifetime.value = "tomorrow"
     with pytest.raises(InvalidRequest, match="max_lifetime: 'tomorrow' is not a duration"):
         LaunchSpec.create(**form.values())
+
+
+def test_retries_need_a_command_and_the_site_settings_are_checked() -> None:
+    from traitlets import TraitError
+
+    from jupyter_cluster.engine.settings import ManagerSettings
+
+    with pytest.raises(InvalidRequest, match=r"^retries: only a batch job .*--command") as err:
+        LaunchSpec.create(image=IMAGE, retries=2)
+    assert err.value.field == "retries"
+    assert LaunchSpec.create(image=IMAGE, command="true", retries=2).retries == 2
+    with pytest.raises(TraitError, match="job_poll_interval: give seconds, above 0"):
+        ManagerSettings(job_poll_interval=0)
+    with pytest.raises(TraitError, match="max_session_lifetime: give seconds, 0"):
+        ManagerSettings(max_session_lifetime=-1)
+    assert ManagerSettings(max_session_lifetime=3600).max_session_lifetime == 3600
