@@ -249,12 +249,14 @@ def validate(body: Any, policy: LaunchPolicy) -> tuple[dict[str, Any], bool]:
     bootstrap = _text("bootstrap", values["bootstrap"], nullable=True)
     if bootstrap is not None and len(bootstrap) > MAX_BOOTSTRAP:
         raise InvalidRequest(f"bootstrap: at most {MAX_BOOTSTRAP} characters", "bootstrap")
+    command = parse_command(values["command"])
+    retries = parse_retries(values["retries"] if values["retries"] is not None else 0)
+    check_retries(command, retries)
     batch = {
-        "command": parse_command(values["command"]),
+        "command": command,
         "max_lifetime": parse_lifetime(values["max_lifetime"]),
-        "retries": parse_retries(values["retries"] if values["retries"] is not None else 0),
+        "retries": retries,
     }
-    check_retries(batch["command"], batch["retries"])
     env = values["env"]
     if env is not None and not isinstance(env, dict):
         raise InvalidRequest(
