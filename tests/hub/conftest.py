@@ -27,6 +27,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.docker import remove_egress_chain
+
 from . import launch
 from .access import TraversalGrant
 from .support import ADMIN, Hub
@@ -75,6 +77,7 @@ def hub(docker_engine: None, tmp_path_factory: pytest.TempPathFactory) -> Iterat
             yield running
         finally:
             launch.stop(running, proc)
+            remove_egress_chain()  # the example restricts egress
     finally:
         grant.release()
         shutil.rmtree(root, ignore_errors=True)

@@ -23,10 +23,11 @@ import threading
 from collections.abc import Iterator
 
 import pytest
+from jupyter_client.manager import AsyncKernelManager
 
-from jupyter_cluster.core.egress import HOST_CHAIN
 from tests.support.constants import SMALL_FLAGS
-from tests.support.docker import docker, session_objects
+from tests.support.docker import docker, remove_egress_chain, session_objects
+from tests.support.kernels import ok_cell, start_client
 
 from .support import Workspace
 
@@ -74,15 +75,9 @@ def gateway(network: str) -> str:
 
 @pytest.fixture
 def host_chain() -> Iterator[None]:
-    """Remove the host's egress chain after the test (it is meant to stay on an agent,
-    but a test machine is left as found)."""
+    """Remove the host's egress chain after the test."""
     yield
-    for tool in ("iptables", "ip6tables"):
-        subprocess.run(
-            [tool, "-w", "-D", "INPUT", "-i", "jce+", "-j", HOST_CHAIN], capture_output=True
-        )
-        subprocess.run([tool, "-w", "-F", HOST_CHAIN], capture_output=True)
-        subprocess.run([tool, "-w", "-X", HOST_CHAIN], capture_output=True)
+    remove_egress_chain()
 
 
 @pytest.fixture
@@ -133,8 +128,8 @@ def test_restricted_egress_denies_the_agent_and_metadata(
         assert set(walled) == set(addresses)
         assert all(v.startswith("refused") for v in walled.values()), walled
     for host in ("main1", "sub1"):
-        assert ws.sh("walled", host, "cat at-bootstrap.txt").strip() == "refused 13"
-        assert ws.sh("walled", host, probe).strip() == "refused 13"
+        assert ws.sh("walled", host, "cat at-bootstrap.txt").strip() == "refused 111"
+        assert ws.sh("walled", host, probe).strip() == "refused 111"  # reset at once
         routes = {line.strip() for line in ws.sh("walled", host, "ip route show").splitlines()}
         assert {"prohibit 169.254.0.0/16", "prohibit 198.51.100.0/24"} <= routes
         metadata = ws.exec("walled", host, "python3", "-c", METADATA)
@@ -149,3 +144,24 @@ def test_restricted_egress_denies_the_agent_and_metadata(
     assert undo.returncode != 0 and "not permitted" in undo.stderr
     for made in (session, free, later):
         ws.ok_cli("rm", made["id"])
+
+
+async def test_the_hosts_own_connections_reach_a_restricted_session(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch, host_chain: None
+) -> None:
+    """A cluster kernel (its ports reached from this host through Docker's proxy, whose
+    source is the gateway) and SSH between the containers work in a restricted
+    session: only new connections towards the host are refused, not replies. (With
+    a prohibit route to the gateway, as before, the kernel never answered.)"""
+    ws.write_config("c.ContainerHardening.restrict_egress = True\n")
+    name = ws.install_kernelspec(monkeypatch, "itest-walled", "--size", "2", *SMALL_FLAGS)
+    km = AsyncKernelManager(kernel_name=name)
+    kc = await start_client(km)
+    try:
+        cell = await ok_cell(
+            kc, "import subprocess; print(subprocess.getoutput('ssh sub1 hostname'))"
+        )
+        assert cell.stdout == "sub1\n"
+    finally:
+        kc.stop_channels()
+        await km.shutdown_kernel(now=True)

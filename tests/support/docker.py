@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from jupyter_cluster.core.egress import BRIDGE_PREFIX, HOST_CHAIN
+
 from .constants import IMAGE, LABEL_MANAGER, LABEL_SESSION
 
 
@@ -114,3 +116,14 @@ def assert_nothing_left(manager_id: str, containers: list[str], networks: list[s
         f"labelled {LABEL_MANAGER}={manager_id} (removed now): "
         f"containers {containers}, networks {networks}"
     )
+
+
+def remove_egress_chain() -> None:
+    """Remove the agent host's egress chain (``restrict_egress``) from this machine: it
+    is meant to stay on an agent, but a test machine is left as it was found."""
+    for tool in ("iptables", "ip6tables"):
+        jump = ["INPUT", "-i", f"{BRIDGE_PREFIX}+", "-j", HOST_CHAIN]
+        while subprocess.run([tool, "-w", "-D", *jump], capture_output=True).returncode == 0:
+            pass
+        subprocess.run([tool, "-w", "-F", HOST_CHAIN], capture_output=True)
+        subprocess.run([tool, "-w", "-X", HOST_CHAIN], capture_output=True)

@@ -40,9 +40,11 @@ def test_the_script_adds_a_prohibit_route_per_range() -> None:
     lines = script.splitlines()
     assert lines[0] == "set -e"
     assert "ip -4 route add prohibit 169.254.0.0/16" in lines
-    assert "ip -4 route add prohibit 10.1.2.3/32" in lines  # the agent's own address
-    assert "ip -4 route add prohibit 10.1.2.4/32" in lines  # another agent's
-    assert any("ip route show default" in line for line in lines)  # and its gateway
+    new = "-m conntrack --ctstate NEW -j REJECT"  # new connections only: replies pass
+    assert f"iptables -w -A OUTPUT -d 10.1.2.3 {new}" in lines  # the agent's own address
+    assert f"iptables -w -A OUTPUT -d 10.1.2.4 {new}" in lines  # another agent's
+    assert f'[ -z "$gw" ] || iptables -w -A OUTPUT -d "$gw" {new}' in lines  # its gateway
+    assert not any("prohibit 10.1.2" in line for line in lines)
     assert "[ ! -s /proc/net/if_inet6 ] || ip -6 route add prohibit fd00::/8" in lines
     loopback = rules_script(("agent",), ["127.0.0.1", "agent2.example"])
     assert "127.0.0.1" not in loopback and "agent2" not in loopback
@@ -50,13 +52,22 @@ def test_the_script_adds_a_prohibit_route_per_range() -> None:
 
 
 def test_the_host_chain_refuses_new_connections_from_restricted_bridges_only() -> None:
-    lines = host_rules_script().splitlines()
+    script = host_rules_script()
+    rules = f"""*filter
+:{HOST_CHAIN} - [0:0]
+-A {HOST_CHAIN} -m conntrack --ctstate ESTABLISHED,RELATED -j RETURN
+-A {HOST_CHAIN} -p tcp -j REJECT --reject-with tcp-reset
+-A {HOST_CHAIN} -j REJECT
+COMMIT"""
+    assert f"rules='{rules}'" in script  # replaced whole, in one transaction
+    assert '"$1-restore" -w --noflush' in script
     jump = f"INPUT -i jce+ -j {HOST_CHAIN}"
-    assert f"iptables -w -C {jump} 2>/dev/null || iptables -w -I {jump}" in lines
-    rules = [line for line in lines if line.startswith(f"iptables -w -C {HOST_CHAIN}")]
-    assert ["ESTABLISHED,RELATED -j RETURN" in r for r in rules] == [True, False, False]
-    assert all("|| iptables -w -A" in r for r in rules)  # added only when missing
-    assert any(line.startswith("[ ! -s /proc/net/if_inet6 ] || { ip6tables") for line in lines)
+    assert f'"$1" -w -C {jump} 2>/dev/null || "$1" -w -I {jump}' in script
+    assert f'"$1" -w -D {jump}' in script  # duplicates from concurrent launches go
+    assert script.splitlines()[-2:] == [
+        "wall iptables",
+        "[ ! -s /proc/net/if_inet6 ] || wall ip6tables",
+    ]
     name = bridge_name("0123abcd-4567-89ef-0123-456789abcdef")
     assert name == "jce0123abcd4567" and len(name) <= 15  # Linux's limit
 

@@ -46,10 +46,12 @@ async def apply_egress_rules(
     start-up go on; raises LaunchFailed saying what went wrong (e.g. ``image`` lacks
     iproute2)."""
     script = rules_script(denied, [agent.config.address, *agent_addresses])
-    code, output = await agent.run_beside(container_id, image, script, ("NET_ADMIN",), labels)
+    caps = ("NET_ADMIN", "NET_RAW")  # NET_RAW: iptables
+    code, output = await agent.run_beside(container_id, image, script, caps, labels)
     if code != 0:
         raise LaunchFailed(
             f"{host}: could not apply the egress rules (exit code {code}): "
-            f"{output.strip()[-300:]}; ContainerHardening.egress_image must have iproute2"
+            f"{output.strip()[-300:]}; ContainerHardening.egress_image must have iproute2 "
+            "and iptables"
         )
     await agent.put_files(container_id, [FileEntry(READY_MARKER, b"", 0o644)])
