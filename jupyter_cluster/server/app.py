@@ -159,6 +159,13 @@ class ClusterApp(ExtensionApp, LaunchSettings):
         """The server's terminal manager, or None when terminals are disabled."""
         return self.serverapp.web_app.settings.get("terminal_manager")  # type: ignore[union-attr]
 
+    @property
+    def mount_notebook_dir(self) -> bool:
+        """``c.ClusterProvisioner.mount_notebook_dir``: a kernel started by a REST launch
+        (the Lab's launch dialog) follows it as a notebook's kernel does."""
+        assert self.serverapp is not None
+        return bool(self.serverapp.config.ClusterProvisioner.get("mount_notebook_dir", True))
+
     # -- ExtensionApp hooks --------------------------------------------------------
 
     def initialize_settings(self) -> None:

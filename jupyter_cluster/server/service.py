@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import os
+from dataclasses import replace
 from typing import Any, Protocol
 
 from ..core.models import Session
@@ -26,6 +27,7 @@ from ..provisioning.endings import server_started, server_stopping, wait_for_end
 from ..reach.apps import AppTunnels
 from .events import Event, EventHub, is_ended
 from .idle import IdleWatcher
+from .notebook_dir import host_root_to_mount, take_notebook_dir
 from .streams import StreamSlots
 from .terminals import ClusterTerminals
 
@@ -50,6 +52,9 @@ class ServiceHost(Protocol):
     idle_check_interval: float
     max_streams_per_user: int
     max_streams: int
+
+    @property
+    def mount_notebook_dir(self) -> bool: ...
 
     @property
     def kernel_manager(self) -> Any: ...
@@ -231,21 +236,30 @@ class ClusterService:
 
     async def launch(self, body: Any, owner: str) -> Session:
         """Check and submit a launch; drive it (and start its kernel) in the background."""
+        body, notebook_dir = take_notebook_dir(body)
         spec, start_kernel, quota = self.gate.admit(body, owner)
+        start_here = start_kernel and self.host.kernels_here
+        if start_here and notebook_dir is not None:
+            root = self.kernel_manager.root_dir
+            mount = host_root_to_mount(
+                self.engine, root, notebook_dir, self.host.mount_notebook_dir
+            )
+            spec = replace(spec, workdir=mount) if mount else spec
         try:  # the store checks the quota in the transaction that inserts the session
             session = await self.engine.submit(spec, owner=owner, quota=quota, kernel=start_kernel)
         except NotFound as exc:  # a data folder removed meanwhile
             raise InvalidRequest(str(exc), "mounts") from exc
-        start_here = start_kernel and self.host.kernels_here
         if start_here:
             self._kernel_phase[session.id] = "waiting"
-        task = asyncio.ensure_future(self._drive(session.id, start_here))
+        task = asyncio.ensure_future(self._drive(session.id, start_here, notebook_dir))
         self._launches[session.id] = task
         task.add_done_callback(lambda _: self._launches.pop(session.id, None))
         self.hub.poke()
         return session
 
-    async def _drive(self, session_id: str, start_kernel: bool) -> None:
+    async def _drive(
+        self, session_id: str, start_kernel: bool, notebook_dir: str | None = None
+    ) -> None:
         try:
             session = await self.engine.drive(session_id, on_change=lambda s: self.hub.poke())
         except asyncio.CancelledError:
@@ -262,20 +276,23 @@ class ClusterService:
         if session.status not in USABLE:
             self._kernel_failed(session_id, f"the session is {session.status.value}")
             return
-        await self._start_kernel(session)
+        await self._start_kernel(session, notebook_dir)
 
     def _kernel_failed(self, session_id: str, reason: str) -> None:
         if session_id in self._kernel_phase:
             self._kernel_phase[session_id] = "failed"
             self._kernel_reason[session_id] = reason
 
-    async def _start_kernel(self, session: Session) -> None:
+    async def _start_kernel(self, session: Session, notebook_dir: str | None = None) -> None:
+        """Start the session's kernel; in ``notebook_dir`` (of the server's root) when
+        given, where the provisioner puts it if the session mounts that folder."""
         self._kernel_phase[session.id] = "starting"
         self.hub.poke()
         try:
             await self.kernel_manager.start_kernel(
                 kernel_id=session.kernel_id,
                 kernel_name=self.host.kernel_name,
+                path=notebook_dir,
                 cluster_session_id=session.id,
             )
             self._kernel_phase.pop(session.id, None)

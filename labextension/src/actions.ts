@@ -68,7 +68,13 @@ export async function launch(ctx: IContext): Promise<ISession | null> {
     values = result.value;
     let session: ISession;
     try {
-      session = await client.launch(toRequest(values));
+      const request = toRequest(values);
+      if (request.start_kernel) {
+        // Its notebook opens in the server's root folder (openNotebook): the
+        // kernel starts there too, wherever the session can mount that folder.
+        request.notebook_dir = '';
+      }
+      session = await client.launch(request);
     } catch (error) {
       if (
         error instanceof ClusterAPIError &&

@@ -183,6 +183,8 @@ export interface ILaunchRequest {
   max_lifetime?: string | number | null;
   env?: Record<string, string> | null;
   start_kernel?: boolean;
+  /** With start_kernel: the kernel's folder, relative to the server's root. */
+  notebook_dir?: string | null;
 }
 
 /** A terminal of the server's terminal service, opened in one container. */

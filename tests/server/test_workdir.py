@@ -24,7 +24,7 @@ import pytest
 from jupyter_cluster.config import local_owner
 from tests.support.constants import SMALL_BODY
 
-from .support import jp_async, ok_http
+from .support import call, jp_async, ok_http, wait_kernel
 
 pytestmark = pytest.mark.docker
 #: work's uid in the containers: the test user's, or (as root, as in CI) the default
@@ -34,6 +34,7 @@ DATA = "x,y\n1,2\n"
 SECRET = f"host-only-{uuid.uuid4().hex}"
 SIZE2 = {"ClusterApp": {"default_launch_options": {**SMALL_BODY, "size": 2}}}
 OWNED = {"ContainerHardening": {"work_uid": OWNER}}
+NOTE = "notebook_dir"
 
 
 @pytest.fixture
@@ -208,3 +209,28 @@ async def test_a_notebook_in_a_mounted_data_folder_starts_there(
     finally:
         ws.close()
     await jp_fetch("api", "kernels", kid, method="DELETE")
+
+
+@jp_async
+async def test_a_rest_launch_with_a_kernel_starts_it_in_the_folder_it_names(
+    jp_fetch: Any, jp_ws_fetch: Any, cluster: Any, notebook_folder: Path
+) -> None:
+    """The Lab's launch dialog: ``POST sessions`` with ``start_kernel`` and the folder
+    its notebook opens in (``notebook_dir``). The session mounts the root folder and
+    the kernel starts in that folder, in every container alike; a ``..`` is refused."""
+    body = {**SMALL_BODY, "size": 2, "start_kernel": True}
+    code, data, _ = await call(jp_fetch, "sessions", method="POST", body={**body, NOTE: "../x"})
+    assert code == 400 and data["field"] == NOTE, data
+    session = await ok_http(jp_fetch, "sessions", method="POST", body={**body, NOTE: "proj"})
+    ready = await wait_kernel(jp_fetch, session["id"])
+    ws = await jp_ws_fetch("api", "kernels", ready["kernel_id"], "channels")
+    try:
+        out = await run_cell(ws, "import os; print(os.getcwd()); print(open('data.csv').read())")
+        assert "".join(out) == f"/mnt/lab/proj\n{DATA}\n"
+        ssh = (
+            "import subprocess; print(subprocess.getoutput('ssh sub1 cat /mnt/lab/proj/data.csv'))"
+        )
+        assert "".join(await run_cell(ws, ssh)) == DATA  # getoutput drops the last newline
+    finally:
+        ws.close()
+    await ok_http(jp_fetch, "sessions", session["id"], method="DELETE")
