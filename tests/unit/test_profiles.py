@@ -1,0 +1,86 @@
+"""Launch profiles without a server: config parsing, the merge rule (profile, then the
+request's own fields), group visibility and the reason a policy cannot launch one."""
+
+from __future__ import annotations
+
+import pytest
+
+from jupyter_cluster.core.launch_options import validate
+from jupyter_cluster.core.policy import LaunchPolicy
+from jupyter_cluster.core.profiles import listing, make_profile, parse_profiles, resolve
+from jupyter_cluster.errors import InvalidRequest
+from tests.support.constants import GIB, IMAGE, MIB
+
+POLICY = LaunchPolicy(
+    images=(IMAGE,),
+    max_size=4,
+    max_cpu=2.0,
+    max_mem=2 * GIB,
+    max_shm=256 * MIB,
+    max_gpu=1,
+    resource_groups=("default",),
+    folders=("data",),
+)
+SITE = {
+    "pair": {"description": "two small containers", "fields": {"size": 2, "cpu": 0.5}},
+    "big": {"description": "too big here", "fields": {"size": 9}},
+    "gpu": {"groups": ["ml"], "fields": {"gpu": 1, "mounts": ["data:ro"]}},
+}
+
+
+def test_a_launch_takes_the_profile_then_its_own_fields() -> None:
+    profiles, problems = parse_profiles(SITE)
+    assert problems == []
+    body = resolve({"profile": "pair", "cpu": 1.5, "start_kernel": True}, profiles)
+    assert body == {"size": 2, "cpu": 1.5, "start_kernel": True}
+    fields, start_kernel = validate(body, POLICY)
+    assert (fields["size"], fields["cpu"], start_kernel) == (2, 1.5, True)
+
+
+def test_a_body_without_a_profile_is_unchanged() -> None:
+    profiles, _ = parse_profiles(SITE)
+    assert resolve({"size": 3}, profiles) == {"size": 3}
+    assert resolve({"profile": None, "size": 3}, profiles) == {"size": 3}
+
+
+def test_an_unknown_or_hidden_profile_is_refused_naming_the_field() -> None:
+    profiles, _ = parse_profiles(SITE)
+    for name in ("nope", "gpu", 3):
+        with pytest.raises(InvalidRequest) as info:
+            resolve({"profile": name}, profiles)
+        assert info.value.field == "profile"
+        assert "known profiles: pair, big" in str(info.value)
+    assert resolve({"profile": "gpu"}, profiles, groups=["ml"])["gpu"] == 1
+
+
+def test_the_listing_disables_what_the_policy_cannot_launch_with_the_reason() -> None:
+    profiles, _ = parse_profiles(SITE)
+    rows = {row["name"]: row for row in listing(profiles, POLICY)}
+    assert set(rows) == {"pair", "big"}  # gpu is for the ml group only
+    assert rows["pair"]["disabled"] is False and rows["pair"]["reason"] == ""
+    assert rows["big"]["disabled"] is True
+    assert rows["big"]["reason"] == "size: must be 1 to 4, got 9"
+    no_folder = LaunchPolicy(**{**POLICY.__dict__, "folders": ()})
+    ml = {row["name"]: row for row in listing(profiles, no_folder, groups=["ml"])}
+    assert ml["gpu"]["disabled"] and ml["gpu"]["reason"].startswith("mounts: no data folder")
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "says"),
+    [
+        ("bad name!", {}, "not a profile name"),
+        ("p", [], "expected an object"),
+        ("p", {"colour": 1}, "unknown key 'colour'"),
+        ("p", {"fields": {"sizes": 2}}, "'sizes' is not a launch field"),
+        ("p", {"fields": []}, "fields must be an object"),
+        ("p", {"groups": "ml"}, "groups must be a list"),
+        ("p", {"description": 5}, "description must be text"),
+    ],
+)
+def test_a_wrong_profile_is_refused_saying_what_is_wrong(
+    name: str, value: object, says: str
+) -> None:
+    with pytest.raises(InvalidRequest, match=says):
+        make_profile(name, value)
+    profiles, problems = parse_profiles({name: value, "ok": {}})
+    assert list(profiles) == ["ok"] and len(problems) == 1 and says in problems[0]
