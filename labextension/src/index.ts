@@ -26,6 +26,7 @@ import { SessionsModel } from './sessions';
 import { ClusterSidebar } from './sidebar';
 import { getTrans, setTranslator } from './i18n';
 import { IClusterSettings, readSettings } from './settings';
+import { ClusterIndicatorExtension, revealSession } from './indicator';
 /* eslint-enable jupyter/prefer-lazy-imports */
 
 const PLUGIN_ID = 'jupyter-cluster:plugin';
@@ -61,6 +62,18 @@ const plugin: JupyterFrontEndPlugin<void> = {
     if (restorer) {
       restorer.add(sidebar, 'jupyter-cluster-sessions');
     }
+
+    // Each notebook's toolbar names the cluster session its kernel runs in.
+    app.docRegistry.addWidgetExtension(
+      'Notebook',
+      new ClusterIndicatorExtension(model, sessionId =>
+        revealSession(
+          () => app.shell.activateById(sidebar.id),
+          sidebar,
+          sessionId
+        )
+      )
+    );
 
     addCommands({
       app,

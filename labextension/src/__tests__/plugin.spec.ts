@@ -9,9 +9,11 @@ describe('the plugin', () => {
   it('adds the sidebar, the commands, a launcher tile and palette items', () => {
     const commands = new CommandRegistry();
     const shell = { add: jest.fn(), activateById: jest.fn() };
+    const docRegistry = { addWidgetExtension: jest.fn() };
     const app: any = {
       commands,
       shell,
+      docRegistry,
       serviceManager: {
         serverSettings: ServerConnection.makeSettings({ baseUrl: 'http://h/' })
       },
@@ -41,6 +43,10 @@ describe('the plugin', () => {
     });
     expect(palette.addItem.mock.calls.map(c => c[0].command)).toEqual(
       PALETTE_COMMANDS
+    );
+    expect(docRegistry.addWidgetExtension).toHaveBeenCalledWith(
+      'Notebook',
+      expect.objectContaining({ createNew: expect.any(Function) })
     );
     const [sidebar, area] = shell.add.mock.calls[0];
     expect(area).toBe('left');
