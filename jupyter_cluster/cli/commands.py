@@ -166,6 +166,14 @@ async def _command(engine: Engine[Any], args: argparse.Namespace) -> int:
         await container_commands.logs(engine, args)
     elif cmd == "exec":
         return await container_commands.exec_in(engine, args)
+    elif cmd == "ssh":
+        from . import ssh_commands
+
+        return await ssh_commands.ssh(engine, args)
+    elif cmd == "port-forward":
+        from . import ssh_commands
+
+        return await ssh_commands.port_forward(engine, args)
     elif cmd == "top":
         await container_commands.top(engine, args)
     elif cmd == "rm":

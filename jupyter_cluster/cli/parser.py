@@ -101,6 +101,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     exe.add_argument("host", nargs="?", help="the container (main1, sub1…), unless --all")
     exe.add_argument("cmd", nargs=argparse.REMAINDER, help="-- COMMAND [ARG…]")
+    ssh = sub.add_parser(
+        "ssh", help="a shell (or -- COMMAND) in a container over SSH, with the session's key"
+    )
+    ssh.add_argument("session")
+    ssh.add_argument(
+        "rest",
+        nargs=argparse.REMAINDER,
+        metavar="[HOST] [-- COMMAND …]",
+        help="the container (main1 by default; the others through it) and a command",
+    )
+    forward = sub.add_parser(
+        "port-forward", help="reach a port of main1 at 127.0.0.1 of this machine (over SSH)"
+    )
+    forward.add_argument("session")
+    forward.add_argument("ports", metavar="PORT[:LOCAL]", help="main1's port, and the local one")
     top = sub.add_parser("top", help="each container's CPU, memory, network, disk (and GPU) use")
     top.add_argument("session")
     top.add_argument("--json", action="store_true", help="one sample as JSON")

@@ -1,0 +1,118 @@
+"""What this machine's OpenSSH client needs to reach a session: a config file and known hosts.
+
+Pure: :func:`client_files` turns a session's :class:`~jupyter_cluster.core.access.Access`
+(main1's endpoint, the user key, every container's public host key) into the text of
+an ``ssh_config`` in which each container is a ``Host`` (``main1`` directly, the
+others through it with ``ProxyJump``), and of the known-hosts file those entries
+check host keys against (``HostKeyAlias``: strictly, no key ever accepted blindly).
+``jupyter cluster ssh`` and ``port-forward`` (:mod:`jupyter_cluster.cli.ssh_commands`)
+write them to a private directory for the one ``ssh`` they run.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..errors import InvalidRequest
+from .access import Access
+from .apps import parse_port
+from .naming import SSH_PORT, WORK_USER
+
+MAIN = "main1"
+#: What a container's name looks like (main1, sub1, sub2…).
+HOST_RE = re.compile(r"(main|sub)[0-9]+")
+
+
+@dataclass(frozen=True)
+class ClientFiles:
+    """The texts to write: the private key, the known hosts, the ssh config."""
+
+    key: str
+    known_hosts: str
+    config: str
+
+
+def _host_keys(access: Access) -> dict[str, str]:
+    """Host name -> its public host key, from the access's key material."""
+    found = {}
+    for name, value in access.keys.items():
+        if name.startswith("host:") and name.endswith(".pub"):
+            found[name[len("host:") : -len(".pub")]] = value.strip()
+    return found
+
+
+def _quoted(path: str) -> str:
+    """A path as ssh_config reads it (double-quoted; it may hold spaces)."""
+    return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def client_files(access: Access, key_path: str, known_hosts_path: str) -> ClientFiles:
+    """The files for ``access``; ``key_path`` and ``known_hosts_path`` are where the
+    caller writes the key and the known hosts (the config names them)."""
+    hosts = _host_keys(access)
+    if MAIN not in hosts or "user" not in access.keys:
+        raise InvalidRequest("the session has no SSH keys yet; is it running?", "session")
+    common = [
+        f"    User {WORK_USER}",
+        f"    IdentityFile {_quoted(key_path)}",
+        "    IdentitiesOnly yes",
+        "    IdentityAgent none",
+        "    BatchMode yes",
+        f"    UserKnownHostsFile {_quoted(known_hosts_path)}",
+        "    GlobalKnownHostsFile /dev/null",
+        "    StrictHostKeyChecking yes",
+        "    UpdateHostKeys no",
+        "    ServerAliveInterval 15",
+    ]
+    lines = [f"Host {MAIN}", f"    HostName {access.address}", f"    Port {access.port}"]
+    lines += [f"    HostKeyAlias {MAIN}", *common]
+    for host in sorted(h for h in hosts if h != MAIN):
+        lines += [f"Host {host}", f"    HostName {host}", f"    Port {SSH_PORT}"]
+        lines += [f"    HostKeyAlias {host}", f"    ProxyJump {MAIN}", *common]
+    known = "".join(f"{host} {key}\n" for host, key in sorted(hosts.items()))
+    key = access.keys["user"]
+    return ClientFiles(key if key.endswith("\n") else key + "\n", known, "\n".join(lines) + "\n")
+
+
+def check_host(access: Access, host: str) -> str:
+    """``host`` if the session has such a container; InvalidRequest naming them else."""
+    hosts = sorted(_host_keys(access))
+    if host not in hosts:
+        raise InvalidRequest(
+            f"host: the session has no container {host!r}; its containers: {', '.join(hosts)}",
+            "host",
+        )
+    return host
+
+
+def split_target(words: Sequence[str]) -> tuple[str, list[str]]:
+    """``[HOST] [--] [COMMAND…]`` of ``ssh`` (argparse drops a ``--`` that comes first):
+    a first word that names a container (``main1``, ``sub2``…) is the host, else the
+    words are a command for main1."""
+    rest = list(words)
+    host = MAIN
+    if rest and HOST_RE.fullmatch(rest[0]):
+        host, rest = rest[0], rest[1:]
+    return host, rest[1:] if rest[:1] == ["--"] else rest
+
+
+def parse_forward(text: str) -> tuple[int, int]:
+    """``PORT[:LOCAL]`` of ``port-forward``: (port in main1, port on this machine)."""
+    remote, _, local = text.partition(":")
+    port = parse_port(remote, "port")
+    return port, parse_port(local, "local port") if local else port
+
+
+def ssh_argv(config_path: str, host: str, command: Sequence[str]) -> list[str]:
+    """``ssh`` with only the session's config: a login shell, or ``command`` (each
+    word quoted: ssh hands the remote shell one line, and the words stay words)."""
+    return ["ssh", "-F", config_path, "--", host, *([shlex.join(command)] if command else [])]
+
+
+def forward_argv(config_path: str, port: int, local: int) -> list[str]:
+    """``ssh`` forwarding 127.0.0.1:``local`` here to 127.0.0.1:``port`` in main1."""
+    spec = f"127.0.0.1:{local}:127.0.0.1:{port}"
+    return ["ssh", "-F", config_path, "-N", "-o", "ExitOnForwardFailure=yes", "-L", spec, MAIN]

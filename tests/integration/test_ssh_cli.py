@@ -1,0 +1,78 @@
+"""``jupyter cluster ssh`` and ``port-forward`` on real Docker and real SSH (#24 item 4).
+
+``ssh`` runs a command in main1 directly and in a sub through it, with the session's
+key and every host key checked against the session's own (never accepted blindly),
+passes words and exit codes through, and refuses a container the session lacks.
+``port-forward`` makes a web server listening on main1's loopback answer at
+127.0.0.1 here (nothing is published on the agent for it) until the command gets
+SIGINT; it exits 0 and closes the port then. Neither leaves its key on disk.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.support.constants import CLI, SMALL_FLAGS
+from tests.support.docker import docker
+from tests.support.waiting import wait_for
+
+from .support import Workspace
+
+pytestmark = pytest.mark.docker
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _key_dirs(tmp: Path) -> list[str]:
+    return [p.name for p in tmp.iterdir() if p.name.startswith("jupyter-cluster-ssh-")]
+
+
+def test_ssh_reaches_every_container_with_the_sessions_keys(ws: Workspace, tmp_path: Path) -> None:
+    ws.env["TMPDIR"] = str(tmp_path)  # where the key's private directory goes
+    session = ws.launch("--size", "2", *SMALL_FLAGS, "--name", "far")
+    assert ws.ok_cli("ssh", "far", "--", "hostname").stdout == "main1\n"
+    words = ws.ok_cli("ssh", "far", "sub1", "--", "printf", "[%s]", "a  b", "$HOME")
+    assert words.stdout == "[a  b][$HOME]"  # each word stays one, unexpanded
+    assert ws.cli("ssh", "far", "sub1", "--", "sh", "-c", "exit 7").returncode == 7
+    wrong = ws.cli("ssh", "far", "sub5", "--", "true")
+    assert wrong.returncode == 2 and "no container 'sub5'" in wrong.stderr
+    assert _key_dirs(tmp_path) == []  # the key went with the command
+
+    ws.exec("far", "main1", "sh", "-c", "echo hello > page.txt")
+    server = "nohup python3 -m http.server 8765 --bind 127.0.0.1 >/dev/null 2>&1 &"
+    ws.exec("far", "main1", "sh", "-c", server)
+    ports = docker("port", f"jc-{session['id'][:12]}-main1").stdout
+    assert "8765" not in ports  # reached over SSH only
+    local = _free_port()
+    forward = ws.popen(*CLI, "port-forward", "far", f"8765:{local}")
+    url = f"http://127.0.0.1:{local}/page.txt"
+
+    def answers() -> bool:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as reply:
+                return bool(reply.read() == b"hello\n")
+        except OSError:
+            return False
+
+    try:
+        wait_for(answers, 30, "the forwarded port to answer")
+    finally:
+        os.kill(forward.pid, signal.SIGINT)
+        _, err = forward.communicate(timeout=30)
+    assert forward.returncode == 0, err
+    assert f"forwarding 127.0.0.1:{local} to port 8765 of main1" in err
+    assert not answers()  # closed with the command
+    assert _key_dirs(tmp_path) == []
+    bad = ws.cli("port-forward", "far", "80:0")
+    assert bad.returncode == 2 and "local port" in bad.stderr
+    ws.ok_cli("rm", session["id"])
