@@ -24,6 +24,7 @@ from traitlets.config import Config, LoggingConfigurable
 
 from .core.launch_options import launchable_defaults
 from .core.policy import LaunchPolicy, ordered_images
+from .core.profiles import Profile, parse_profiles
 from .core.units import parse_size
 from .errors import InvalidRequest
 
@@ -129,8 +130,18 @@ class LaunchSettings(LoggingConfigurable):
         "'mem': '512m', 'size': 2}; keys are the launch fields (see GET launch-options).",
     )
 
+    launch_profiles = Dict(
+        config=True,
+        help="Named launch profiles users start a launch from: {'name': {'description': "
+        "'...', 'groups': ['hub-group', ...], 'fields': {'size': 2, 'cpu': 0.5, ...}}}. "
+        "'fields' are launch fields (see GET launch-options), under a launch's own; "
+        "'groups' (optional) shows the profile only to those JupyterHub groups. A profile "
+        "a user's limits cannot launch is listed disabled with the reason.",
+    )
+
     _engine: ClusterManager
     _defaults: dict[str, Any]
+    _profiles: dict[str, Profile] | None = None
 
     @validate("max_mem", "max_shm")
     def _check_size(self, proposal: Any) -> str:
@@ -150,6 +161,15 @@ class LaunchSettings(LoggingConfigurable):
         for problem in problems:
             self.log.error("ClusterApp.default_launch_options: %s", problem)
         self._defaults = kept
+
+    def profiles(self) -> dict[str, Profile]:
+        """The site's launch profiles (``launch_profiles``); a wrong one is logged
+        once and left out."""
+        if self._profiles is None:
+            self._profiles, problems = parse_profiles(self.launch_profiles)
+            for problem in problems:
+                self.log.error("ClusterApp.launch_profiles: %s", problem)
+        return self._profiles
 
     def policy(
         self, defaults: dict[str, Any] | None = None, owner: str | None = None

@@ -50,12 +50,13 @@ class ServiceGate:
         """``options``: reads the service's launch form (``GET launch-options``)."""
         self._options = options
 
-    def admit(self, body: Any, owner: str) -> Admission:
-        """Pass the body on; the service checks it and counts it."""
+    def admit(self, body: Any, owner: str, groups: Sequence[str] = ()) -> Admission:
+        """Pass the body on (``profile`` too); the service checks it and counts it."""
         return Admission(remote_launch(body), start_kernel_field(body), None)
 
-    async def options(self, owner: str | None = None) -> dict[str, Any]:
-        """The service's launch form for the caller (its policy, not this server's)."""
+    async def options(self, owner: str | None = None, groups: Sequence[str] = ()) -> dict[str, Any]:
+        """The service's launch form for the caller (its policy and profiles, not this
+        server's)."""
         described: dict[str, Any] = await self._options()
         return described
 

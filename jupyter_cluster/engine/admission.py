@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from ..core.launch_options import describe, narrow_document, validate
 from ..core.models import LaunchSpec
+from ..core.profiles import listing, resolve
 from ..core.quota import Quota
 from .api import Admission, PolicySource
 
@@ -46,17 +47,23 @@ class LocalGate:
             self._bound = True
         return self._settings
 
-    def admit(self, body: Any, owner: str) -> Admission:
-        """Validate a REST body against ``owner``'s policy; count it against the
+    def admit(self, body: Any, owner: str, groups: Sequence[str] = ()) -> Admission:
+        """Validate a REST body against ``owner``'s policy (its ``profile``'s fields
+        first, see :func:`~jupyter_cluster.core.profiles.resolve`); count it against the
         per-user session limit as well as the engine's per-owner limits."""
         policy = self.settings.policy(owner=owner)
+        body = resolve(body, self.settings.profiles(), groups)
         fields, start_kernel = validate(body, policy)
         spec = self.engine.make_spec(**fields)
         return Admission(spec, start_kernel, self.engine.quota(policy.max_sessions_per_user))
 
-    async def options(self, owner: str | None = None) -> dict[str, Any]:
-        """The launch form of ``owner``'s policy."""
-        return describe(self.settings.policy(owner=owner))
+    async def options(self, owner: str | None = None, groups: Sequence[str] = ()) -> dict[str, Any]:
+        """The launch form of ``owner``'s policy, with the site's profiles visible to
+        ``groups`` (those the policy cannot launch disabled, with the reason)."""
+        policy = self.settings.policy(owner=owner)
+        form = describe(policy)
+        form["profiles"] = listing(self.settings.profiles(), policy, groups)
+        return form
 
     def groups(self) -> Sequence[str]:
         """The resource groups users may launch in."""

@@ -22,6 +22,7 @@ from ..core.access import Access
 from ..core.folders import FolderInfo
 from ..core.models import LaunchSpec, Session
 from ..core.policy import LaunchPolicy
+from ..core.profiles import Profile
 from ..core.quota import Quota
 from ..core.stats import Usage
 from .agents.base import OutputCallback
@@ -73,17 +74,21 @@ class PolicySource(Protocol):
         self, defaults: dict[str, Any] | None = None, owner: str | None = None
     ) -> LaunchPolicy: ...
 
+    def profiles(self) -> Mapping[str, Profile]: ...
+
 
 class LaunchGate(Protocol):
     """Whose launch policy applies to launches from this process: this server's
     settings (local engine) or the shared service's own (team mode)."""
 
-    def admit(self, body: Any, owner: str) -> Admission:
-        """Check a REST launch body (``POST sessions``)."""
+    def admit(self, body: Any, owner: str, groups: Sequence[str] = ()) -> Admission:
+        """Check a REST launch body (``POST sessions``); its ``profile`` is one of those
+        visible to the owner's Hub ``groups``."""
         ...
 
-    async def options(self, owner: str | None = None) -> dict[str, Any]:
-        """The launch form's description (``GET launch-options``, the notebook form)."""
+    async def options(self, owner: str | None = None, groups: Sequence[str] = ()) -> dict[str, Any]:
+        """The launch form's description (``GET launch-options``, the notebook form),
+        with the launch profiles visible to ``groups``."""
         ...
 
     def groups(self) -> Sequence[str]:

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import os
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -234,10 +235,11 @@ class ClusterService:
 
     # -- launching -------------------------------------------------------------------------
 
-    async def launch(self, body: Any, owner: str) -> Session:
-        """Check and submit a launch; drive it (and start its kernel) in the background."""
+    async def launch(self, body: Any, owner: str, groups: Sequence[str] = ()) -> Session:
+        """Check and submit a launch (a ``profile`` among those visible to the owner's
+        Hub ``groups``); drive it (and start its kernel) in the background."""
         body, notebook_dir = take_notebook_dir(body)
-        spec, start_kernel, quota = self.gate.admit(body, owner)
+        spec, start_kernel, quota = self.gate.admit(body, owner, groups)
         start_here = start_kernel and self.host.kernels_here
         if start_here and notebook_dir is not None:
             root = self.kernel_manager.root_dir
@@ -303,9 +305,9 @@ class ClusterService:
         finally:
             self.hub.poke()
 
-    async def launch_options(self, owner: str | None = None) -> Any:
+    async def launch_options(self, owner: str | None = None, groups: Sequence[str] = ()) -> Any:
         """The launch form's description: this server's policy, or the service's."""
-        return await self.gate.options(owner)
+        return await self.gate.options(owner, groups)
 
     # -- ending ------------------------------------------------------------------------------
 

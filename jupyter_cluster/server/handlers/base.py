@@ -75,6 +75,13 @@ class SessionScope(JupyterHandler):
         return str(getattr(self.current_user, "username", "") or "")
 
     @property
+    def user_groups(self) -> list[str]:
+        """The client's JupyterHub groups (which launch profiles it sees); none
+        without a Hub."""
+        hub_user = getattr(self.current_user, "hub_user", None) or {}
+        return [str(g) for g in hub_user.get("groups") or ()]
+
+    @property
     def sees_all(self) -> bool:
         """Whether this client sees and acts on every session: always on a single-user
         server (its clients are all its owner), else admins (``ClusterApp.admin_users``

@@ -62,7 +62,7 @@ class LaunchOptionsHandler(ClusterHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        self.reply(await self.service.launch_options(self.owner))
+        self.reply(await self.service.launch_options(self.owner, self.user_groups))
 
 
 def sse(event: str, data: Any, event_id: int | None = None) -> str:

@@ -73,7 +73,7 @@ class SessionsHandler(ClusterHandler):
     @web.authenticated
     @authorized
     async def post(self) -> None:
-        session = await self.service.launch(self.json_body(), self.owner)
+        session = await self.service.launch(self.json_body(), self.owner, self.user_groups)
         self.set_header("Location", self.api_url("sessions", session.id))
         self.reply(self.service.model(session), status=201)
 
