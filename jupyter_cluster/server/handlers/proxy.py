@@ -21,8 +21,6 @@ shared service too, where clients send a Hub token).
 
 from __future__ import annotations
 
-import html
-from http.cookies import SimpleCookie
 from typing import Any
 from urllib.parse import urlparse
 
@@ -31,52 +29,29 @@ from tornado import httputil, web
 from tornado.httpclient import HTTPClientError, HTTPRequest
 from tornado.ioloop import IOLoop
 from tornado.iostream import StreamClosedError
-from tornado.websocket import WebSocketClientConnection, WebSocketHandler, websocket_connect
+from tornado.websocket import WebSocketClientConnection
 
 from ...core.apps import parse_port
 from ...core.models import Session
 from ...errors import ClusterError
 from ...reach.apps import app_host
+from ..proxy_pages import (
+    HOP_HEADERS,
+    error_page,
+    headers_for_app,
+    no_reply_page,
+    not_listening_page,
+)
 from .base import AUTH_RESOURCE, SessionScope, status_for
+from .proxy_socket import CONNECT_TIMEOUT, WebSocketPipe
 
-#: Headers of one hop only (RFC 9110 7.6.1), never passed through.
-_HOP = {
-    "connection",
-    "keep-alive",
-    "proxy-authenticate",
-    "proxy-authorization",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-    "content-length",
-}
-#: Seconds to reach main1 (an SSH connection is made on a session's first request).
-CONNECT_TIMEOUT = 40.0
-#: Bytes of one WebSocket message either way.
-MAX_MESSAGE = 64 << 20
 #: A proxied reply is sent on once this much waits, or FLUSH_AFTER seconds after its
 #: first unsent byte (a stream's data waits at most that long).
 FLUSH_BYTES = 64 << 10
 FLUSH_AFTER = 0.05
 
 
-def not_listening_page(session: Session, port: int) -> str:
-    """The 502 page of a port nothing listens on in main1."""
-    name = html.escape(session.name)
-    return (
-        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>502: port "
-        f"{port} is not listening</title></head><body><h1>Nothing listens on port {port} "
-        f"in main1</h1><p>Session <b>{name}</b> is running, but no app in its main1 "
-        f"container accepts connections on port {port}.</p><p>Start the app in main1 "
-        "(in the session's notebook or a terminal into main1) listening on that port, "
-        f"on 127.0.0.1 or 0.0.0.0, e.g. <code>tensorboard --logdir runs --port {port}</code> "
-        f"or <code>python3 -m http.server {port}</code>; then reload this page.</p>"
-        "</body></html>"
-    )
-
-
-class AppProxyHandler(WebSocketHandler, SessionScope):
+class AppProxyHandler(WebSocketPipe, SessionScope):
     """Proxy HTTP and WebSocket requests to a port in a session's main1."""
 
     auth_resource = AUTH_RESOURCE
@@ -127,30 +102,13 @@ class AppProxyHandler(WebSocketHandler, SessionScope):
         return session, port, inner
 
     def _app_headers(self) -> httputil.HTTPHeaders:
-        """The client's headers for the app, without hop-by-hop ones and without the
-        client's Jupyter credentials."""
+        """The client's headers for the app (see :func:`.proxy_pages.headers_for_app`)."""
         headers = httputil.HTTPHeaders()
-        for name, value in self.request.headers.get_all():
-            low = name.lower()
-            if low in _HOP or low.startswith("sec-websocket-"):
-                continue
-            if low == "authorization" and self.token_authenticated:
-                continue
-            if low == "cookie":
-                value = self._cookies_for_app(value)
-                if not value:
-                    continue
+        own = {self.cookie_name, "_xsrf"}
+        passed = headers_for_app(self.request.headers.get_all(), self.token_authenticated, own)
+        for name, value in passed:
             headers.add(name, value)
         return headers
-
-    def _cookies_for_app(self, header: str) -> str:
-        jar: SimpleCookie = SimpleCookie()
-        try:
-            jar.load(header)
-        except Exception:
-            return header
-        own = {self.cookie_name, "_xsrf"}
-        return "; ".join(f"{k}={m.coded_value}" for k, m in jar.items() if k not in own)
 
     # -- HTTP ---------------------------------------------------------------------------
 
@@ -180,7 +138,7 @@ class AppProxyHandler(WebSocketHandler, SessionScope):
                 for name in {n for n, _ in received.get_all()}:
                     self.clear_header(name)
                 for name, value in received.get_all():
-                    if name.lower() not in _HOP:
+                    if name.lower() not in HOP_HEADERS:
                         self.add_header(name, value)
 
         buffered = 0
@@ -244,11 +202,7 @@ class AppProxyHandler(WebSocketHandler, SessionScope):
         if not await self.service.apps.listening(session.id, port):
             self.finish(not_listening_page(session, port))
             return
-        why = html.escape(str(error or "no reply"))
-        self.finish(
-            f"<!DOCTYPE html><html><body><h1>The app on port {port} in main1 gave no "
-            f"reply</h1><p>{why}</p></body></html>"
-        )
+        self.finish(no_reply_page(port, error))
 
     @web.authenticated
     @authorized
@@ -285,80 +239,6 @@ class AppProxyHandler(WebSocketHandler, SessionScope):
     async def options(self, ref: str, port: str, rest: str | None = None) -> None:
         await self._proxy(ref, port, rest)
 
-    # -- WebSocket ------------------------------------------------------------------------
-
-    async def _websocket(self, session: Session, port: int, inner: str) -> None:
-        """Connect to the app first (so a closed port is a 502 page), then accept."""
-        offered = self.request.headers.get("Sec-WebSocket-Protocol", "")
-        request = HTTPRequest(
-            f"ws://{app_host(session.id)}:{port}{inner}",
-            headers=self._app_headers(),
-            connect_timeout=CONNECT_TIMEOUT,
-        )
-        try:
-            self.upstream = await websocket_connect(
-                request,
-                on_message_callback=self._from_app,
-                subprotocols=[p.strip() for p in offered.split(",") if p.strip()] or None,
-                resolver=self.service.apps.resolver,
-                max_message_size=MAX_MESSAGE,
-            )
-        except ClusterError:
-            raise
-        except HTTPClientError as exc:
-            if exc.code != 599:  # the app answered, but refused the upgrade
-                self.set_status(exc.code if exc.code < 600 else 502)
-                self.finish(f"the app refused the WebSocket: {exc}")
-                return
-            await self._failed(session, port, exc)
-            return
-        except (OSError, StreamClosedError) as exc:
-            await self._failed(session, port, exc)
-            return
-        await WebSocketHandler.get(self)
-
-    def select_subprotocol(self, subprotocols: list[str]) -> str | None:
-        chosen = self.upstream.selected_subprotocol if self.upstream else None
-        return chosen if chosen in subprotocols else None
-
-    def open(self, *args: Any, **kwargs: Any) -> None:
-        for message in self._early:
-            self._to_client(message)
-        self._early.clear()
-
-    def _from_app(self, message: str | bytes | None) -> None:
-        if message is None:  # the app closed it
-            if self.ws_connection is not None:
-                self.close()
-            return
-        if self.ws_connection is None:
-            self._early.append(message)
-            return
-        self._to_client(message)
-
-    def _to_client(self, message: str | bytes) -> None:
-        try:
-            self.write_message(message, binary=isinstance(message, bytes))
-        except Exception:
-            self.close()
-
-    async def on_message(self, message: str | bytes) -> None:
-        if self.upstream is None:
-            return
-        try:
-            await self.upstream.write_message(message, binary=isinstance(message, bytes))
-        except Exception:
-            self.close()
-
-    def on_close(self) -> None:
-        if self.upstream is not None:
-            self.upstream.close()
-            self.upstream = None
-
-    def on_connection_close(self) -> None:
-        self._gone = True
-        super().on_connection_close()
-
     # -- errors -------------------------------------------------------------------------
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
@@ -373,10 +253,7 @@ class AppProxyHandler(WebSocketHandler, SessionScope):
         elif isinstance(exc, web.HTTPError) and exc.log_message:
             message = exc.log_message
         self.set_header("Content-Type", "text/html; charset=UTF-8")
-        self.finish(
-            f"<!DOCTYPE html><html><body><h1>{status_code}: {html.escape(self._reason)}"
-            f"</h1><p>{html.escape(message)}</p></body></html>"
-        )
+        self.finish(error_page(status_code, self._reason, message))
 
     def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
         if isinstance(value, ClusterError):
@@ -392,4 +269,4 @@ proxy_handlers: list[tuple[str, type, dict[str, Any]]] = [
     ("cluster/proxy-absolute" + _PATH, AppProxyHandler, {"absolute": True}),
 ]
 
-__all__ = ["AppProxyHandler", "not_listening_page", "proxy_handlers"]
+__all__ = ["AppProxyHandler", "proxy_handlers"]
