@@ -23,6 +23,7 @@ from ..core.naming import WORK_HOME, WORK_UID
 from ..core.resources import Mount, validate_folder_name
 from ..errors import Conflict, InvalidRequest, NotFound
 from .agents.base import BindMount
+from .folder_files import FolderFiles
 from .folders import DataFolders
 
 OWNERS_DIR = ".owners"
@@ -67,6 +68,12 @@ class FolderSpace:
         if self._is_shared(name):
             return self.shared.path(name)
         return self.own.path(name)
+
+    def files(self, name: str) -> FolderFiles:
+        """The files inside folder ``name``: read-only when it is a shared one."""
+        shared = self._is_shared(name)
+        root = self.path(name)
+        return FolderFiles(name, str(root), readonly=shared, work_uid=self.own.work_uid)
 
     def names(self) -> builtins.list[str]:
         """Every folder this owner may mount, sorted."""
