@@ -5,13 +5,14 @@
 services do. :data:`default_handlers` is every route, for ``ClusterApp``.
 """
 
-from . import folders, info, sessions, stats
+from . import folder_files, folders, info, sessions, stats
 
 #: (pattern, handler class) relative to the base URL, for ExtensionApp.handlers.
 default_handlers = [
     *sessions.default_handlers,
     *stats.default_handlers,
     *folders.default_handlers,
+    *folder_files.default_handlers,
     *info.default_handlers,
 ]
 
