@@ -2,7 +2,7 @@
 
 :func:`run` (called by :func:`~jupyter_cluster.cli.main.main` with the parsed
 arguments) builds the engine and carries out ``launch``, ``ls``, ``show``, ``rm``,
-``agents``, ``folder …``, ``kernelspec install`` and ``image build``; the commands
+``agents``, ``folder …``, ``usage``, ``kernelspec install`` and ``image build``; the commands
 about a session's containers (``logs``, ``exec``, ``top``) are in
 :mod:`.container_commands`.
 """
@@ -87,6 +87,10 @@ async def run(args: argparse.Namespace) -> int:
     try:
         if args.command == "folder":
             return await _folder(engine, args)
+        if args.command == "usage":
+            from .usage_commands import usage
+
+            return await usage(engine, args)
         if args.command == "launch":  # bad flags are refused before any agent is asked
             engine.make_spec(**launch_fields(args))
         await engine.start()

@@ -127,6 +127,15 @@ def build_parser() -> argparse.ArgumentParser:
     agents = sub.add_parser("agents", help="capacity, allocated and free per agent")
     agents.add_argument("--json", action="store_true")
 
+    use = sub.add_parser("usage", help="allocated CPU-, memory- and GPU-hours per user")
+    use.add_argument("--user", help="only this user's sessions")
+    use.add_argument("--since", help="from this date (2026-01-31, 2026-01-31T08:00 UTC)")
+    use.add_argument("--until", help="until this date (excluded; default now)")
+    use.add_argument("--sessions", action="store_true", help="one row per session")
+    use_out = use.add_mutually_exclusive_group()
+    use_out.add_argument("--csv", action="store_true", help="CSV instead of a table")
+    use_out.add_argument("--json", action="store_true")
+
     folder = sub.add_parser("folder", help="manage named data folders")
     fsub = folder.add_subparsers(dest="folder_command", required=True, parser_class=_Parser)
     fsub.add_parser("create", help="create a data folder").add_argument("name")
