@@ -89,7 +89,9 @@ def site_limits() -> list[str]:
     whole machine from the others (each holds at most half its CPUs and memory, in at
     most 4 sessions), and one session's containers can use at most half of the host's
     process ids (``pid_max``), however large the session. Change them to your site's
-    shares; they apply to every front end (REST, kernels, CLI, notebooks)."""
+    shares; they apply to every front end (REST, kernels, CLI, notebooks). They are
+    command-line settings of the service, so they win over its configuration files
+    (``cluster/config/``): change them here."""
     cpus = os.cpu_count() or 1
     mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**30
     pid_max = int(Path("/proc/sys/kernel/pid_max").read_text())
