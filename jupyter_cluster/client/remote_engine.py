@@ -26,6 +26,7 @@ from ..core.folders import FolderInfo
 from ..core.launch_env import RESERVED_NAMES
 from ..core.models import LaunchSpec, Session
 from ..core.naming import DEFAULT_IMAGE
+from ..core.profiles import Profile, make_profile
 from ..core.state import SETTLING, USABLE, SessionStatus
 from ..core.stats import Usage
 from ..engine.api import PolicySource, SessionCallback, Upkeep
@@ -262,6 +263,23 @@ class RemoteEngine:
     async def remove_folder(self, name: str, owner: str = "") -> None:
         """Delete one of the caller's folders."""
         await self.http.call("DELETE", f"folders/{_ref(name)}")
+
+    async def list_profiles(self, owner: str = "") -> builtins.list[Profile]:
+        """The caller's own launch profiles (the service keeps them)."""
+        found = await self.http.call("GET", "profiles")
+        return [
+            make_profile(p["name"], {k: p[k] for k in ("description", "fields")}) for p in found
+        ]
+
+    async def save_profile(self, profile: Profile, owner: str = "") -> Profile:
+        """Keep ``profile`` as the caller's on the service."""
+        body = {"description": profile.description, "fields": dict(profile.fields)}
+        await self.http.call("PUT", f"profiles/{_ref(profile.name)}", body)
+        return profile
+
+    async def remove_profile(self, name: str, owner: str = "") -> None:
+        """Delete one of the caller's launch profiles."""
+        await self.http.call("DELETE", f"profiles/{_ref(name)}")
 
     # -- inside the containers --------------------------------------------------------------
 

@@ -10,12 +10,12 @@ service's client has its own gate (:mod:`jupyter_cluster.client.admission`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from ..core.launch_options import describe, narrow_document, validate
 from ..core.models import LaunchSpec
-from ..core.profiles import listing, resolve
+from ..core.profiles import Profile, listing, resolve
 from ..core.quota import Quota
 from .api import Admission, PolicySource
 
@@ -26,6 +26,8 @@ class SpecMaker(Protocol):
     def make_spec(self, **fields: Any) -> LaunchSpec: ...
 
     def quota(self, sessions: int = 0) -> Quota: ...
+
+    def user_profiles(self, owner: str) -> Mapping[str, Profile]: ...
 
 
 class LocalGate:
@@ -52,17 +54,24 @@ class LocalGate:
         first, see :func:`~jupyter_cluster.core.profiles.resolve`); count it against the
         per-user session limit as well as the engine's per-owner limits."""
         policy = self.settings.policy(owner=owner)
-        body = resolve(body, self.settings.profiles(), groups)
+        profiles = {**self.settings.profiles(), **self.engine.user_profiles(owner)}
+        body = resolve(body, profiles, groups)
         fields, start_kernel = validate(body, policy)
         spec = self.engine.make_spec(**fields)
         return Admission(spec, start_kernel, self.engine.quota(policy.max_sessions_per_user))
 
     async def options(self, owner: str | None = None, groups: Sequence[str] = ()) -> dict[str, Any]:
         """The launch form of ``owner``'s policy, with the site's profiles visible to
-        ``groups`` (those the policy cannot launch disabled, with the reason)."""
+        ``groups`` and the owner's own (``scope`` site or user; those the policy cannot
+        launch disabled, with the reason; the owner's shadow the site's of one name)."""
         policy = self.settings.policy(owner=owner)
         form = describe(policy)
-        form["profiles"] = listing(self.settings.profiles(), policy, groups)
+        mine = self.engine.user_profiles(owner) if owner else {}
+        site = {k: v for k, v in self.settings.profiles().items() if k not in mine}
+        form["profiles"] = [
+            *({**p, "scope": "site"} for p in listing(site, policy, groups)),
+            *({**p, "scope": "user"} for p in listing(mine, policy)),
+        ]
         return form
 
     def groups(self) -> Sequence[str]:

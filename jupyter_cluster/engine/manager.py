@@ -34,6 +34,7 @@ from ..core.batch import check_site_limit
 from ..core.folders import FolderInfo
 from ..core.images import check_allowed
 from ..core.models import LaunchSpec, Session
+from ..core.profiles import Profile
 from ..core.quota import Quota
 from ..core.state import ENDED, LISTINGS, SETTLING
 from ..core.stats import Usage
@@ -60,6 +61,7 @@ from .reconcile import Reconciler
 from .settings import ManagerSettings
 from .store.drivers import driver_alive, this_process
 from .store.exec_log import ExecLog
+from .store.profiles import ProfileStore
 from .store.sessions import Store
 from .upkeep import WarmRefill
 from .warm_pool import WarmPool
@@ -79,6 +81,8 @@ class ClusterManager(ManagerSettings):
         self.store = Store(self.db_path)
         #: Commands running in sessions (exec), in the store's file: see :mod:`.store.exec_log`.
         self.exec_log = ExecLog(self.db_path)
+        #: Users' own launch profiles, in the store's file: see :mod:`.store.profiles`.
+        self.profile_store = ProfileStore(self.db_path)
         self.log_archive = LogArchive(
             os.path.join(os.path.dirname(os.path.abspath(self.db_path)), "logs"),
             max_lines=self.log_keep_lines,
@@ -203,6 +207,7 @@ class ClusterManager(ManagerSettings):
         """Close the agents' connections and the store."""
         await self.pool.close()
         self.exec_log.close()
+        self.profile_store.close()
         self.store.close()
 
     # -- launching (SessionLauncher) -----------------------------------------------
@@ -312,6 +317,23 @@ class ClusterManager(ManagerSettings):
     async def remove_folder(self, name: str, owner: str = "") -> None:
         """Delete one of ``owner``'s folders; refused while an active session mounts it."""
         self.folders.remove(name, owner)
+
+    async def list_profiles(self, owner: str = "") -> builtins.list[Profile]:
+        """``owner``'s own launch profiles (CLI ``profile ls``, ``GET profiles``)."""
+        return list(self.user_profiles(owner).values())
+
+    def user_profiles(self, owner: str) -> dict[str, Profile]:
+        """``owner``'s own launch profiles by name (the launch gate merges them)."""
+        return self.profile_store.list(owner)
+
+    async def save_profile(self, profile: Profile, owner: str = "") -> Profile:
+        """Keep ``profile`` as ``owner``'s (replacing one of that name)."""
+        self.profile_store.save(owner, profile)
+        return profile
+
+    async def remove_profile(self, name: str, owner: str = "") -> None:
+        """Delete ``owner``'s profile ``name`` (NotFound when there is none)."""
+        self.profile_store.remove(owner, name)
 
     # -- what a local engine does its own way (see engine.api.Engine) ----------------
 
