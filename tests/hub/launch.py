@@ -106,8 +106,11 @@ def write_config(root: Path, state: Path, run: Path, token: str) -> tuple[Path, 
         service_args=[
             f"--ClusterManager.db_path={store / 'cluster.db'}",
             f"--ClusterManager.data_root={store / 'folders'}",
-            # after the example's own caps on the command line, which it overrides
+            # after the example's own caps on the command line, which these override:
+            # the session limit the tests push against, and no CPU cap (the Lab e2e
+            # makes one user's launch wait for CPUs: PENDING, not over a cap)
             f"--ClusterManager.max_sessions_per_owner={MAX_SESSIONS}",
+            "--ClusterManager.max_cpu_per_owner=0",
         ],
         admin=TEST_ADMIN,
         token=token,
