@@ -121,6 +121,10 @@ def _kernelspec(args: argparse.Namespace) -> int:
 
 async def _folder(engine: Engine[Any], args: argparse.Namespace) -> int:
     owner = local_owner()
+    if args.folder_command == "cp" or getattr(args, "ref", None):
+        from .folder_commands import folder_cp, folder_ls
+
+        return await (folder_cp if args.folder_command == "cp" else folder_ls)(engine, args)
     if args.folder_command == "create":
         info = await engine.create_folder(args.name, owner)
         print(f"created data folder {info.name} at {info.path}")

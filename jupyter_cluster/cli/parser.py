@@ -140,8 +140,12 @@ def build_parser() -> argparse.ArgumentParser:
     fsub = folder.add_subparsers(dest="folder_command", required=True, parser_class=_Parser)
     fsub.add_parser("create", help="create a data folder").add_argument("name")
     fsub.add_parser("rm", help="delete a data folder and its content").add_argument("name")
-    fls = fsub.add_parser("ls", help="list data folders")
+    fls = fsub.add_parser("ls", help="list data folders, or the files in one")
+    fls.add_argument("ref", nargs="?", metavar="NAME[/PATH]", help="a folder or a path in one")
     fls.add_argument("--json", action="store_true")
+    fcp = fsub.add_parser("cp", help="copy a file into or out of a data folder (NAME:PATH)")
+    fcp.add_argument("source", metavar="SRC", help="a local file, or NAME:PATH in a folder")
+    fcp.add_argument("destination", metavar="DST", help="NAME:PATH (NAME: for the top), or local")
 
     kspec = sub.add_parser("kernelspec", help="install a kernelspec that runs in main1")
     ksub = kspec.add_subparsers(dest="kernelspec_command", required=True, parser_class=_Parser)

@@ -1,0 +1,78 @@
+"""Files in data folders from the CLI: ``folder ls NAME[/PATH]`` and ``folder cp`` both ways.
+
+A real CLI in its own workspace: a file copied in is listed, copied back out
+byte for byte, and seen by a real session that mounts the folder (the work user
+can read and write it); wrong input gets a clear error and no traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.support.constants import SMALL_FLAGS
+
+from .support import Workspace
+
+pytestmark = pytest.mark.docker
+
+
+def test_ls_and_cp_both_ways(ws: Workspace, tmp_path: Path) -> None:
+    ws.ok_cli("folder", "create", "data")
+    blob = tmp_path / "blob.bin"
+    blob.write_bytes(os.urandom(3 * 1024 * 1024 + 7))  # several chunks and a tail
+    done = ws.ok_cli("folder", "cp", str(blob), "data:")
+    assert "data:blob.bin" in done.stdout
+    top = ws.folders_root / "data"
+    (top / "sub").mkdir()
+    ws.ok_cli("folder", "cp", str(blob), "data:sub/renamed.bin")
+    listed = json.loads(ws.ok_cli("folder", "ls", "data", "--json").stdout)
+    assert [(e["name"], e["type"]) for e in listed] == [("blob.bin", "file"), ("sub", "directory")]
+    assert listed[0]["size"] == blob.stat().st_size
+    table = ws.ok_cli("folder", "ls", "data/sub").stdout
+    assert "renamed.bin" in table and "NAME" in table
+    out = tmp_path / "out"
+    out.mkdir()
+    ws.ok_cli("folder", "cp", "data:sub/renamed.bin", str(out))
+    assert (out / "renamed.bin").read_bytes() == blob.read_bytes()
+    ws.ok_cli("folder", "cp", "data:blob.bin", str(out / "copy.bin"))
+    assert (out / "copy.bin").read_bytes() == blob.read_bytes()
+    assert sorted(os.listdir(out)) == ["copy.bin", "renamed.bin"]  # no temporary left
+    # plain `folder ls` is still the folders
+    assert [f["name"] for f in ws.json("folder", "ls")] == ["data"]
+
+    os.symlink("/etc", top / "etc")
+    [link] = json.loads(ws.ok_cli("folder", "ls", "data/etc", "--json").stdout)
+    assert link["type"] == "link"  # listed as what it is, never followed
+    for args, words in (
+        (("folder", "cp", str(blob), str(out)), "one side must be a data folder"),
+        (("folder", "cp", "data:a", "data:b"), "one side must be a data folder"),
+        (("folder", "cp", str(blob), "data:../x"), "'..'"),
+        (("folder", "cp", "data:etc/passwd", str(out)), "link"),
+        (("folder", "cp", "data:nothing", str(out)), "no file or directory"),
+        (("folder", "cp", str(tmp_path / "nope"), "data:"), "not a file"),
+        (("folder", "ls", "data/etc/ssl"), "link"),
+        (("folder", "ls", "nope"), "no data folder"),
+    ):
+        result = ws.cli(*args)
+        assert result.returncode != 0, args
+        assert words in result.stderr, (args, result.stderr)
+        assert "Traceback" not in result.stderr
+    assert sorted(os.listdir(out)) == ["copy.bin", "renamed.bin"]
+
+
+def test_a_session_sees_a_copied_file_and_writes_back(ws: Workspace, tmp_path: Path) -> None:
+    ws.ok_cli("folder", "create", "data")
+    src = tmp_path / "in.txt"
+    src.write_text("from the laptop\n")
+    ws.ok_cli("folder", "cp", str(src), "data:in.txt")
+    session = ws.launch(*SMALL_FLAGS, "--mount", "data")
+    sid = session["id"]
+    seen = ws.sh(sid, "main1", "cat /home/work/data/in.txt && echo back > /home/work/data/out.txt")
+    assert "from the laptop" in seen
+    ws.ok_cli("folder", "cp", "data:out.txt", str(tmp_path / "out.txt"))
+    assert (tmp_path / "out.txt").read_text() == "back\n"
+    ws.ok_cli("rm", sid)
