@@ -137,7 +137,7 @@ interface IToolbarHost extends Widget {
 }
 
 /**
- * Adds a {@link ClusterKernelIndicator} after the kernel's name in every
+ * Adds a {@link ClusterKernelIndicator} before the kernel's name in every
  * notebook's toolbar (a DocumentRegistry widget extension of "Notebook").
  */
 export class ClusterIndicatorExtension {
@@ -155,7 +155,9 @@ export class ClusterIndicatorExtension {
       context.sessionContext,
       this.reveal
     );
-    if (!panel.toolbar.insertAfter('kernelName', NAME, item)) {
+    // Before the kernel's name: a narrow toolbar moves its last items into the
+    // "…" menu first, and the kernelspec's name is the less telling of the two.
+    if (!panel.toolbar.insertAfter('spacer', NAME, item)) {
       panel.toolbar.addItem(NAME, item);
     }
     return item;

@@ -128,7 +128,7 @@ describe('ClusterKernelIndicator', () => {
 });
 
 describe('ClusterIndicatorExtension', () => {
-  it('puts the item after the kernel name, or last without one', () => {
+  it('puts the item before the kernel name, or last without one', () => {
     const model = new SessionsModel({ client: {} as unknown as ClusterClient });
     const ext = new ClusterIndicatorExtension(model, () => undefined);
     const calls: string[] = [];
@@ -146,7 +146,7 @@ describe('ClusterIndicatorExtension', () => {
     const item = ext.createNew({ toolbar } as any, context);
     expect(item).toBeInstanceOf(ClusterKernelIndicator);
     expect(calls).toEqual([
-      'after kernelName clusterSession',
+      'after spacer clusterSession',
       'add clusterSession'
     ]);
     item.dispose();
