@@ -69,6 +69,23 @@ def listen_config(environ: dict[str, str]) -> dict[str, Any]:
     return {"ip": url.hostname, "port": port, "base_url": prefix}
 
 
+def only_this_extension() -> dict[str, bool]:
+    """``ServerApp.jpserver_extensions`` of the service: jupyter_cluster, and every
+    other server extension enabled in the Jupyter config path turned off. The
+    service runs as root: an extension installed in its environment (a dependency
+    of JupyterLab, say) would otherwise load there too, guarded only by its own
+    checks (review X14). jupyter_server adds extensions of the config path only
+    when they are not named here already."""
+    from jupyter_core.paths import jupyter_config_path
+    from jupyter_server.extension.config import ExtensionConfigManager
+
+    found = ExtensionConfigManager(read_config_path=jupyter_config_path())
+    extensions = dict.fromkeys(found.get_jpserver_extensions(), False)
+    extensions.update(dict.fromkeys(("jupyterlab", "notebook", "notebook_shim"), False))
+    extensions.update({"jupyter_server_terminals": False, "jupyter_cluster": True})
+    return extensions
+
+
 def service_config(environ: dict[str, str]) -> Config:
     """The server configuration of the service, from a Hub service's environment."""
     listen = listen_config(environ)
@@ -77,8 +94,6 @@ def service_config(environ: dict[str, str]) -> Config:
             "jupyter cluster serve: JUPYTERHUB_API_TOKEN and JUPYTERHUB_API_URL are not set; "
             "run it as a JupyterHub service (c.JupyterHub.services, see examples/team/)"
         )
-    extensions = {"jupyter_cluster": True, "jupyterlab": False, "notebook": False}
-    extensions.update({"jupyter_server_terminals": False, "notebook_shim": False})
     return Config(
         {
             "ServerApp": {
@@ -91,7 +106,7 @@ def service_config(environ: dict[str, str]) -> Config:
                 "identity_provider_class": "jupyter_cluster.server.hub_auth."
                 "HubTokenIdentityProvider",
                 "authorizer_class": "jupyter_cluster.server.hub_auth.ClusterOnlyAuthorizer",
-                "jpserver_extensions": extensions,
+                "jpserver_extensions": only_this_extension(),
             },
             # Clients send Hub tokens: no token of the server's own to print or accept.
             "HubTokenIdentityProvider": {"token": ""},
