@@ -107,6 +107,8 @@ def service_config(environ: dict[str, str]) -> Config:
                 "HubTokenIdentityProvider",
                 "authorizer_class": "jupyter_cluster.server.hub_auth.ClusterOnlyAuthorizer",
                 "jpserver_extensions": only_this_extension(),
+                # /metrics answers any Hub user: keep other users' requests out of it
+                "record_http_request_metrics": False,
             },
             # Clients send Hub tokens: no token of the server's own to print or accept.
             "HubTokenIdentityProvider": {"token": ""},
