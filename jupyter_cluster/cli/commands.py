@@ -2,8 +2,8 @@
 
 :func:`run` (called by :func:`~jupyter_cluster.cli.main.main` with the parsed
 arguments) builds the engine and carries out ``launch``, ``ls``, ``show``, ``rm``,
-``agents``, ``folder …``, ``usage``, ``kernelspec install`` and ``image build``; the commands
-about a session's containers (``logs``, ``exec``, ``top``) are in
+``agents``, ``folder …``, ``usage``, ``audit``, ``kernelspec install`` and ``image
+build``; the commands about a session's containers (``logs``, ``exec``, ``top``) are in
 :mod:`.container_commands`.
 """
 
@@ -91,6 +91,10 @@ async def run(args: argparse.Namespace) -> int:
             from .usage_commands import usage
 
             return await usage(engine, args)
+        if args.command == "audit":
+            from .audit_commands import audit
+
+            return await audit(engine, args)
         if args.command == "launch":  # bad flags are refused before any agent is asked
             engine.make_spec(**launch_fields(args))
         await engine.start()

@@ -136,6 +136,13 @@ def build_parser() -> argparse.ArgumentParser:
     use_out.add_argument("--csv", action="store_true", help="CSV instead of a table")
     use_out.add_argument("--json", action="store_true")
 
+    aud = sub.add_parser("audit", help="the audit log: who launched, ended, reached which session")
+    aud.add_argument("--since", help="from this date (2026-01-31, 2026-01-31T08:00 UTC)")
+    aud.add_argument("--user", help="only this user's actions")
+    aud.add_argument("--action", help="only this action (launch, terminate, terminal, ...)")
+    aud.add_argument("--limit", type=int, default=1000, help="the newest this many")
+    aud.add_argument("--json", action="store_true")
+
     folder = sub.add_parser("folder", help="manage named data folders")
     fsub = folder.add_subparsers(dest="folder_command", required=True, parser_class=_Parser)
     fsub.add_parser("create", help="create a data folder").add_argument("name")

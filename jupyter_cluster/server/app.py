@@ -54,6 +54,13 @@ class ClusterApp(ExtensionApp, LaunchSettings):
         help="JupyterHub groups whose members see and act on every session (shared "
         "service, like admin_users).",
     )
+    audit_max_age_days = Float(
+        365.0,
+        config=True,
+        help="Days the audit log (launches, terminations, terminals, key access, folder "
+        "changes; GET cluster/api/audit, jupyter cluster audit) keeps a record; older "
+        "ones are forgotten as new ones are written. 0 keeps them all.",
+    )
     kernels_here = Bool(
         True,
         config=True,

@@ -29,6 +29,7 @@ from jupyter_server.utils import url_path_join
 from ...config import local_owner
 from ...core.models import Session
 from ...errors import AgentError, ClusterError, Conflict, InvalidRequest, NotFound, TooMany
+from .. import audit
 from ..service import SERVICE_SETTING, ClusterService
 
 AUTH_RESOURCE = "cluster"
@@ -103,6 +104,7 @@ class SessionScope(JupyterHandler):
         session = await self.service.engine.get(ref, None if self.sees_all else self.owner)
         if not self.may_see(session):
             raise NotFound(f"no cluster session matches {ref!r}")
+        self.audit_session = session  # what the audit log names (..audit)
         return session
 
 
@@ -115,10 +117,15 @@ class ClusterHandler(SessionScope, APIHandler):
         await super().prepare()
         await self.service.ensure_started()
 
+    def on_finish(self) -> None:
+        """Record an audited request (launch, terminate, terminal, keys, folders)."""
+        audit.record(self)
+
     def api_url(self, *parts: str) -> str:
         return url_path_join(self.base_url, API, *parts)
 
     def reply(self, data: Any, status: int = 200) -> None:
+        self.replied = data  # for the audit log (..audit), read as the request finishes
         self.set_status(status)
         self.finish(json.dumps(data))
 
