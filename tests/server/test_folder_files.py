@@ -11,7 +11,9 @@ without the server holding it in memory.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -207,3 +209,56 @@ async def test_a_large_upload_streams_to_disk(jp_fetch: Any, cluster: Any) -> No
     got = await jp_fetch(*API_SEGMENTS, "folders", "big", "files", "blob.bin", headers=ALICE)
     assert len(got.body) == size
     await asyncio.sleep(0)
+
+
+async def cli(env: dict[str, str], *args: str) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "jupyter_cluster.cli",
+        *args,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+@jp_async
+async def test_the_cli_of_a_team_reaches_files_through_the_service(
+    http_server: Any,  # serve the test server on jp_http_port
+    jp_http_port: int,
+    jp_base_url: str,
+    jp_config_dir: Path,
+    tmp_path: Path,
+    cluster: Any,
+) -> None:
+    """``folder ls``/``cp`` with a service configured: as the token's user, over REST."""
+    (jp_config_dir / "jupyter_cluster_config.json").write_text(
+        json.dumps({"ClusterManager": {"service_allow_http": True}})
+    )
+    env = {
+        **os.environ,
+        "JUPYTER_CLUSTER_SERVICE_URL": f"http://127.0.0.1:{jp_http_port}{jp_base_url}",
+        "JUPYTERHUB_API_TOKEN": "alice-token",
+    }
+    local = tmp_path / "in.bin"
+    local.write_bytes(os.urandom(2 * 1024 * 1024 + 3))
+    assert (await cli(env, "folder", "create", "data"))[0] == 0
+    code, out, err = await cli(env, "folder", "cp", str(local), "data:")
+    assert code == 0, err
+    on_disk = folder(cluster, "alice", "data") / "in.bin"
+    assert on_disk.read_bytes() == local.read_bytes()  # Alice's folder on the service
+    code, out, err = await cli(env, "folder", "ls", "data", "--json")
+    assert code == 0, err
+    assert [(e["name"], e["size"]) for e in json.loads(out)] == [("in.bin", local.stat().st_size)]
+    code, out, err = await cli(env, "folder", "cp", "data:in.bin", str(tmp_path / "back.bin"))
+    assert code == 0, err
+    assert (tmp_path / "back.bin").read_bytes() == local.read_bytes()
+    code, out, err = await cli(env, "folder", "cp", "data:nothing", str(tmp_path))
+    assert code != 0 and "no file or directory" in err and "Traceback" not in err
+    bob = {**env, "JUPYTERHUB_API_TOKEN": "bob-token"}
+    code, out, err = await cli(bob, "folder", "ls", "data")
+    assert code != 0 and "no data folder" in err, err
