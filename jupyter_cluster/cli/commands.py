@@ -95,8 +95,12 @@ async def run(args: argparse.Namespace) -> int:
             from .audit_commands import audit
 
             return await audit(engine, args)
-        if args.command == "launch":  # bad flags are refused before any agent is asked
-            engine.make_spec(**launch_fields(args))
+        if args.command == "profile":
+            from .profile_commands import profile
+
+            return await profile(engine, args)
+        if args.command == "launch" and not args.profile:  # bad flags: refused before any
+            engine.make_spec(**launch_fields(args))  # agent is asked
         await engine.start()
         return await _command(engine, args)
     finally:
@@ -145,7 +149,12 @@ async def _folder(engine: Engine[Any], args: argparse.Namespace) -> int:
 async def _command(engine: Engine[Any], args: argparse.Namespace) -> int:
     cmd = args.command
     if cmd == "launch":
-        spec = engine.make_spec(**launch_fields(args))
+        if args.profile:
+            from .profile_commands import admit
+
+            spec = admit(engine, args)
+        else:
+            spec = engine.make_spec(**launch_fields(args))
         session = await engine.submit(spec, owner=local_owner())
         if session.spec.command:  # a batch job outlives this process: a driver has it
             await engine.hand_off(session, _spawn_driver)

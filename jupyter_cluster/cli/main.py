@@ -51,6 +51,7 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     if bad is not None:
         parser.error(f"argument {bad!r} is not text (a NUL, or bytes that are not UTF-8)")
     args = parser.parse_args(argv)
+    args.given = given  # the flags given, over a launch profile
     import asyncio  # after parsing: --help and bad flags answer without it
 
     from .commands import run

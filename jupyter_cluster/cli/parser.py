@@ -47,6 +47,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     launch = sub.add_parser("launch", help="launch a cluster session")
     add_launch_arguments(launch)
+    launch.add_argument(
+        "--profile",
+        default=None,
+        metavar="NAME",
+        help="start from this launch profile (see `profile ls`); the flags given override it",
+    )
     launch.add_argument("--no-wait", action="store_true", help="return at once (e.g. PENDING)")
     launch.add_argument("--json", action="store_true")
     launch.add_argument(
@@ -153,6 +159,19 @@ def build_parser() -> argparse.ArgumentParser:
     fcp = fsub.add_parser("cp", help="copy a file into or out of a data folder (NAME:PATH)")
     fcp.add_argument("source", metavar="SRC", help="a local file, or NAME:PATH in a folder")
     fcp.add_argument("destination", metavar="DST", help="NAME:PATH (NAME: for the top), or local")
+
+    prof = sub.add_parser("profile", help="your own launch profiles (and the site's)")
+    psub = prof.add_subparsers(dest="profile_command", required=True, parser_class=_Parser)
+    psub.add_parser("ls", help="list launch profiles").add_argument("--json", action="store_true")
+    psave = psub.add_parser("save", help="save the launch flags given as a profile of yours")
+    psave.add_argument("profile_name", metavar="NAME")
+    psave.add_argument("--description", default="", help="what the profile is for")
+    add_launch_arguments(psave)
+    psave.add_argument("--command", dest="job_command", metavar="CMD", help="a batch job")
+    psave.add_argument("--retries", help="with --command: tries again")
+    psave.add_argument("--max-lifetime", metavar="DURATION", help="e.g. 90s, 30m, 2h")
+    prm = psub.add_parser("rm", help="delete a launch profile of yours")
+    prm.add_argument("profile_name", metavar="NAME")
 
     kspec = sub.add_parser("kernelspec", help="install a kernelspec that runs in main1")
     ksub = kspec.add_subparsers(dest="kernelspec_command", required=True, parser_class=_Parser)
