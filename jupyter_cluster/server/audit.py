@@ -6,7 +6,8 @@ a successful request of a handler and method in :data:`ACTIONS` becomes an
 :class:`~jupyter_cluster.core.audit.AuditEvent` whose actor is the client's user,
 front end ``rest``, and session the one in the reply (or the path's). Writing is
 handed to a thread: a busy store never holds up the event loop. Records older than
-``ClusterApp.audit_max_age_days`` are forgotten as new ones come.
+``ClusterApp.audit_max_age_days`` are forgotten as new ones come. The idle
+clean-up records the sessions it ends with :func:`ended_by_server`.
 """
 
 from __future__ import annotations
@@ -83,15 +84,37 @@ def record(handler: Any) -> None:
     """Write the record of the finished request ``handler``, if it is audited."""
     try:
         event = event_of(handler)
-        if event is None:
-            return
-        service = handler.service
-        days = float(getattr(service.host, "audit_max_age_days", 0.0) or 0.0)
-        target = audit_log(service)
-        task = asyncio.ensure_future(asyncio.to_thread(target.append, event, days * 86400))
+        if event is not None:
+            write(handler.service, event)
     except Exception:  # the request has been answered: never fail it now
         log.exception("could not write the audit log")
-        return
+
+
+def ended_by_server(service: Any, session: Any, reason: str) -> None:
+    """Record that the server itself ended ``session`` (actor ``server``: e.g. the
+    idle clean-up), with ``reason``."""
+    event = AuditEvent(
+        at=time.time(),
+        actor="server",
+        front_end="server",
+        action="terminate",
+        session_id=session.id,
+        session_name=session.name,
+        target_owner=session.owner,
+        details={"reason": reason},
+    )
+    try:
+        write(service, event)
+    except Exception:
+        log.exception("could not write the audit log")
+
+
+def write(service: Any, event: AuditEvent) -> None:
+    """Hand ``event`` to a thread that appends it to the service's audit log,
+    forgetting records past ``ClusterApp.audit_max_age_days``."""
+    days = float(getattr(service.host, "audit_max_age_days", 0.0) or 0.0)
+    target = audit_log(service)
+    task = asyncio.ensure_future(asyncio.to_thread(target.append, event, days * 86400))
     _pending.add(task)
     task.add_done_callback(_written)
 

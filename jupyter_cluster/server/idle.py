@@ -23,6 +23,7 @@ from ..core.models import Session
 from ..core.state import USABLE
 from ..engine.store.drivers import Driver, driver_alive
 from ..errors import ClusterError
+from . import audit
 
 
 def _epoch(when: Any, default: float) -> float:
@@ -80,6 +81,7 @@ class IdleWatcher:
                 try:
                     await self.service.terminate(session.id, reason=reason)
                     ended.append(session.id)
+                    audit.ended_by_server(self.service, session, reason)
                 except ClusterError as exc:
                     self.service.log.warning("idle session %s: %s", session.name, exc)
         return ended

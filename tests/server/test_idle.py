@@ -53,5 +53,14 @@ async def test_an_idle_session_is_terminated_and_use_keeps_it(
     # left alone, it is terminated, with the reason, and its kernel with it
     ended = await wait_status(jp_fetch, sid, "TERMINATED", timeout=TIMEOUT + 30)
     assert ended["status_reason"].startswith(f"terminated after {TIMEOUT:g} s idle"), ended
+    # … and the audit log says the server ended it, and why
+    for _ in range(100):  # written by a thread once terminate has returned
+        records = await ok_http(jp_fetch, "audit", params={"action": "terminate"})
+        if records:
+            break
+        await asyncio.sleep(0.1)
+    [record] = records
+    assert (record["actor"], record["front_end"], record["session_id"]) == ("server", "server", sid)
+    assert record["details"]["reason"] == ended["status_reason"]
     listed = json.loads((await jp_fetch("api", "kernels")).body)
     assert session["kernel_id"] not in {k["id"] for k in listed}
