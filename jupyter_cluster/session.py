@@ -91,7 +91,7 @@ def launch_schema() -> dict[str, Any]:
     built from this process's configuration: its own launch settings with a local
     engine, the shared service's form in team mode."""
     eng = _Engine.get()
-    return eng.call(eng.gate().options())
+    return eng.call(eng.gate().options(local_owner()))  # with their own launch profiles
 
 
 def agents() -> builtins.list[dict[str, Any]]:

@@ -24,6 +24,7 @@ from .core.resources import Resources
 from .core.units import format_size
 from .errors import ClusterError
 from .widgets_hosts import HostsTable
+from .widgets_profiles import picker
 
 MODE_HELP = {
     "single-node": "All containers on one agent; waits (PENDING) until one agent has room.",
@@ -134,8 +135,12 @@ class LaunchForm(w.VBox):
         self.log_output = w.Output()
         for widget in (self.cpu, self.mem, self.shm, self.gpu, self.mode, self.size, self.group):
             widget.observe(lambda _: self._update(), names="value")
+        profiles = self.schema.get("profiles") or []
+        self.profile = picker(self, profiles, style)
+        self.profile.layout.display = None if profiles else "none"
         super().__init__(
             [
+                self.profile,
                 self.image,
                 self.cpu,
                 self.mem,

@@ -84,3 +84,27 @@ def test_a_wrong_profile_is_refused_saying_what_is_wrong(
         make_profile(name, value)
     profiles, problems = parse_profiles({name: value, "ok": {}})
     assert list(profiles) == ["ok"] and len(problems) == 1 and says in problems[0]
+
+
+def test_the_notebook_form_fills_its_fields_from_a_chosen_profile() -> None:
+    from jupyter_cluster.core.launch_options import describe
+    from jupyter_cluster.widgets import LaunchForm
+
+    profiles, _ = parse_profiles(
+        {**SITE, "envy": {"fields": {"env": {"A": "1"}, "max_lifetime": "1h", "mem": "512m"}}}
+    )
+    schema = {**describe(POLICY), "profiles": listing(profiles, POLICY)}
+    form = LaunchForm(schema=schema, agents=[])
+    assert [label for label, _ in form.profile.options][1:] == [
+        "pair: two small containers",
+        "big: too big here (unavailable)",
+        "envy",
+    ]
+    form.profile.value = "pair"
+    assert (form.size.value, form.cpu.value) == (2, 0.5)
+    form.profile.value = "envy"
+    values = form.values()
+    assert values["env"] == ["A=1"] and values["max_lifetime"] == "1h" and values["mem"] == "512m"
+    form.profile.value = "big"
+    assert "size: must be 1 to 4, got 9" in form.error.value and form.launch_button.disabled
+    assert form.size.value == 2  # nothing filled
