@@ -35,11 +35,13 @@ _LOG_SETTING = "jupyter_cluster_audit_log"
 _pending: set[asyncio.Future[Any]] = set()
 
 
-def audit_log(service: Any) -> AuditLog:
-    """The service's audit log (in its engine's store), opened once."""
+def audit_log(service: Any) -> AuditLog | None:
+    """The service's audit log (in its engine's store), opened once; None for a
+    server whose engine is the shared service's (which keeps the log itself)."""
     found: AuditLog | None = getattr(service, "_audit_log", None)
-    if found is None:
-        found = AuditLog(service.engine.store.tx)
+    tx = getattr(service.engine.store, "tx", None)
+    if found is None and tx is not None:
+        found = AuditLog(tx)
         service._audit_log = found
     return found
 
@@ -114,6 +116,8 @@ def write(service: Any, event: AuditEvent) -> None:
     forgetting records past ``ClusterApp.audit_max_age_days``."""
     days = float(getattr(service.host, "audit_max_age_days", 0.0) or 0.0)
     target = audit_log(service)
+    if target is None:
+        return
     task = asyncio.ensure_future(asyncio.to_thread(target.append, event, days * 86400))
     _pending.add(task)
     task.add_done_callback(_written)

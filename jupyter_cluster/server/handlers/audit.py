@@ -14,7 +14,7 @@ from tornado import web
 
 from ...core.audit import ACTIONS
 from ...core.usage import parse_time
-from ...errors import InvalidRequest
+from ...errors import InvalidRequest, NotFound
 from ..audit import audit_log
 from .base import API, ClusterHandler
 
@@ -36,7 +36,10 @@ class AuditHandler(ClusterHandler):
         limit = self.whole("limit")
         limit = 1000 if limit is None else min(limit, MAX_LIMIT)
         actor = self.get_argument("actor", None) or None
-        events = audit_log(self.service).read(since, actor, action, limit)
+        found = audit_log(self.service)
+        if found is None:
+            raise NotFound("this server keeps no audit log: the shared service it uses does")
+        events = found.read(since, actor, action, limit)
         self.reply([e.to_dict() for e in events])
 
 
