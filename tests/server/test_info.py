@@ -76,7 +76,8 @@ async def test_launch_options_describe_the_form(jp_fetch: Any, cluster: Any) -> 
     fields = {f["name"]: f for f in options["fields"]}
     assert [f["name"] for f in options["fields"]] == [
         "image", "size", "mode", "cpu", "mem", "shm", "gpu", "mounts",
-        "resource_group", "name", "bootstrap", "start_kernel",
+        "resource_group", "name", "bootstrap", "command", "max_lifetime", "retries",
+        "env", "apps", "start_kernel",
     ]  # fmt: skip
     for field in options["fields"]:
         assert {"type", "label", "help", "default"} <= set(field)
