@@ -98,6 +98,11 @@ async def test_every_route_on_ones_own_folder(jp_fetch: Any, cluster: Any) -> No
     assert (await ok_http(jp_fetch, *files, headers=ALICE))["entries"] == []
     code, _, _ = await call(jp_fetch, *files, "gone", headers=ALICE)
     assert code == 404
+    code, data, _ = await call(jp_fetch, *files, params={"download": "maybe"}, headers=ALICE)
+    assert (code, data["field"]) == (400, "download")
+    for method in ("PUT", "POST", "PATCH", "DELETE"):  # the top is a folder: folders/{name}
+        code, _, response = await call(jp_fetch, *files, method=method, body=b"", headers=ALICE)
+        assert (code, response.headers["Allow"]) == (405, "GET"), method
 
 
 @jp_async

@@ -13,7 +13,9 @@ call these routes.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+from typing import Any
 from urllib.parse import quote
 
 from jupyter_server.auth.decorator import authorized
@@ -48,6 +50,8 @@ class FolderFilesHandler(ClusterHandler):
         return files
 
     async def prepare(self) -> None:  # type: ignore[override]
+        if self.request.method != "GET" and self.path_kwargs.get("path") is None:
+            raise web.HTTPError(405)  # the top is the folder itself: folders/{name}
         await super().prepare()
         if self.request.method != "PUT" or self._finished:
             return
@@ -58,6 +62,16 @@ class FolderFilesHandler(ClusterHandler):
             raise web.HTTPError(403)
         name, parts = self.path_kwargs["name"], path_parts(self.path_kwargs.get("path") or "")
         self.upload = self.files(name).writer(parts)
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        if status_code != 405:
+            super().write_error(status_code, **kwargs)
+            return
+        top = self.path_kwargs.get("path") is None
+        self.set_header("Allow", "GET" if top else "GET, PUT, POST, PATCH, DELETE")
+        self.set_header("Content-Type", "application/json")
+        message = "the top of a folder is only listed; change the folder at folders/{name}"
+        self.finish(json.dumps({"message": message, "reason": "Method Not Allowed", "field": None}))
 
     def data_received(self, chunk: bytes) -> None:
         if self.upload is not None:
@@ -80,6 +94,7 @@ class FolderFilesHandler(ClusterHandler):
     @web.authenticated
     @authorized
     async def get(self, name: str, path: str | None = None) -> None:
+        download = self.flag("download")
         files = self.files(name)
         parts = path_parts(path or "")
         info = files.info(parts)
@@ -90,7 +105,7 @@ class FolderFilesHandler(ClusterHandler):
         fd, size = files.open_read(parts)
         self.set_header("Content-Type", "application/octet-stream")
         self.set_header("Content-Length", str(size))
-        if self.flag("download"):
+        if download:
             self.set_header(
                 "Content-Disposition", f"attachment; filename*=UTF-8''{quote(parts[-1], safe='')}"
             )
