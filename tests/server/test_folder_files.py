@@ -103,6 +103,8 @@ async def test_every_route_on_ones_own_folder(jp_fetch: Any, cluster: Any) -> No
     for method in ("PUT", "POST", "PATCH", "DELETE"):  # the top is a folder: folders/{name}
         code, _, response = await call(jp_fetch, *files, method=method, body=b"", headers=ALICE)
         assert (code, response.headers["Allow"]) == (405, "GET"), method
+    code, _, response = await call(jp_fetch, *files, "b.txt", method="TRACE", headers=ALICE)
+    assert (code, response.headers["Allow"]) == (405, "GET, PUT, POST, PATCH, DELETE")
 
 
 @jp_async

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 from typing import Any
 from urllib.parse import quote
 
@@ -67,7 +68,8 @@ class FolderFilesHandler(ClusterHandler):
         if status_code != 405:
             super().write_error(status_code, **kwargs)
             return
-        top = self.path_kwargs.get("path") is None
+        # Before routing (an unknown method) path_kwargs is not set yet: read the URL.
+        top = re.fullmatch(r".*/folders/[^/]+/files/?", self.request.path) is not None
         self.set_header("Allow", "GET" if top else "GET, PUT, POST, PATCH, DELETE")
         self.set_header("Content-Type", "application/json")
         message = "the top of a folder is only listed; change the folder at folders/{name}"
