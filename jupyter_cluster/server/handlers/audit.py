@@ -30,8 +30,8 @@ class AuditHandler(ClusterHandler):
         if not self.sees_all:
             raise web.HTTPError(403, "only admins read the audit log")
         since = parse_time(self.get_argument("since", None), "since")
-        action = self.get_argument("action", None) or None
-        if action is not None and action not in ACTIONS:
+        action = self.get_argument("action", None)
+        if action is not None and action not in ACTIONS:  # "" too: no such action
             raise InvalidRequest(f"action: one of {', '.join(ACTIONS)}, got {action!r}", "action")
         limit = self.whole("limit")
         limit = 1000 if limit is None else min(limit, MAX_LIMIT)
