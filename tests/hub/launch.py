@@ -52,7 +52,10 @@ c.JupyterHub.bind_url = {public!r}
 c.JupyterHub.hub_bind_url = {hub!r}
 c.ConfigurableHTTPProxy.api_url = {proxy_api!r}
 (cluster,) = [s for s in c.JupyterHub.services if s["name"] == {service!r}]
-cluster["command"] = [*cluster["command"], *{service_args!r}]
+# The tests' settings replace the example's own of the same name (one value each).
+_ours = {service_args!r}
+_named = {{arg.split("=", 1)[0] for arg in _ours}}
+cluster["command"] = [a for a in cluster["command"] if a.split("=", 1)[0] not in _named] + _ours
 c.JupyterHub.services.append({{"name": {admin!r}, "api_token": {token!r}}})
 c.JupyterHub.load_roles.append(
     {{"name": {admin!r}, "scopes": {scopes!r}, "services": [{admin!r}]}}
@@ -65,7 +68,7 @@ configure(c, {lab_dir!r})
 '''
 #: The cluster service's own configuration in the tests (its JUPYTER_CONFIG_DIR): small
 #: sessions by default (the per-user session limit the tests push against is a
-#: command-line setting, after the example's: see :func:`write_config`).
+#: command-line setting, in place of the example's: see :func:`write_config`).
 SERVICE_CONFIG = """\
 c.ClusterApp.default_launch_options = {"cpu": 0.25, "mem": "256m"}
 c.ClusterApp.events_poll_interval = 0.2
@@ -106,9 +109,9 @@ def write_config(root: Path, state: Path, run: Path, token: str) -> tuple[Path, 
         service_args=[
             f"--ClusterManager.db_path={store / 'cluster.db'}",
             f"--ClusterManager.data_root={store / 'folders'}",
-            # after the example's own caps on the command line, which these override:
-            # the session limit the tests push against, and no CPU cap (the Lab e2e
-            # makes one user's launch wait for CPUs: PENDING, not over a cap)
+            # in place of the example's own caps of the same name: the session limit
+            # the tests push against, and no CPU cap (the Lab e2e makes one user's
+            # launch wait for CPUs: PENDING, not over a cap)
             f"--ClusterManager.max_sessions_per_owner={MAX_SESSIONS}",
             "--ClusterManager.max_cpu_per_owner=0",
         ],
