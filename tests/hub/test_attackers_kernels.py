@@ -75,9 +75,10 @@ def test_another_user_reads_no_kernel_traffic_no_key_and_no_session_files(
     watch = _start("alice", "watch", str(stop), str(TEAM_WORK_UID))
     listen = _start("alice", "listen", str(stop))
     marker = f"bobs-secret-{uuid.uuid4().hex[:8]}"
-    session = launch(hub, "bob", bob, {**SMALL_BODY, "size": 2, "start_kernel": True})
-    sid = session["id"]
-    try:
+    sid = ""
+    try:  # from here on, the probes are stopped whatever happens
+        session = launch(hub, "bob", bob, {**SMALL_BODY, "size": 2, "start_kernel": True})
+        sid = session["id"]
         seen: dict[str, Any] = {}
 
         def kernel_runs() -> bool:
@@ -100,9 +101,16 @@ def test_another_user_reads_no_kernel_traffic_no_key_and_no_session_files(
         )) for p in _accounts()}  # fmt: skip
     finally:
         stop.touch()
-        watched, heard = _result(watch), _result(listen)
-        stop.unlink()
-        ok(hub.server_call("bob", "DELETE", f"{API}/sessions/{sid}", bob), 204)
+        try:
+            watched, heard = _result(watch), _result(listen)
+        finally:
+            for probe in (watch, listen):
+                if probe.poll() is None:  # it did not end: never left scanning
+                    probe.kill()
+                    probe.wait()
+            stop.unlink()
+            if sid:
+                ok(hub.server_call("bob", "DELETE", f"{API}/sessions/{sid}", bob), 204)
     # X5: the key was on no command line or environment alice could read
     assert watched["rounds"] > 10
     assert not [text for text in watched["found"] if key in text]

@@ -71,6 +71,9 @@ def test_one_users_streams_do_not_stop_anothers_launches(hub: Hub, team: dict[st
             if flood is not None:
                 assert _result(flood)["held"] == PER_USER
         finally:
+            if flood is not None and flood.poll() is None:  # never left holding streams
+                flood.kill()
+                flood.wait()
             stop.unlink(missing_ok=True)
             end_sessions(hub, "bob", bob)
             end_sessions(hub, "alice", alice)
