@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -32,6 +33,9 @@ from ..core.ssh_client import (
 )
 from ..engine.api import Engine
 from ..errors import ClusterError
+
+#: Seconds ssh has to end once told to stop, before it is terminated (then killed).
+STOP_GRACE = 3.0
 
 
 @contextmanager
@@ -58,18 +62,26 @@ def _client_config(access: Access) -> Iterator[str]:
 def _run(argv: list[str]) -> tuple[int, bool]:
     """Run ``argv`` in this terminal; its exit code, and whether it was told to stop.
     SIGINT, SIGTERM and SIGHUP sent to this process go to it (Ctrl-C in a terminal
-    reaches both anyway)."""
+    reaches both anyway); if it has not ended :data:`STOP_GRACE` seconds later (ssh
+    can wait for forwarded connections that stay open), it is terminated, then killed."""
     child = subprocess.Popen(argv)
-    stopped = []
+    stopped: list[float] = []
 
     def forward(signum: int, _frame: Any) -> None:
-        stopped.append(signum)
+        stopped.append(time.monotonic())
         child.send_signal(signum)
 
     signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
     previous = {signum: signal.signal(signum, forward) for signum in signals}
     try:
-        return child.wait(), bool(stopped)
+        while True:
+            try:
+                return child.wait(timeout=0.5), bool(stopped)
+            except subprocess.TimeoutExpired:
+                if stopped and time.monotonic() - stopped[0] > 2 * STOP_GRACE:
+                    child.kill()
+                elif stopped and time.monotonic() - stopped[0] > STOP_GRACE:
+                    child.terminate()
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)

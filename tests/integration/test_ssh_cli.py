@@ -64,11 +64,18 @@ def test_ssh_reaches_every_container_with_the_sessions_keys(ws: Workspace, tmp_p
         except OSError:
             return False
 
+    held = socket.socket()  # a client that keeps its connection open, as a browser may
     try:
         wait_for(answers, 30, "the forwarded port to answer")
+        held.connect(("127.0.0.1", local))
+        held.sendall(b"GET /page.txt HTTP/1.1\r\nHost: x\r\n")  # and never ends it
     finally:
         os.kill(forward.pid, signal.SIGINT)
-        _, err = forward.communicate(timeout=30)
+        try:
+            _, err = forward.communicate(timeout=30)
+        finally:
+            forward.kill()  # never left running, whatever failed
+            held.close()
     assert forward.returncode == 0, err
     assert f"forwarding 127.0.0.1:{local} to port 8765 of main1" in err
     assert not answers()  # closed with the command
