@@ -18,6 +18,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -33,6 +34,26 @@ from .test_lab_e2e import prerequisites as _prerequisites  # noqa: F401  (autous
 pytestmark = pytest.mark.docker
 
 ARTIFACTS = ARTIFACTS_ROOT / "browser-apps"
+
+
+def run_lab_script(script: str, env: dict[str, str], artifacts: Path, lab: Lab) -> tuple[Any, str]:
+    """Run ``tests/browser/SCRIPT`` (Playwright in node) against ``lab`` with ``env``;
+    then stop the server and check nothing is left. Its ``results.json`` in
+    ``artifacts``, and what node printed. Shared by the Lab tests after the e2e."""
+    artifacts.mkdir(parents=True, exist_ok=True)
+    (artifacts / "results.json").unlink(missing_ok=True)
+    done = subprocess.run(
+        ["node", str(REPO / "tests" / "browser" / script)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **env},
+        cwd=REPO,
+    )
+    results = json.loads((artifacts / "results.json").read_text())
+    _stop(lab)
+    _assert_nothing_left(lab)
+    return results, done.stdout + done.stderr
 
 
 def _call(lab: Lab, method: str, path: str, body: Any = None) -> tuple[int, bytes]:
@@ -91,21 +112,7 @@ def test_an_app_in_main1_opens_as_a_lab_tab(_lab: Lab) -> None:  # noqa: F811
         "ARTIFACTS": str(ARTIFACTS),
         "CHROMIUM": CHROMIUM,
     }
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    (ARTIFACTS / "results.json").unlink(missing_ok=True)
-    done = subprocess.run(
-        ["node", str(REPO / "tests" / "browser" / "lab_apps.js")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, **env},
-        cwd=REPO,
-    )
-    output = done.stdout + done.stderr
-    results = json.loads((ARTIFACTS / "results.json").read_text())
-
-    _stop(lab)
-    _assert_nothing_left(lab)
+    results, output = run_lab_script("lab_apps.js", env, ARTIFACTS, lab)
 
     assert results["ok"], f"{results}\n{output}"
     out = results["outputs"]

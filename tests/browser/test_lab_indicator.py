@@ -12,19 +12,16 @@ its ``lab`` fixture); fails, never skips, without it.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import time
 from typing import Any
 
 import pytest
 
 from jupyter_cluster.provisioning.kernelspec import TIMES
-from tests.support.constants import REPO
 from tests.support.lab import ARTIFACTS_ROOT, CHROMIUM
 
-from .test_lab_apps import _call
-from .test_lab_e2e import Lab, _assert_nothing_left, _stop
+from .test_lab_apps import _call, run_lab_script
+from .test_lab_e2e import Lab
 from .test_lab_e2e import lab as _lab  # noqa: F401  (the server, as fixture _lab)
 from .test_lab_e2e import prerequisites as _prerequisites  # noqa: F401  (autouse)
 
@@ -49,8 +46,6 @@ def test_a_notebook_names_its_cluster_session(_lab: Lab) -> None:  # noqa: F811
         assert time.monotonic() < deadline, f"the session's kernel did not start: {session}"
         time.sleep(0.5)
 
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    (ARTIFACTS / "results.json").unlink(missing_ok=True)
     env = {
         "LAB_URL": lab.url,
         "LAB_TOKEN": lab.token,
@@ -58,19 +53,7 @@ def test_a_notebook_names_its_cluster_session(_lab: Lab) -> None:  # noqa: F811
         "ARTIFACTS": str(ARTIFACTS),
         "CHROMIUM": CHROMIUM,
     }
-    done = subprocess.run(
-        ["node", str(REPO / "tests" / "browser" / "lab_indicator.js")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, **env},
-        cwd=REPO,
-    )
-    output = done.stdout + done.stderr
-    results = json.loads((ARTIFACTS / "results.json").read_text())
-
-    _stop(lab)
-    _assert_nothing_left(lab)
+    results, output = run_lab_script("lab_indicator.js", env, ARTIFACTS, lab)
 
     assert results["ok"], f"{results}\n{output}"
     out = results["outputs"]
