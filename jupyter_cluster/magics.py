@@ -1,9 +1,11 @@
 """``%cluster`` in an ordinary (local) kernel: ls, show, logs, exec, launch, rm.
 
 Loaded with ``%load_ext jupyter_cluster``. Calls the engine in this process
-through :mod:`jupyter_cluster.session`. Inside a cluster container the package's
-``load_ipython_extension`` loads :mod:`jupyter_cluster.runtime.incluster` instead
-(hosts, status, logs and exec of the session the kernel runs in).
+through :mod:`jupyter_cluster.session`; ``launch --profile NAME [flags]`` is checked
+by that engine's launch gate as the CLI's ``launch --profile`` and REST are. Inside
+a cluster container the package's ``load_ipython_extension`` loads
+:mod:`jupyter_cluster.runtime.incluster` instead (hosts, status, logs and exec of the
+session the kernel runs in).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from typing import Any
 
 from . import session as notebook_api
 from .cli import format as cli_format
+from .cli.parser import add_launch_arguments
+from .config import local_owner
 from .core.fanout import LinePrefixer, worst_exit
 from .errors import ClusterError
 from .runtime.incluster import MagicError, MagicParser
@@ -24,7 +28,9 @@ USAGE = """%cluster ls [--all]                    sessions
 %cluster logs SESSION HOST [--tail N] [--follow]
 %cluster exec SESSION HOST -- CMD…     run a command as work in a container
 %cluster exec SESSION --all -- CMD…    … in every container at once (lines prefixed)
-%cluster launch                        the launch form
+%cluster launch                        the launch form (profiles first)
+%cluster launch --profile NAME [FLAGS] launch a profile now, the flags on top
+                                       (the CLI's launch flags: --size, --cpu, --mem…)
 %cluster top SESSION                   each container's CPU, memory, network, disk
 %cluster rm SESSION…                   terminate (or cancel) sessions"""
 
@@ -47,7 +53,9 @@ def _parser() -> argparse.ArgumentParser:
     exe.add_argument("session")
     exe.add_argument("host")
     exe.add_argument("cmd", nargs=argparse.REMAINDER)
-    sub.add_parser("launch", add_help=False)
+    launch = sub.add_parser("launch", add_help=False)
+    add_launch_arguments(launch)  # checked here; given_fields takes those given
+    launch.add_argument("--profile", default=None)
     sub.add_parser("top", add_help=False).add_argument("session")
     sub.add_parser("rm", add_help=False).add_argument("sessions", nargs="+")
     return parser
@@ -83,6 +91,10 @@ def run(argv: list[str]) -> Any:
     elif args.command == "top":
         print(cli_format.usage_table(notebook_api.ClusterSession.attach(args.session).stats()))
     elif args.command == "launch":
+        if args.profile is not None:
+            return _launch_profile(args.profile, argv[1:])
+        if len(argv) > 1:
+            raise MagicError("launch flags go with --profile NAME; %cluster launch: the form")
         from .widgets import LaunchForm
 
         return LaunchForm()
@@ -91,6 +103,20 @@ def run(argv: list[str]) -> Any:
             ended = notebook_api.ClusterSession.attach(ref).terminate()
             print(f"{ended.name} {ended.id}: {ended.status.value}")
     return None
+
+
+def _launch_profile(name: str, argv: list[str]) -> notebook_api.ClusterSession:
+    """``%cluster launch --profile NAME [flags]``: the profile's fields with the flags
+    given on top, admitted by the engine's launch gate (an unknown profile, or one the
+    limits refuse, raises its reason), launched and waited for; prints the session."""
+    from .cli.profile_commands import given_fields
+
+    body = {"profile": name, **given_fields(argv)}
+    gate = notebook_api._Engine.get().gate()
+    spec = gate.admit(body, local_owner()).spec
+    session = notebook_api.ClusterSession.launch_spec(spec)
+    print(cli_format.session_details(session.model))
+    return session
 
 
 def _exec_all(ref: str, cmd: list[str]) -> None:
