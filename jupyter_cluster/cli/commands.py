@@ -21,7 +21,6 @@ from typing import Any
 from ..config import local_owner, make_engine
 from ..core.batch import wait_code
 from ..core.models import Session
-from ..core.naming import DEFAULT_IMAGE
 from ..core.state import ENDED, FINAL, SETTLING, USABLE
 from ..engine.api import Engine
 from ..errors import ClusterError
@@ -82,7 +81,7 @@ async def run(args: argparse.Namespace) -> int:
 
         return await image_to_agents(make_engine(), args)
     if args.command == "kernelspec":
-        return _kernelspec(args)
+        return await _kernelspec(args)
     engine = make_engine()
     try:
         if args.command == "folder":
@@ -107,24 +106,10 @@ async def run(args: argparse.Namespace) -> int:
         await engine.close()
 
 
-def _kernelspec(args: argparse.Namespace) -> int:
-    from ..core.models import LaunchSpec
-    from ..provisioning import kernelspec
+async def _kernelspec(args: argparse.Namespace) -> int:
+    from .kernelspec_commands import install
 
-    fields = launch_fields(args)
-    spec = LaunchSpec.create(image=fields.pop("image", DEFAULT_IMAGE), **fields)
-    config = kernelspec.provisioner_config(spec, bool(args.image), args.launch_timeout)
-    display = args.display_name or kernelspec.display_name(spec)
-    path = kernelspec.install(
-        args.kernel_name,
-        display,
-        config,
-        user=args.user,
-        sys_prefix=args.sys_prefix,
-        prefix=args.prefix,
-    )
-    print(f"installed kernelspec {args.kernel_name} in {path}")
-    return 0
+    return await install(args)
 
 
 async def _folder(engine: Engine[Any], args: argparse.Namespace) -> int:

@@ -179,6 +179,12 @@ def build_parser() -> argparse.ArgumentParser:
     kinstall.add_argument("kernel_name", metavar="NAME")
     kinstall.add_argument("--display-name", default=None)
     add_launch_arguments(kinstall)
+    kinstall.add_argument(
+        "--profile",
+        default=None,
+        metavar="NAME",
+        help="the launch profile's fields (resolved now), the flags given on top",
+    )
     kinstall.add_argument("--launch-timeout", type=_seconds, default=300.0)
     where = kinstall.add_mutually_exclusive_group()
     where.add_argument("--user", action="store_true", help="install for this user only")

@@ -3,6 +3,8 @@
 ``jupyter cluster kernelspec install NAME …`` calls :func:`install`; the launch
 parameters go to ``metadata.kernel_provisioner.config``, which jupyter_client
 hands to :class:`~jupyter_cluster.provisioning.provisioner.ClusterProvisioner` as traits.
+A kernelspec made from a launch profile also names it in ``metadata.cluster_profile``
+(its fields were resolved when it was written).
 """
 
 from __future__ import annotations
@@ -53,12 +55,14 @@ def provisioner_config(
     return config
 
 
-def display_name(spec: LaunchSpec) -> str:
+def display_name(spec: LaunchSpec, profile: str | None = None) -> str:
     """What a cluster kernelspec calls itself in the launcher: ``Cluster: 4`` times ``1
-    CPU, 2g`` (with a multiplication sign); every cluster kernelspec starts with
-    "Cluster:", so they sit together."""
+    CPU, 2g`` (with a multiplication sign), ``Cluster: NAME, 4`` times ... when made
+    from profile NAME; every cluster kernelspec starts with "Cluster:", so they sit
+    together."""
     res = spec.resources
-    text = f"Cluster: {spec.size} {TIMES} {res.cpu:g} CPU, {format_size(res.mem)}"
+    named = f"{profile}, " if profile else ""
+    text = f"Cluster: {named}{spec.size} {TIMES} {res.cpu:g} CPU, {format_size(res.mem)}"
     if res.gpu:
         text += f", {res.gpu} GPU"
     if spec.mode.value != "single-node":
@@ -66,16 +70,26 @@ def display_name(spec: LaunchSpec) -> str:
     return text
 
 
-def write_spec_dir(directory: str, display: str, config: dict[str, Any]) -> None:
+def write_spec_dir(
+    directory: str, display: str, config: dict[str, Any], profile: str | None = None
+) -> None:
     """``kernel.json`` and the logo into ``directory`` (the extension's own kernelspec
     and :func:`install` both use it)."""
     with open(os.path.join(directory, "kernel.json"), "w") as f:
-        json.dump(kernel_json(display, config), f, indent=1)
+        json.dump(kernel_json(display, config, profile), f, indent=1)
     shutil.copyfile(LOGO, os.path.join(directory, LOGO.name))
 
 
-def kernel_json(display_name: str, config: dict[str, Any]) -> dict[str, Any]:
-    """The kernel.json of a cluster kernelspec."""
+def kernel_json(
+    display_name: str, config: dict[str, Any], profile: str | None = None
+) -> dict[str, Any]:
+    """The kernel.json of a cluster kernelspec (``profile``: the launch profile its
+    ``config`` was resolved from)."""
+    metadata: dict[str, Any] = {
+        "kernel_provisioner": {"provisioner_name": PROVISIONER_NAME, "config": config}
+    }
+    if profile:
+        metadata["cluster_profile"] = profile
     return {
         "argv": KERNEL_ARGV,
         "display_name": display_name,
@@ -83,9 +97,7 @@ def kernel_json(display_name: str, config: dict[str, Any]) -> dict[str, Any]:
         # ipykernel interrupts itself on an interrupt_request: no docker exec (or SSH
         # round trip) to signal it, which jupyter_client also pays on every shutdown.
         "interrupt_mode": "message",
-        "metadata": {
-            "kernel_provisioner": {"provisioner_name": PROVISIONER_NAME, "config": config}
-        },
+        "metadata": metadata,
     }
 
 
@@ -97,6 +109,7 @@ def install(
     user: bool = False,
     sys_prefix: bool = False,
     prefix: str | None = None,
+    profile: str | None = None,
 ) -> str:
     """Install the kernelspec; returns the directory it was written to."""
     if not re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}", name):
@@ -108,7 +121,7 @@ def install(
     if sys_prefix:
         prefix = sys.prefix
     with tempfile.TemporaryDirectory() as tmp:
-        write_spec_dir(tmp, display_name, config)
+        write_spec_dir(tmp, display_name, config, profile)
         return str(
             KernelSpecManager().install_kernel_spec(tmp, kernel_name=name, user=user, prefix=prefix)
         )
