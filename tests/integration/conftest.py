@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.images import ensure_test_image
+
 from .support import Workspace
 
 
@@ -40,3 +42,10 @@ def module_ws(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workspace]:
     workspace = Workspace(tmp_path_factory.mktemp("module"))
     yield workspace
     workspace.finish()
+
+
+@pytest.fixture(scope="session")
+def mpi_image(needs_docker: None) -> str:
+    """The kernel image with Open MPI and mpi4py (``tests/images/mpi``), built once
+    per run, and only when its Dockerfile or the kernel image changed."""
+    return ensure_test_image("mpi", "jupyter-cluster/mpi-test:latest")
