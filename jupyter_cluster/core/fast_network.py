@@ -1,4 +1,4 @@
-"""Fast networking per resource group: the session network's MTU and RDMA devices.
+"""Fast networking per resource group: the session network's MTU, RDMA devices, host network.
 
 Pure: :func:`group_networks` checks ``FastNetworking.resource_groups`` (a dict
 keyed by resource group) and turns it into one :class:`GroupNetwork` per group;
@@ -7,6 +7,8 @@ launcher hands the session's group's settings to
 :func:`~jupyter_cluster.engine.launch.bring_up.bring_up`. :func:`network_options`
 is what the agent puts on the session network; :func:`rdma_devices` says which
 device nodes an agent reported (``Agent.device_nodes``) go to the containers.
+A ``host_network`` group runs one container per agent on the agent's own network
+(see :mod:`jupyter_cluster.core.host_network`).
 
 Multi-node training (NCCL, MPI) over a plain overlay is several times slower than
 over InfiniBand; Backend.AI offers the same two knobs per resource group.
@@ -31,7 +33,7 @@ MTU_OPTION = "com.docker.network.driver.mtu"
 #: The capability RDMA needs to pin (register) memory beyond the memlock limit.
 RDMA_CAPABILITY = "IPC_LOCK"
 TRAIT = "FastNetworking.resource_groups"
-_KEYS = ("mtu", "rdma", "rdma_devices", "memlock")
+_KEYS = ("mtu", "rdma", "rdma_devices", "memlock", "host_network")
 #: The memlock limit of RDMA containers that means none.
 UNLIMITED = -1
 
@@ -48,11 +50,14 @@ class GroupNetwork:
     #: The memlock limit (bytes) of containers given RDMA devices; -1: none. An
     #: engine without CAP_SYS_RESOURCE (rootless, nested) cannot go past its own.
     memlock: int = UNLIMITED
+    #: Containers on their agent's own network (Docker's host network), one per
+    #: agent: no bridge or overlay between the training processes and the NICs.
+    host_network: bool = False
 
     @property
     def special(self) -> bool:
         """Whether anything differs from a plain session network."""
-        return bool(self.mtu or self.rdma)
+        return bool(self.mtu or self.rdma or self.host_network)
 
 
 def _one(group: str, raw: Any) -> GroupNetwork:
@@ -85,6 +90,17 @@ def _one(group: str, raw: Any) -> GroupNetwork:
             f"holding the agents' RDMA device nodes (default {RDMA_DEVICES})",
             "resource_group",
         )
+    host_network = raw.get("host_network", False)
+    if not isinstance(host_network, bool):
+        raise InvalidRequest(
+            f"{where}.host_network: {host_network!r}; give True or False", "resource_group"
+        )
+    if host_network and mtu:
+        raise InvalidRequest(
+            f"{where}.mtu: a host-network group uses its agents' own interfaces; "
+            "set their MTU on the hosts and drop mtu here",
+            "resource_group",
+        )
     memlock = raw.get("memlock", "unlimited")
     if memlock == "unlimited":
         limit = UNLIMITED
@@ -95,7 +111,13 @@ def _one(group: str, raw: Any) -> GroupNetwork:
                 f"{where}.memlock: {memlock!r}; give 'unlimited' or a size such as 64g",
                 "resource_group",
             )
-    return GroupNetwork(mtu=mtu, rdma=rdma, rdma_devices=posixpath.normpath(devices), memlock=limit)
+    return GroupNetwork(
+        mtu=mtu,
+        rdma=rdma,
+        rdma_devices=posixpath.normpath(devices),
+        memlock=limit,
+        host_network=host_network,
+    )
 
 
 def group_networks(raw: Mapping[Any, Any]) -> dict[str, GroupNetwork]:

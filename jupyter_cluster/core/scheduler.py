@@ -32,6 +32,10 @@ class AgentSlot:
     schedulable: bool = True
     swarm: str = ""  # the Docker Swarm the agent is a node of ("" = none)
     swarm_note: str = ""  # why a Swarm node still can't be spanned (see core.swarms)
+    #: A host-network group's agent: it holds one container at a time, of any session
+    #: (they would share its ports), and its sessions need no Swarm.
+    one_container: bool = False
+    containers: int = 0  # containers of active sessions on it now
 
     def free(self) -> Resources:
         return Resources(
@@ -47,7 +51,10 @@ class AgentSlot:
     def fits(self, per_container: Resources, free: Resources | None = None) -> int:
         """How many containers of ``per_container`` fit in ``free`` (default: now)."""
         free = free or self.free()
-        return fits_in(per_container, free.cpu, free.mem, free.gpu)
+        count = fits_in(per_container, free.cpu, free.mem, free.gpu)
+        if self.one_container:
+            return min(count, 1) if self.containers == 0 else 0
+        return count
 
 
 def fits_in(per: Resources, cpu: float, mem: int, gpu: int) -> int:
@@ -93,6 +100,9 @@ def describe_free(ranked: Sequence[AgentSlot], total: int, down: Sequence[str] =
     """
     parts = []
     for s in ranked[:DESCRIBED_AGENTS]:
+        if s.one_container and s.containers:
+            parts.append(f"{s.id} runs a host-network container")
+            continue
         f = s.free()
         gpu = f", {f.gpu} GPU" if s.gpu_ids else ""
         parts.append(f"{s.id} has {f.cpu:g} CPU, {format_size(max(f.mem, 0))} memory{gpu} free")
@@ -109,8 +119,7 @@ def describe_free(ranked: Sequence[AgentSlot], total: int, down: Sequence[str] =
 def rank_key(slot: AgentSlot, per: Resources) -> tuple[int, float, str]:
     """The order agents are tried in: most room for ``per`` first, then most free CPU,
     then by id (deterministic)."""
-    f = slot.free()
-    return (-fits_in(per, f.cpu, f.mem, f.gpu), -f.cpu, slot.id)
+    return (-slot.fits(per), -slot.free().cpu, slot.id)
 
 
 def _spread(ranked: Sequence[AgentSlot], spec: LaunchSpec) -> list[tuple[AgentSlot, int]] | None:
@@ -195,6 +204,11 @@ def place_on(spec: LaunchSpec, agents: Sequence[AgentSlot]) -> Placement | Pendi
     down = [a.id for a in with_image if not a.schedulable]
     if spec.mode is ClusterMode.SINGLE_NODE:
         return single_node_pending(spec, ranked, len(ranked), down)
+    if any(a.one_container for a in ranked):  # on the agents' own networks: no Swarm
+        plan = _spread(ranked, spec)
+        if plan is not None:
+            return _assign(spec, plan)
+        return multi_node_pending(spec, ranked, len(ranked), down)
     # Containers on several agents share an overlay network: one Swarm only.
     for swarm in sorted(_swarms(ranked), key=lambda s: -sum(a.fits(per) for a in s)):
         plan = _spread(swarm, spec)
@@ -238,7 +252,8 @@ def multi_node_pending(
 
 def empty_fits(slot: AgentSlot, per: Resources) -> int:
     """How many containers of ``per`` the agent could hold if it were empty."""
-    return fits_in(per, slot.capacity.cpu, slot.capacity.mem, len(slot.gpu_ids))
+    count = fits_in(per, slot.capacity.cpu, slot.capacity.mem, len(slot.gpu_ids))
+    return min(count, 1) if slot.one_container else count
 
 
 def _check_ever_fits(spec: LaunchSpec, eligible: Sequence[AgentSlot]) -> None:
@@ -253,12 +268,25 @@ def check_ever_fits(spec: LaunchSpec, eligible: Sequence[AgentSlot], most: int, 
     if spec.mode is ClusterMode.SINGLE_NODE:
         if most >= n:
             return
+        if most == 1 and any(a.one_container for a in eligible):
+            raise InvalidRequest(
+                f"size: resource group {spec.resource_group!r} runs its containers on the "
+                f"agents' own networks, one per agent; a single-node session there has one "
+                f"container. Use multi-node mode for {n} containers",
+                "size",
+            )
         biggest = max(eligible, key=lambda a: (a.capacity.cpu, a.capacity.mem))
         raise InvalidRequest(
             f"size: no agent of group {spec.resource_group!r} can ever hold {n} x "
             f"({per.describe()}) in single-node mode; the largest, {biggest.id}, has "
             f"{biggest.capacity.cpu:g} CPU, {format_size(biggest.capacity.mem)} memory and "
             f"{len(biggest.gpu_ids)} GPU in all. Ask for less or use multi-node mode",
+            "size",
+        )
+    if total < n and any(a.one_container for a in eligible):
+        raise InvalidRequest(
+            f"size: resource group {spec.resource_group!r} runs one container per agent "
+            f"(host network) and has {len(eligible)} agent(s); ask for at most {total}",
             "size",
         )
     if total < n:

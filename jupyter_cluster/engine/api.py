@@ -130,6 +130,8 @@ class MainRoute(Protocol):
 
     #: How the kernel listens in main1: "direct" (published ports) or "ssh".
     transport: str
+    #: The address the kernel listens on if not its transport's default ("").
+    kernel_ip: str
     #: Whether a kernel may start as soon as main1's container runs (before the
     #: session is RUNNING and sshd answers).
     starts_early: bool

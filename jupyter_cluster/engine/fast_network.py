@@ -35,7 +35,10 @@ class FastNetworking(LoggingConfigurable):
         rdma_devices: where the agents keep those nodes (default /dev/infiniband).
         memlock: that limit, 'unlimited' (the default) or a size such as 64g (an
         engine without CAP_SYS_RESOURCE, rootless or nested, cannot go past its own).
-        Sessions of these groups never take warm containers.""",
+        host_network: run each container on its agent's own network (Docker's host
+        network), one container per agent at a time; the agents' `address` must be
+        one the other agents reach. Sessions of these groups never take warm
+        containers.""",
     )
 
     @validate("resource_groups")

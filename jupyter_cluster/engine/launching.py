@@ -16,6 +16,7 @@ import contextlib
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from ..core import naming
 from ..core.egress import AGENT
@@ -23,7 +24,7 @@ from ..core.fast_network import GroupNetwork
 from ..core.images import auth_for, check_allowed
 from ..core.models import Container, LaunchSpec, Session
 from ..core.quota import Quota
-from ..core.scheduler import place
+from ..core.scheduler import AgentSlot, place
 from ..core.state import ContainerStatus, SessionStatus
 from ..core.timings import LaunchClock
 from ..core.units import parse_size
@@ -114,7 +115,14 @@ class SessionLauncher:
         folders = self.folders_for(owner)
         for mount in spec.mounts:
             folders.path(mount.name)
-        slots = await self.pool.slots(spec.image)
+        if self.networks(spec.resource_group).host_network and self.limits().egress_deny:
+            raise InvalidRequest(
+                f"resource_group: group {spec.resource_group!r} runs containers on their "
+                "agents' own networks, where this site's egress restrictions "
+                "(ContainerHardening.restrict_egress) cannot apply; choose another group",
+                "resource_group",
+            )
+        slots = await self._slots(spec.image)
         place(spec, slots)  # raises for requests that can never fit; result unused here
         session_id = str(uuid.uuid4())
         now = time.time()
@@ -133,6 +141,14 @@ class SessionLauncher:
         self.store.set_driver(session_id, this_process())
         place_once(self.store, session_id, slots, self._queue_policy())
         return self.store.require(session_id)
+
+    async def _slots(self, image: str) -> list[AgentSlot]:
+        """The agents as the scheduler sees them, those of host-network groups marked
+        as holding one container at a time."""
+        return [
+            replace(s, one_container=True) if self.networks(s.resource_group).host_network else s
+            for s in await self.pool.slots(image)
+        ]
 
     def _queue_policy(self) -> QueuePolicy:
         return QueuePolicy(
@@ -160,7 +176,7 @@ class SessionLauncher:
         notify = on_change or (lambda s: None)
         try:
             session = await wait_for_room(
-                self.store, session_id, self.pool.slots, self._queue_policy(), notify
+                self.store, session_id, self._slots, self._queue_policy(), notify
             )
             if session.status is not SessionStatus.PREPARING:
                 return session

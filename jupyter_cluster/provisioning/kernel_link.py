@@ -41,6 +41,11 @@ class KernelLink:
         """How the kernel listens in main1: ``direct`` or ``ssh`` (see reach.ports)."""
         return self.route.transport
 
+    @property
+    def kernel_ip(self) -> str:
+        """Where the kernel listens in main1 if not the transport's default."""
+        return self.route.kernel_ip
+
     async def launched(self, session: Session) -> Reached:
         """A session being launched: main1 once its container runs (over SSH: once
         the session is RUNNING); the kernel is not started yet."""

@@ -155,7 +155,7 @@ class ClusterProvisioner(LaunchOptions, NotebookDir, KernelProvisionerBase):  # 
         """Start the kernel in main1 of ``s``, a session being launched."""
         process = self._reached(await self._link.launched(s))
         env = {**self._link.route.kernel_env(s), **env}
-        connection = kernel_side_connection(self.parent, self._link.transport)
+        connection = kernel_side_connection(self.parent, self._link.transport, self._link.kernel_ip)
         await process.start(cmd, connection, env=env, cwd=self._workdir.cwd)
         await process.confirm_start()  # a command main1 cannot run fails the start now
 
@@ -238,7 +238,7 @@ class ClusterProvisioner(LaunchOptions, NotebookDir, KernelProvisionerBase):  # 
         if not self._process.started:
             await self._process.start(
                 cmd,
-                kernel_side_connection(self.parent, self._link.transport),
+                kernel_side_connection(self.parent, self._link.transport, self._link.kernel_ip),
                 env=kwargs.get("env") or {},
                 cwd=self._workdir.cwd,
             )

@@ -23,7 +23,7 @@ from ..engine.agents.base import Agent, ContainerState
 from ..engine.api import KernelEndpoint
 from ..errors import ClusterError
 from . import terminal
-from .ports import connect_kernel, wait_running
+from .ports import connect_kernel, kernel_listen_address, wait_running
 from .tunnel import KernelTunnel
 
 
@@ -47,6 +47,7 @@ class AgentRoute:
         self.keys = keys
         self.access = access
         self.transport = "direct"
+        self.kernel_ip = ""
         self._tunnel: KernelTunnel | None = None
 
     def kernel_env(self, session: Session) -> dict[str, str]:
@@ -98,6 +99,7 @@ class AgentRoute:
         """Point the kernel manager at main1 on its agent, the agent's way."""
         await self.close()
         self.transport = agent.config.kernel_transport
+        self.kernel_ip = kernel_listen_address(agent, state)
         keys = self.keys(session_id) or {}
         self._tunnel = await connect_kernel(km, agent, state, keys, previous)
         info: KernelConnectionInfo = km.get_connection_info()

@@ -67,6 +67,15 @@ async def connect_kernel(
     return tunnel
 
 
+def kernel_listen_address(agent: Agent, state: ContainerState) -> str:
+    """Where main1's kernel listens when that is not its transport's default: on a
+    host-network main1 reached directly, the agent's address only (as Docker would
+    publish the ports), not every interface of the agent's host."""
+    if state.host_network and agent.config.kernel_transport != "ssh":
+        return agent.config.connect_address
+    return ""
+
+
 def _point(km: Any, ports: list[int], transport: str = "tcp") -> None:
     km.transport = transport
     for name, port in zip(PORT_NAMES, ports, strict=True):
@@ -114,13 +123,14 @@ def _private_dir(path: str) -> bool:
     return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and mode & 0o077 == 0
 
 
-def kernel_side_connection(km: Any, transport: str) -> bytes:
+def kernel_side_connection(km: Any, transport: str, ip: str = "") -> bytes:
     """The connection file as the kernel in main1 sees it: fixed ports, ``km``'s key;
-    over SSH it listens on main1's loopback only."""
+    it listens on ``ip`` if given (a host-network main1: its agent's address), else
+    over SSH on main1's loopback only, directly on every interface of main1."""
     key = km.session.key
     info: dict[str, Any] = {
         "transport": "tcp",
-        "ip": "127.0.0.1" if transport == "ssh" else "0.0.0.0",
+        "ip": ip or ("127.0.0.1" if transport == "ssh" else "0.0.0.0"),
         "signature_scheme": km.session.signature_scheme,
         "key": key.decode() if isinstance(key, bytes) else key,
     }

@@ -32,6 +32,7 @@ class SshRoute:
     """The route over SSH to main1 (see the module docstring)."""
 
     starts_early = False
+    kernel_ip = ""  # main1's loopback: the tunnel's end
 
     def __init__(self, access: Callable[[str], Awaitable[Access]]) -> None:
         """``access``: main1's SSH endpoint and the session's keys, from the service."""

@@ -134,6 +134,8 @@ class ContainerSpec:
     #: the container also gets IPC_LOCK and ``memlock`` (bytes; -1: no limit).
     devices: tuple[str, ...] = ()
     memlock: int = -1
+    #: ``/etc/hosts`` entries ("name:address"): a host-network container's peers.
+    extra_hosts: tuple[str, ...] = ()
     workdir: str = "/home/work"
     user: str = "root"  # the start-up script drops to ``work`` itself
     limits: Limits = field(default_factory=Limits)  # PIDs, capabilities, logs…
@@ -156,6 +158,8 @@ class ContainerState:
     image: str = ""
     resources: Resources | None = None
     mounts: tuple[BindMount, ...] = ()
+    #: On its agent's own network (Docker's host network): its ports are the agent's.
+    host_network: bool = False
 
 
 @dataclass(frozen=True)

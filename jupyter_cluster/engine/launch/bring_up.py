@@ -25,6 +25,7 @@ from dataclasses import replace
 
 from ...core import naming
 from ...core.egress import GATE_FILE
+from ...core.host_network import HOST_NETWORK, peer_hosts
 from ...core.models import Container, Session
 from ...core.state import ContainerStatus
 from ...errors import AgentError, ClusterError, LaunchFailed
@@ -63,6 +64,20 @@ def published_ports_of(role: str, agent: Agent) -> tuple[int, ...]:
 
 
 def _spec_for(session: Session, container: Container, ctx: LaunchContext) -> ContainerSpec:
+    assert container.agent is not None
+    if ctx.network.host_network:  # the agent's own network: nothing to publish or alias
+        addresses = {a: agent.config.address for a, agent in ctx.agents.items()}
+        return replace(
+            _plain_spec(session, container, ctx),
+            network=HOST_NETWORK,
+            aliases=(),
+            publish=(),
+            extra_hosts=peer_hosts(session, addresses),
+        )
+    return _plain_spec(session, container, ctx)
+
+
+def _plain_spec(session: Session, container: Container, ctx: LaunchContext) -> ContainerSpec:
     assert container.agent is not None
     return ContainerSpec(
         name=naming.container_name(session, container.host),

@@ -43,7 +43,8 @@ async def network_and_image(session: Session, ctx: LaunchContext, placed: list[s
         )
     creating: asyncio.Future[str] | None = None
     try:
-        if not ctx.warm:  # a warm set comes with its network
+        # A warm set comes with its network; a host-network session needs none.
+        if not ctx.warm and not ctx.network.host_network:
             network_agent = await network_maker(session, ctx.agents)
             overlay = len(placed) > 1
             # A restricted bridge is named for the agent hosts' firewall chain, which

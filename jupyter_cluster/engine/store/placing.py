@@ -31,11 +31,15 @@ _ZERO = Resources(0, 0, 0, 0)
 class PlacingStore(SessionRows):
     """Placement queries and the placing write (see the module docstring)."""
 
-    def _holdings(self, db: sqlite3.Connection) -> tuple[dict[str, Resources], dict[str, set[str]]]:
-        """What the containers of ALLOCATING sessions hold, per agent (a container
-        already removed, TERMINATED, while its session waits for a lost agent, holds none)."""
+    def _holdings(
+        self, db: sqlite3.Connection
+    ) -> tuple[dict[str, Resources], dict[str, set[str]], dict[str, int]]:
+        """What the containers of ALLOCATING sessions hold, per agent: resources, GPU
+        ids and how many containers (a container already removed, TERMINATED, while
+        its session waits for a lost agent, holds none)."""
         used: dict[str, Resources] = {}
         gpus: dict[str, set[str]] = {}
+        counts: dict[str, int] = {}
         for s in self._select(db, "WHERE " + status_in(state.ALLOCATING)):
             per = s.spec.resources
             for c in s.containers:
@@ -45,7 +49,8 @@ class PlacingStore(SessionRows):
                         u.cpu + per.cpu, u.mem + per.mem, u.shm + per.shm, u.gpu + per.gpu
                     )
                     gpus.setdefault(c.agent, set()).update(c.gpu_ids)
-        return used, gpus
+                    counts[c.agent] = counts.get(c.agent, 0) + 1
+        return used, gpus, counts
 
     def waiting_ahead(self, session: Session) -> builtins.list[Session]:
         """PENDING sessions of ``session``'s resource group that came before it."""
@@ -83,9 +88,14 @@ class PlacingStore(SessionRows):
                     f"session {session.name} is {session.status.value}, not PENDING; "
                     "it cannot be placed again"
                 )
-            used, gpus = self._holdings(db)
+            used, gpus, counts = self._holdings(db)
             slots = [
-                replace(a, used=used.get(a.id, _ZERO), used_gpu_ids=frozenset(gpus.get(a.id, ())))
+                replace(
+                    a,
+                    used=used.get(a.id, _ZERO),
+                    used_gpu_ids=frozenset(gpus.get(a.id, ())),
+                    containers=counts.get(a.id, 0),
+                )
                 for a in agents
             ]
             ahead = [] if backfill else self._ahead(db, session)

@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ....core import naming
 from ....core.fast_network import RDMA_CAPABILITY, network_options
+from ....core.host_network import HOST_NETWORK
 from ....core.resources import Resources
 from ..base import BindMount, ContainerSpec, ContainerState, NetworkState
 
@@ -36,6 +38,8 @@ def container_config(spec: ContainerSpec, address: str) -> dict[str, Any]:
             f"{port}/tcp": [{"HostIp": address, "HostPort": ""}] for port in spec.publish
         },
     }
+    if spec.extra_hosts:
+        host_config["ExtraHosts"] = list(spec.extra_hosts)
     host_config.update(confinement(spec))
     if spec.devices:
         host_config.update(rdma_host_config(spec.devices, host_config["CapAdd"], spec.memlock))
@@ -58,7 +62,12 @@ def container_config(spec: ContainerSpec, address: str) -> dict[str, Any]:
         "Cmd": [],
         "ExposedPorts": {f"{port}/tcp": {} for port in spec.publish},
         "HostConfig": host_config,
-        "NetworkingConfig": {"EndpointsConfig": {spec.network: {"Aliases": list(spec.aliases)}}},
+        # Docker keeps network-scoped aliases to user-defined networks.
+        "NetworkingConfig": {
+            "EndpointsConfig": {}
+            if spec.network == HOST_NETWORK
+            else {spec.network: {"Aliases": list(spec.aliases)}}
+        },
     }
 
 
@@ -137,7 +146,11 @@ def container_state(data: Mapping[str, Any]) -> ContainerState:
         if bindings:
             ports[int(key.split("/")[0])] = (bindings[0]["HostIp"], int(bindings[0]["HostPort"]))
     host_config = data.get("HostConfig") or {}
+    host_network = host_config.get("NetworkMode") == HOST_NETWORK
+    if host_network:  # nothing is published: its ports are the agent's own
+        ports = {p: ("", p) for p in (naming.SSH_PORT, *naming.KERNEL_PORTS)}
     return ContainerState(
+        host_network=host_network,
         image=(data.get("Config") or {}).get("Image", ""),
         resources=Resources(
             cpu=(host_config.get("NanoCpus") or 0) / 1e9,
