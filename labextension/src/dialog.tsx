@@ -2,7 +2,8 @@
  * The launch dialog: a form built from the server's `launch-options` (image,
  * mode, size, per-container resources, data folders, resource group, name,
  * bootstrap command) that shows the session's total and whether an agent has
- * room for it now, and refuses to launch while a value is wrong.
+ * room for it now, and refuses to launch while a value is wrong. A launch
+ * profile chosen first fills the fields (./profiles).
  */
 
 import { Dialog } from '@jupyterlab/apputils';
@@ -14,6 +15,7 @@ import { IAgent, IImage, ILaunchOptions } from './api';
 import { ILaunchValues, LaunchErrors, validate } from './form';
 import { IServerError, LaunchFormView } from './formview';
 import { getTrans } from './i18n';
+import { valuesOfProfile } from './profiles';
 
 /** The form inside the launch dialog; `getValue()` gives its values. */
 export class LaunchForm extends ReactWidget {
@@ -59,6 +61,25 @@ export class LaunchForm extends ReactWidget {
     this.dialog?.revalidate();
   }
 
+  /** The launch profile chosen ('' for none). */
+  get profile(): string {
+    return this._profile;
+  }
+
+  /**
+   * Choose launch profile `name`: its fields fill the form (the others stay);
+   * an unknown or disabled one fills nothing.
+   */
+  chooseProfile(name: string): void {
+    const patch = valuesOfProfile(this._options, name, this._values);
+    this._profile = patch || !name ? name : '';
+    if (patch) {
+      this.set(patch);
+    } else {
+      this.update();
+    }
+  }
+
   /** New free resources of the agents. */
   setAgents(agents: IAgent[]): void {
     this._agents = agents;
@@ -84,6 +105,8 @@ export class LaunchForm extends ReactWidget {
         images={this._images}
         serverError={this._serverError}
         onChange={patch => this.set(patch)}
+        profile={this._profile}
+        onProfile={name => this.chooseProfile(name)}
       />
     );
   }
@@ -94,6 +117,7 @@ export class LaunchForm extends ReactWidget {
   private _images: IImage[];
   private _serverError: IServerError | null;
   private _touched = new Set<string>();
+  private _profile = '';
 }
 
 export namespace LaunchForm {

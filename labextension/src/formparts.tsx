@@ -8,6 +8,7 @@ import * as React from 'react';
 
 import { IAgent } from './api';
 import { getTrans } from './i18n';
+import { IProfileChoice } from './profiles';
 import { describeTotals, IRoom, ITotals } from './room';
 
 /** The hosts of a session of `size` containers: main1, sub1, … */
@@ -158,6 +159,44 @@ export function Select(
       <select {...props} />
       <caretDownEmptyIcon.react tag="span" className="jp-ClusterLaunch-caret" />
     </div>
+  );
+}
+
+/**
+ * The "Profile" select, the form's first field: choosing one fills the fields;
+ * those the user's limits cannot launch are listed disabled, with the reason.
+ */
+export function ProfileSelect(props: {
+  choices: IProfileChoice[];
+  value: string;
+  onChange: (name: string) => void;
+}): JSX.Element {
+  const trans = getTrans();
+  return (
+    <Row
+      name="profile"
+      label={trans.__('Profile')}
+      help={trans.__('A named set of fields to start from; change any after.')}
+    >
+      <Select
+        id="jp-ClusterLaunch-profile"
+        name="profile"
+        className={controlClass('select')}
+        value={props.value}
+        onChange={e => props.onChange(e.target.value)}
+      >
+        {props.choices.map(c => (
+          <option
+            key={c.value}
+            value={c.value}
+            disabled={c.disabled}
+            title={c.reason || undefined}
+          >
+            {c.label}
+          </option>
+        ))}
+      </Select>
+    </Row>
   );
 }
 

@@ -14,11 +14,13 @@ import {
   groupFree,
   hostsPreview,
   option,
+  ProfileSelect,
   Row,
   Select,
   Summary
 } from './formparts';
 import { getTrans } from './i18n';
+import { profileChoices } from './profiles';
 import { room, totals } from './room';
 import { formatCpu, formatSize } from './units';
 
@@ -43,6 +45,9 @@ export interface IViewProps {
   images: IImage[];
   serverError: IServerError | null;
   onChange: (patch: Partial<ILaunchValues>) => void;
+  /** The launch profile chosen ('' for none) and choosing one. */
+  profile?: string;
+  onProfile?: (name: string) => void;
 }
 
 /** The form; `onChange` gets each edit. */
@@ -60,6 +65,7 @@ export function LaunchFormView(props: IViewProps): JSX.Element {
   const groups = field(options, 'resource_group')?.choices ?? [];
   const folders = field(options, 'mounts')?.choices ?? [];
   const maxSize = options.limits.max_size ?? field(options, 'size')?.maximum;
+  const profiles = profileChoices(options);
   const t = totals(values);
   const fit = t
     ? room(t, values.mode, values.resource_group, props.agents)
@@ -121,6 +127,13 @@ export function LaunchFormView(props: IViewProps): JSX.Element {
         <div className="jp-ClusterLaunch-serverError" role="alert">
           {generalError}
         </div>
+      )}
+      {profiles.length > 1 && (
+        <ProfileSelect
+          choices={profiles}
+          value={props.profile ?? ''}
+          onChange={name => props.onProfile?.(name)}
+        />
       )}
       {select(
         'image',

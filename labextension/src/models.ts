@@ -159,11 +159,29 @@ export interface ILaunchField {
   max_length?: number;
 }
 
+/**
+ * A launch profile as `GET launch-options` lists it: named launch fields, and
+ * whether the user's limits let them launch it as it is (the reason if not).
+ */
+export interface ILaunchProfile {
+  name: string;
+  description: string;
+  groups?: string[];
+  /** Fields of `POST sessions`, e.g. `{size: 2, cpu: 0.5}`. */
+  fields: { [name: string]: any };
+  disabled?: boolean;
+  reason?: string;
+  /** The site's (configured) or the user's own. */
+  scope?: 'site' | 'user';
+}
+
 /** The launch form: fields with limits, defaults and choices. */
 export interface ILaunchOptions {
   fields: ILaunchField[];
   defaults: { [name: string]: any };
   limits: { [name: string]: number };
+  /** The launch profiles the user sees (absent from older servers). */
+  profiles?: ILaunchProfile[];
 }
 
 /** The body of `POST sessions`. */
