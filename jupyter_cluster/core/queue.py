@@ -26,16 +26,18 @@ from dataclasses import dataclass, field, replace
 from .models import ClusterMode, LaunchSpec
 from .resources import Resources
 from .scheduler import (
-    DESCRIBED_AGENTS,
     AgentSlot,
-    Pending,
     Placement,
     _assign,
     check_ever_fits,
     empty_fits,
     fits_in,
-    multi_node_pending,
     place,
+)
+from .waiting_reasons import (
+    DESCRIBED_AGENTS,
+    Pending,
+    multi_node_pending,
     single_node_pending,
     swarm_pending,
 )

@@ -9,64 +9,15 @@ wait (PENDING), or raises when it could never fit.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from ..errors import InvalidRequest
+from .agent_slot import AgentSlot as AgentSlot
+from .agent_slot import fits_in as fits_in
 from .models import ClusterMode, LaunchSpec
 from .resources import Resources
 from .units import format_size
-
-
-@dataclass(frozen=True)
-class AgentSlot:
-    """One agent as the scheduler sees it: total capacity and what is in use."""
-
-    id: str
-    resource_group: str
-    capacity: Resources
-    used: Resources = field(default_factory=lambda: Resources(0, 0, 0, 0))
-    gpu_ids: tuple[str, ...] = ()
-    used_gpu_ids: frozenset[str] = frozenset()
-    has_image: bool = True  # can run the image: has it, or may pull it
-    image_local: bool = True  # has it now (no pull needed): preferred
-    schedulable: bool = True
-    swarm: str = ""  # the Docker Swarm the agent is a node of ("" = none)
-    swarm_note: str = ""  # why a Swarm node still can't be spanned (see core.swarms)
-    #: A host-network group's agent: it holds one container at a time, of any session
-    #: (they would share its ports), and its sessions need no Swarm.
-    one_container: bool = False
-    containers: int = 0  # containers of active sessions on it now
-
-    def free(self) -> Resources:
-        return Resources(
-            cpu=round(self.capacity.cpu - self.used.cpu, 6),
-            mem=self.capacity.mem - self.used.mem,
-            shm=0,
-            gpu=len(self.free_gpu_ids()),
-        )
-
-    def free_gpu_ids(self) -> list[str]:
-        return [g for g in self.gpu_ids if g not in self.used_gpu_ids]
-
-    def fits(self, per_container: Resources, free: Resources | None = None) -> int:
-        """How many containers of ``per_container`` fit in ``free`` (default: now)."""
-        free = free or self.free()
-        count = fits_in(per_container, free.cpu, free.mem, free.gpu)
-        if self.one_container:
-            return min(count, 1) if self.containers == 0 else 0
-        return count
-
-
-def fits_in(per: Resources, cpu: float, mem: int, gpu: int) -> int:
-    """How many containers of ``per`` fit in ``cpu`` CPUs, ``mem`` bytes, ``gpu`` GPUs."""
-    count = 1 << 30
-    if per.cpu > 0:
-        count = min(count, int((cpu + 1e-9) // per.cpu))
-    if per.mem > 0:
-        count = min(count, mem // per.mem)
-    if per.gpu > 0:
-        count = min(count, gpu // per.gpu)
-    return max(0, count)
+from .waiting_reasons import Pending, multi_node_pending, single_node_pending, swarm_pending
 
 
 @dataclass(frozen=True)
@@ -79,41 +30,6 @@ class Placement:
     @property
     def agent_count(self) -> int:
         return len(set(self.agents))
-
-
-@dataclass(frozen=True)
-class Pending:
-    """The session cannot start now; ``reason`` says why, for the user."""
-
-    reason: str
-
-
-#: Agents named in a waiting reason (the roomiest first); the others are counted.
-DESCRIBED_AGENTS = 5
-
-
-def describe_free(ranked: Sequence[AgentSlot], total: int, down: Sequence[str] = ()) -> str:
-    """What the roomiest agents have free (``ranked``: at most :data:`DESCRIBED_AGENTS`
-    of the ``total`` eligible ones, roomiest first) and which ones are down.
-
-    Bounded, so a reason stays short (and cheap) whatever the number of agents.
-    """
-    parts = []
-    for s in ranked[:DESCRIBED_AGENTS]:
-        if s.one_container and s.containers:
-            parts.append(f"{s.id} runs a host-network container")
-            continue
-        f = s.free()
-        gpu = f", {f.gpu} GPU" if s.gpu_ids else ""
-        parts.append(f"{s.id} has {f.cpu:g} CPU, {format_size(max(f.mem, 0))} memory{gpu} free")
-    more = total - len(parts)
-    if more > 0:
-        parts.append(f"{more} more agent(s) with less room")
-    if down:
-        shown = ", ".join(down[:DESCRIBED_AGENTS])
-        extra = len(down) - DESCRIBED_AGENTS
-        parts.append(f"unavailable: {shown}" + (f" and {extra} more" if extra > 0 else ""))
-    return "; ".join(parts)
 
 
 def rank_key(slot: AgentSlot, per: Resources) -> tuple[int, float, str]:
@@ -217,37 +133,6 @@ def place_on(spec: LaunchSpec, agents: Sequence[AgentSlot]) -> Placement | Pendi
     if _spread(ranked, spec) is not None:
         return swarm_pending(spec, ranked)
     return multi_node_pending(spec, ranked, len(ranked), down)
-
-
-def swarm_pending(spec: LaunchSpec, slots: Sequence[AgentSlot]) -> Pending:
-    """Why a multi-node session waits although its group (``slots``) has room in total."""
-    notes = sorted({f"{a.id}: {a.swarm_note}" for a in slots if a.swarm_note})
-    why = "; ".join(notes) if notes else "(docker swarm init / join them)"
-    return Pending(
-        f"waiting for room for {spec.size} x ({spec.resources.describe()}) on agents of one "
-        f"Docker Swarm in group {spec.resource_group!r}: the agents with room are not nodes of "
-        f"the same Swarm {why}; see `jupyter cluster agents`"
-    )
-
-
-def single_node_pending(
-    spec: LaunchSpec, ranked: Sequence[AgentSlot], total: int, down: Sequence[str]
-) -> Pending:
-    """Why a single-node session waits (``ranked``: the roomiest agents first)."""
-    return Pending(
-        f"waiting for one agent of group {spec.resource_group!r} with room for "
-        f"{spec.size} x ({spec.resources.describe()}): {describe_free(ranked, total, down)}"
-    )
-
-
-def multi_node_pending(
-    spec: LaunchSpec, ranked: Sequence[AgentSlot], total: int, down: Sequence[str]
-) -> Pending:
-    """Why a multi-node session waits: the whole group has too little room."""
-    return Pending(
-        f"waiting for room for {spec.size} x ({spec.resources.describe()}) across group "
-        f"{spec.resource_group!r}: {describe_free(ranked, total, down)}"
-    )
 
 
 def empty_fits(slot: AgentSlot, per: Resources) -> int:

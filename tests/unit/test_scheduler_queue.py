@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from jupyter_cluster.core.models import LaunchSpec, Resources
 from jupyter_cluster.core.queue import place_each, place_queue
-from jupyter_cluster.core.scheduler import DESCRIBED_AGENTS, AgentSlot, Pending, Placement, place
+from jupyter_cluster.core.scheduler import AgentSlot, Pending, Placement, place
+from jupyter_cluster.core.waiting_reasons import DESCRIBED_AGENTS
 from jupyter_cluster.errors import InvalidRequest
 
 from .support import agent_slots
