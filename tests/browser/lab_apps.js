@@ -11,14 +11,7 @@
 
 'use strict';
 
-const fs = require('fs');
-const path = require('path');
-const { createRequire } = require('module');
-
-const REPO = path.resolve(__dirname, '..', '..');
-const { chromium } = createRequire(
-  path.join(REPO, 'labextension', 'package.json')
-)('playwright-core');
+const { runInLab } = require('./lab_runner');
 
 const LAB_URL = process.env.LAB_URL;
 const TOKEN = process.env.LAB_TOKEN;
@@ -26,22 +19,8 @@ const SESSION_ID = process.env.SESSION_ID;
 const APP_NAME = process.env.APP_NAME;
 const APP_PORT = Number(process.env.APP_PORT);
 const CLOSED_PORT = Number(process.env.CLOSED_PORT);
-const ARTIFACTS = process.env.ARTIFACTS;
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 
-const results = { ok: false, steps: [], outputs: {}, consoleErrors: [] };
-
-async function main(context) {
-  const page = context.pages()[0] || (await context.newPage());
-  page.on('pageerror', error => results.consoleErrors.push(String(error)));
-  const step = async (name, body) => {
-    const entry = { name, ok: false };
-    results.steps.push(entry);
-    await body();
-    entry.ok = true;
-  };
-  const shot = name =>
-    page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
+runInLab(async ({ page, step, shot, results }) => {
 
   await step('open-lab', async () => {
     await page.goto(new URL(`lab?reset&token=${TOKEN}`, LAB_URL).toString());
@@ -94,30 +73,4 @@ async function main(context) {
     results.outputs.closed = await heading.textContent();
     await shot('app-closed-port');
   });
-  results.ok = true;
-}
-
-(async () => {
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
-  const userDataDir = fs.mkdtempSync(path.join(ARTIFACTS, '.chromium-'));
-  const context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run'],
-    viewport: { width: 1280, height: 800 }
-  });
-  context.setDefaultTimeout(60000);
-  try {
-    await main(context);
-  } catch (error) {
-    results.error = String(error.stack || error);
-  } finally {
-    await context.close().catch(() => undefined);
-    fs.rmSync(userDataDir, { recursive: true, force: true });
-    fs.writeFileSync(
-      path.join(ARTIFACTS, 'results.json'),
-      JSON.stringify(results, null, 2)
-    );
-    process.exit(results.ok ? 0 : 1);
-  }
-})();
+});

@@ -10,34 +10,13 @@
 
 'use strict';
 
-const fs = require('fs');
-const path = require('path');
-const { createRequire } = require('module');
-
-const REPO = path.resolve(__dirname, '..', '..');
-const { chromium } = createRequire(
-  path.join(REPO, 'labextension', 'package.json')
-)('playwright-core');
+const { runInLab } = require('./lab_runner');
 
 const LAB_URL = process.env.LAB_URL;
 const TOKEN = process.env.LAB_TOKEN;
 const SESSION_ID = process.env.SESSION_ID;
-const ARTIFACTS = process.env.ARTIFACTS;
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 
-const results = { ok: false, steps: [], outputs: {}, consoleErrors: [] };
-
-async function main(context) {
-  const page = context.pages()[0] || (await context.newPage());
-  page.on('pageerror', error => results.consoleErrors.push(String(error)));
-  const step = async (name, body) => {
-    const entry = { name, ok: false };
-    results.steps.push(entry);
-    await body();
-    entry.ok = true;
-  };
-  const shot = name =>
-    page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
+runInLab(async ({ page, step, shot, results }) => {
   const indicator = `.jp-NotebookPanel:not(.lm-mod-hidden) .jp-ClusterKernelIndicator[data-session-id="${SESSION_ID}"]`;
   const row = `#jp-cluster-sessions .jp-ClusterSession[data-session-id="${SESSION_ID}"]`;
 
@@ -93,51 +72,4 @@ async function main(context) {
       .textContent();
     await shot('notebook-indicator-revealed');
   });
-  results.ok = true;
-}
-
-/** What the page shows when a step failed: a screenshot and the items found. */
-async function explain(context) {
-  const page = context.pages()[0];
-  if (!page) {
-    return;
-  }
-  await page
-    .screenshot({ path: path.join(ARTIFACTS, 'failed.png') })
-    .catch(() => undefined);
-  results.outputs.itemsFound = await page
-    .evaluate(() =>
-      [...document.querySelectorAll('.jp-ClusterKernelIndicator')].map(n => ({
-        session: n.dataset.sessionId,
-        hidden: n.classList.contains('lm-mod-hidden'),
-        text: n.textContent
-      }))
-    )
-    .catch(error => String(error));
-}
-
-(async () => {
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
-  const userDataDir = fs.mkdtempSync(path.join(ARTIFACTS, '.chromium-'));
-  const context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run'],
-    viewport: { width: 1280, height: 800 }
-  });
-  context.setDefaultTimeout(60000);
-  try {
-    await main(context);
-  } catch (error) {
-    results.error = String(error.stack || error);
-    await explain(context);
-  } finally {
-    await context.close().catch(() => undefined);
-    fs.rmSync(userDataDir, { recursive: true, force: true });
-    fs.writeFileSync(
-      path.join(ARTIFACTS, 'results.json'),
-      JSON.stringify(results, null, 2)
-    );
-    process.exit(results.ok ? 0 : 1);
-  }
-})();
+});
