@@ -29,7 +29,8 @@ from jupyter_cluster.engine.manager import ClusterManager
 from jupyter_cluster.engine.store.sessions import Store
 from tests.support.constants import CLI
 from tests.support.docker import assert_nothing_left, manager_objects, remove_leftovers
-from tests.support.processes import Result, run
+from tests.support.processes import Result, alive, run
+from tests.support.waiting import wait_for
 
 
 def _is_our_driver(pid: int) -> bool:
@@ -146,6 +147,37 @@ class Workspace:
             store.close()
 
     # -- what Docker has -----------------------------------------------------------
+
+    def only_session(self) -> Any:
+        """The workspace's one session as the store has it (no reconciliation), or None."""
+        store = self.store()
+        try:
+            sessions = store.list(include_ended=True)
+            return sessions[0] if sessions else None
+        finally:
+            store.close()
+
+    def launch_then_kill_cli(self, *launch_args: str) -> Any:
+        """Run ``launch`` with ``launch_args`` and SIGKILL the CLI as soon as a driver
+        of its own has the session; that session (the job must outlive its client)."""
+        launch = self.popen(*CLI, "launch", *launch_args)
+        try:
+            found = wait_for(
+                lambda: (
+                    (s := self.only_session()) is not None
+                    and self.driver_pid(s.id) is not None
+                    and s
+                ),
+                60,
+                "the launch to hand its session to a driver",
+            )
+        finally:
+            launch.kill()
+            launch.communicate(timeout=30)
+        assert launch.returncode == -signal.SIGKILL
+        driver = self.driver_pid(found.id)
+        assert driver and driver != launch.pid and alive(driver)
+        return found
 
     def docker_objects(self) -> tuple[list[str], list[str]]:
         """Containers and networks labelled with this workspace's manager id."""

@@ -16,13 +16,12 @@ import asyncio
 import os
 import signal
 import time
-from typing import Any
 
 import pytest
 
 from jupyter_cluster.core.batch import JobState
 from jupyter_cluster.engine.batch import BatchUpkeep
-from tests.support.constants import CLI, SMALL_FLAGS
+from tests.support.constants import SMALL_FLAGS
 from tests.support.processes import alive
 from tests.support.waiting import wait_for
 
@@ -40,31 +39,9 @@ GATHER = (
 )
 
 
-def _store_session(ws: Workspace) -> Any:
-    """The workspace's one session as the store has it (no reconciliation), or None."""
-    store = ws.store()
-    try:
-        sessions = store.list(include_ended=True)
-        return sessions[0] if sessions else None
-    finally:
-        store.close()
-
-
 def test_a_size_3_job_outlives_its_killed_cli_and_ends_with_its_result(ws: Workspace) -> None:
-    launch = ws.popen(*CLI, "launch", "--size", "3", *SMALL_FLAGS, "--command", GATHER, "--json")
-    try:
-        # Kill the CLI as soon as a driver of its own has the session.
-        found = wait_for(
-            lambda: (s := _store_session(ws)) is not None and ws.driver_pid(s.id) is not None and s,
-            60,
-            "the launch to hand its session to a driver",
-        )
-    finally:
-        launch.kill()
-        launch.communicate(timeout=30)
-    assert launch.returncode == -signal.SIGKILL
+    found = ws.launch_then_kill_cli("--size", "3", *SMALL_FLAGS, "--command", GATHER, "--json")
     driver = ws.driver_pid(found.id)
-    assert driver and driver != launch.pid and alive(driver)
     started = time.monotonic()
     waited = ws.cli("wait", found.id, "--json", timeout=240)
     assert waited.returncode == 0, str(waited)
@@ -142,7 +119,7 @@ def test_a_restarted_driver_never_runs_the_command_twice(ws: Workspace) -> None:
     assert pid and alive(pid)
 
     def running() -> bool:
-        s = _store_session(ws)
+        s = ws.only_session()
         return s is not None and s.job is not None and s.job.state.value == "running"
 
     wait_for(running, 120, "the job to run")

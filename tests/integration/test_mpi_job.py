@@ -11,12 +11,9 @@ session is left in Docker (the ``ws`` fixture checks).
 
 from __future__ import annotations
 
-import signal
-from typing import Any
-
 import pytest
 
-from tests.support.constants import CLI, LABEL_SESSION, SMALL_FLAGS
+from tests.support.constants import LABEL_SESSION, SMALL_FLAGS
 from tests.support.docker import docker
 from tests.support.processes import alive
 from tests.support.waiting import wait_for
@@ -38,35 +35,13 @@ if world.rank == 0:
 '"""
 
 
-def _session(ws: Workspace) -> Any:
-    """The workspace's one session as the store has it, or None."""
-    store = ws.store()
-    try:
-        sessions = store.list(include_ended=True)
-        return sessions[0] if sessions else None
-    finally:
-        store.close()
-
-
 def test_an_mpi_allreduce_across_3_containers_outlives_its_killed_cli(
     ws: Workspace, mpi_image: str
 ) -> None:
-    launch = ws.popen(
-        *CLI, "launch", "--size", "3", "--image", mpi_image, *SMALL_FLAGS, "--command", MPI_JOB
+    found = ws.launch_then_kill_cli(
+        "--size", "3", "--image", mpi_image, *SMALL_FLAGS, "--command", MPI_JOB
     )
-    try:
-        found = wait_for(
-            lambda: (s := _session(ws)) is not None and ws.driver_pid(s.id) is not None and s,
-            60,
-            "the launch to hand its session to a driver",
-        )
-    finally:
-        launch.kill()
-        launch.communicate(timeout=30)
-    assert launch.returncode == -signal.SIGKILL
     driver = ws.driver_pid(found.id)
-    assert driver and driver != launch.pid and alive(driver)
-
     waited = ws.cli("wait", found.id, timeout=300)
     logs = ws.cli("logs", found.id, "main1").stdout
     assert waited.returncode == 0, f"{waited}\n--- main1's log\n{logs}"

@@ -44,3 +44,12 @@ def leftovers(agents: AgentCluster, manager_id: str) -> dict[str, list[str]]:
         if ps or nets:
             found[agent.id] = ps + nets
     return found
+
+
+async def exec_output(manager: ClusterManager, ref: str, host: str, *cmd: str) -> str:
+    """``cmd``'s output in ``host`` of session ``ref``, stripped; it must exit 0."""
+    chunks: list[bytes] = []
+    code = await manager.exec(ref, host, list(cmd), on_output=lambda s, d: chunks.append(d))
+    text = b"".join(chunks).decode()
+    assert code == 0, f"{cmd} in {host} exited with {code}: {text}"
+    return text.strip()

@@ -17,22 +17,13 @@ from traitlets.config import Config
 
 from jupyter_cluster.core import naming
 from jupyter_cluster.core.fast_network import MTU_OPTION
-from jupyter_cluster.engine.manager import ClusterManager
 
 from .agents import AgentCluster
-from .support import SMALL, engine, leftovers
+from .support import SMALL, engine, exec_output, leftovers
 
 pytestmark = pytest.mark.docker
 GROUPS = {"default": {"mtu": 1400}}
 VXLAN_HEADER = 50  # what the overlay driver takes off for the containers' interfaces
-
-
-async def _output(manager: ClusterManager, ref: str, host: str, *cmd: str) -> str:
-    chunks: list[bytes] = []
-    code = await manager.exec(ref, host, list(cmd), on_output=lambda s, d: chunks.append(d))
-    text = b"".join(chunks).decode()
-    assert code == 0, f"{cmd} in {host} exited with {code}: {text}"
-    return text.strip()
 
 
 async def test_an_overlay_across_agents_has_the_groups_mtu(
@@ -48,9 +39,9 @@ async def test_an_overlay_across_agents_has_the_groups_mtu(
         by_host = {c.host: c.agent for c in session.containers}
         assert by_host["main1"] != by_host["sub2"], by_host
         for host in ("main1", "sub2"):
-            mtu = await _output(manager, session.id, host, "cat", "/sys/class/net/eth0/mtu")
+            mtu = await exec_output(manager, session.id, host, "cat", "/sys/class/net/eth0/mtu")
             assert int(mtu) == 1400 - VXLAN_HEADER
-        assert await _output(manager, session.id, "main1", "ssh", "sub2", "hostname") == "sub2"
+        assert await exec_output(manager, session.id, "main1", "ssh", "sub2", "hostname") == "sub2"
         inspect = agents[by_host["main1"] or ""].docker(
             "network", "inspect", "--format", "{{json .Options}}", naming.network_name(session)
         )

@@ -25,23 +25,14 @@ from traitlets.config import Config
 from jupyter_cluster.core import naming
 from jupyter_cluster.core.models import LaunchSpec
 from jupyter_cluster.core.state import SessionStatus
-from jupyter_cluster.engine.manager import ClusterManager
 from jupyter_cluster.provisioning import kernelspec
 from tests.support.kernels import run_cell, start_client
 
 from .agents import AgentCluster
-from .support import SMALL, engine, leftovers
+from .support import SMALL, engine, exec_output, leftovers
 
 pytestmark = pytest.mark.docker
 GROUPS = {"FastNetworking": {"resource_groups": {"default": {"host_network": True}}}}
-
-
-async def _output(manager: ClusterManager, ref: str, host: str, *cmd: str) -> str:
-    chunks: list[bytes] = []
-    code = await manager.exec(ref, host, list(cmd), on_output=lambda s, d: chunks.append(d))
-    text = b"".join(chunks).decode()
-    assert code == 0, f"{cmd} in {host} exited with {code}: {text}"
-    return text.strip()
 
 
 async def test_a_session_spans_agents_on_their_own_networks(
@@ -61,13 +52,13 @@ async def test_a_session_spans_agents_on_their_own_networks(
         by_host = {c.host: c.agent or "" for c in session.containers}
         assert set(by_host.values()) == {"agent1", "agent2"}, by_host
         for host, agent_id in by_host.items():
-            assert await _output(manager, session.id, host, "hostname") == host
-            addresses = await _output(manager, session.id, host, "ip", "-4", "-o", "addr")
+            assert await exec_output(manager, session.id, host, "hostname") == host
+            addresses = await exec_output(manager, session.id, host, "ip", "-4", "-o", "addr")
             assert f" {agents[agent_id].ip}/" in addresses, addresses  # the agent's own
-        assert await _output(manager, session.id, "main1", "ssh", "sub1", "hostname") == "sub1"
-        env = await _output(manager, session.id, "sub1", "env")
+        assert await exec_output(manager, session.id, "main1", "ssh", "sub1", "hostname") == "sub1"
+        env = await exec_output(manager, session.id, "sub1", "env")
         assert "BACKENDAI_CLUSTER_HOST=sub1" in env and "BACKENDAI_CLUSTER_SIZE=2" in env
-        hostfile = await _output(manager, session.id, "main1", "cat", "/home/config/hostfile")
+        hostfile = await exec_output(manager, session.id, "main1", "cat", "/home/config/hostfile")
         assert hostfile.split()[:1] == ["main1"] and "sub1" in hostfile
         name = naming.network_name(session)
         for agent in two:
