@@ -28,6 +28,13 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"jupyter cluster: error: {_one_line(message)} (see --help)\n")
 
+    def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> Any:
+        # Some Pythons drop a "--" value (``--cpu=--``) and hand the option an empty
+        # list without calling its type; refuse it as the value it is.
+        if arg_strings == ["--"] and action.option_strings and action.nargs is None:
+            self.error(f"argument {action.option_strings[0]}: '--' is not a value")
+        return super()._get_values(action, arg_strings)
+
 
 def _seconds(text: str) -> float:
     """An argparse type: a finite number of seconds above 0."""

@@ -366,6 +366,7 @@ def test_launch_flags(ws: Workspace, tally: Counter[str], argv: list[str]) -> No
 @example(argv=["kernelspec", "install", "9" * 400], user=True)  # was a traceback
 @example(argv=["kernelspec", "install", "k", "--launch-timeout=nan"], user=True)  # was NaN
 @example(argv=["kernelspec", "install", "k", "--launch-timeout=-1"], user=False)
+@example(argv=["kernelspec", "install", "k", "--launch-timeout=--"], user=False)  # was []
 def test_kernelspec_install_flags(
     ws: Workspace, tally: Counter[str], argv: list[str], user: bool
 ) -> None:
