@@ -1,7 +1,7 @@
 /**
  * The launch dialog: a form built from the server's `launch-options` (image,
  * mode, size, per-container resources, data folders, resource group, name,
- * bootstrap command) that shows the session's total and whether an agent has
+ * bootstrap and batch commands, environment, web apps) that shows the session's total and whether an agent has
  * room for it now, and refuses to launch while a value is wrong. A launch
  * profile chosen first fills the fields (./profiles).
  */

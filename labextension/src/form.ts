@@ -3,7 +3,8 @@
  * `launch-options`, the user's settings and what was typed), their validation
  * against the server's limits and the request they make. Mirrors the checks of
  * `jupyter_cluster/core/launch_options.py`, so that mistakes show before anything is
- * sent. The totals and the room on agents are in ./room.
+ * sent. The totals and the room on agents are in ./room; the environment and
+ * apps fields' `KEY=VALUE` lines are read by ./envfield and ./appsfield.
  */
 
 import {
@@ -12,6 +13,8 @@ import {
   ILaunchOptions,
   ILaunchRequest
 } from './api';
+import { appsRequest, appsText, parseApps } from './appsfield';
+import { envRequest, envText, parseEnv } from './envfield';
 import { getTrans } from './i18n';
 import { formatCpu, formatSize, parseCpu, parseSize } from './units';
 
@@ -35,6 +38,8 @@ export interface ILaunchValues {
   max_lifetime: string;
   /** Environment variables, `KEY=VALUE` one a line. */
   env: string;
+  /** Web apps in main1, `NAME=PORT` one a line (./appsfield). */
+  apps: string;
   /** Start a kernel in main1 and open a notebook on it. */
   start_kernel: boolean;
 }
@@ -139,57 +144,13 @@ export function initialValues(
     command: text(merged.command),
     max_lifetime: text(merged.max_lifetime),
     env: envText(merged.env),
+    apps: appsText(merged.apps),
     start_kernel: startKernel
   };
 }
 
-function envText(value: unknown): string {
-  if (!value || typeof value !== 'object' || Array.isArray(value)) {
-    return '';
-  }
-  return Object.entries(value as Record<string, unknown>)
-    .map(([k, v]) => `${k}=${text(v)}\n`)
-    .join('');
-}
-
 /** Seconds, or a number with s, m, h or d (as the server reads max_lifetime). */
 const DURATION = /^\s*\d+(\.\d+)?\s*[smhd]?\s*$/i;
-
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-/**
- * The variables of the environment field (`KEY=VALUE`, one a line, blank lines
- * skipped), or what is wrong with it; never quotes a value (it may be a secret).
- * Names the server reserves (`BACKENDAI_*`, `PATH`…) are left to its 400.
- */
-export function parseEnv(value: string): Record<string, string> | string {
-  const trans = getTrans();
-  const env: Record<string, string> = Object.create(null);
-  const lines = value.split(/\r?\n/);
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i];
-    if (!line.trim()) {
-      continue;
-    }
-    const at = line.indexOf('=');
-    if (at < 0) {
-      return trans.__('Line %1 is not KEY=VALUE.', i + 1);
-    }
-    const name = line.slice(0, at);
-    if (!ENV_NAME.test(name)) {
-      return trans.__(
-        "Line %1: %2 is not a variable name; use letters, digits and '_', not starting with a digit.",
-        i + 1,
-        JSON.stringify(name.slice(0, 60))
-      );
-    }
-    if (name in env) {
-      return trans.__('%1 is given twice.', name);
-    }
-    env[name] = line.slice(at + 1);
-  }
-  return env;
-}
 
 /** A whole number typed as text, or null. */
 export function wholeNumber(value: string): number | null {
@@ -300,6 +261,10 @@ export function validate(
   if (typeof env === 'string') {
     errors.env = env;
   }
+  const apps = field(options, 'apps') ? parseApps(values.apps) : {};
+  if (typeof apps === 'string') {
+    errors.apps = apps;
+  }
   return errors;
 }
 
@@ -320,14 +285,7 @@ export function toRequest(values: ILaunchValues): ILaunchRequest {
     command: values.command.trim() ? values.command : null,
     max_lifetime: values.max_lifetime.trim() || null,
     env: envRequest(values.env),
+    ...appsRequest(values.apps),
     start_kernel: values.start_kernel
   };
-}
-
-function envRequest(value: string): Record<string, string> | null {
-  const env = parseEnv(value);
-  if (typeof env === 'string' || !Object.keys(env).length) {
-    return null;
-  }
-  return { ...env };
 }

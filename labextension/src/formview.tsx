@@ -267,6 +267,20 @@ export function LaunchFormView(props: IViewProps): JSX.Element {
         />
       </Row>
 
+      {field(options, 'apps') && (
+        <Row {...rowProps('apps')} label={trans.__('Apps')}>
+          <textarea
+            {...control('apps')}
+            rows={2}
+            spellCheck={false}
+            autoComplete="off"
+            placeholder={trans.__(
+              'NAME=PORT, one a line, e.g. tensorboard=6006'
+            )}
+          />
+        </Row>
+      )}
+
       <label className="jp-ClusterLaunch-kernel">
         <input
           type="checkbox"

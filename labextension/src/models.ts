@@ -200,6 +200,8 @@ export interface ILaunchRequest {
   command?: string | null;
   max_lifetime?: string | number | null;
   env?: Record<string, string> | null;
+  /** Web apps in main1, name to port (sent only when some are declared). */
+  apps?: Record<string, number> | null;
   start_kernel?: boolean;
   /** With start_kernel: the kernel's folder, relative to the server's root. */
   notebook_dir?: string | null;

@@ -51,7 +51,7 @@ export function profileChoices(options: ILaunchOptions): IProfileChoice[] {
 /**
  * The form values of profile `name`: its fields set, the others as they are in
  * `current`; null for an unknown or disabled profile (nothing is filled).
- * Fields the form has no control for (e.g. `apps`) are left out.
+ * Fields the form has no control for are left out.
  */
 export function valuesOfProfile(
   options: ILaunchOptions,

@@ -20,6 +20,7 @@ describe('initialValues', () => {
       command: '',
       max_lifetime: '',
       env: '',
+      apps: '',
       start_kernel: true
     });
   });

@@ -70,6 +70,7 @@ describe('valuesOfProfile', () => {
       mem: '512m',
       mode: 'multi-node',
       env: 'A=1\n',
+      apps: 'tb=6006\n',
       mounts: ['data:ro']
     });
     const request = toRequest({ ...current, ...patch });
@@ -81,6 +82,7 @@ describe('valuesOfProfile', () => {
       name: 'mine',
       mode: 'multi-node',
       env: { A: '1' },
+      apps: { tb: 6006 },
       mounts: ['data:ro']
     });
   });
