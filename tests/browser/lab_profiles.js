@@ -3,8 +3,9 @@
  * real `jupyter lab`. Started by tests/browser/test_lab_profiles.py, which saves
  * the user's profiles through REST, reads results.json and cleans up. Opens the
  * dialog from the launcher, reads the Profile select (its entries, which are
- * disabled and why), chooses PROFILE and reads the fields it filled, then
- * cancels: nothing is launched.
+ * disabled and why), chooses PROFILE and reads the fields it filled, types
+ * a wrong then a right line into the Apps field and reads what the dialog
+ * says, then cancels: nothing is launched.
  */
 
 "use strict";
@@ -65,11 +66,31 @@ runInLab(async ({ page, step, shot, results }) => {
       cpu: await value("cpu"),
       mem: await value("mem"),
       env: await value("env"),
+      apps: await value("apps"),
     };
     results.outputs.launchEnabled = await page
       .locator(".jp-ClusterLaunchDialog .jp-Dialog-button.jp-mod-accept")
       .isEnabled();
     await shot("profile-chosen");
+  });
+
+  await step("type-apps", async () => {
+    const apps = page.locator('.jp-ClusterLaunch textarea[name="apps"]');
+    const launch = page.locator(
+      ".jp-ClusterLaunchDialog .jp-Dialog-button.jp-mod-accept",
+    );
+    const error = page.locator(
+      '.jp-ClusterLaunch [data-field="apps"] .jp-ClusterLaunch-error',
+    );
+    await apps.fill("tb=6006\nweb=70000");
+    await error.waitFor({ timeout: 10000 });
+    results.outputs.appsError = await error.textContent();
+    results.outputs.launchEnabledWithBadApps = await launch.isEnabled();
+    await shot("apps-wrong");
+    await apps.fill("tb=6006\nweb = 8080");
+    await error.waitFor({ state: "detached", timeout: 10000 });
+    results.outputs.appsTyped = await value("apps");
+    results.outputs.launchEnabledWithApps = await launch.isEnabled();
     await page
       .locator(".jp-ClusterLaunchDialog .jp-Dialog-button.jp-mod-reject")
       .click();

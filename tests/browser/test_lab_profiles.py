@@ -4,7 +4,8 @@
 Two profiles of the user are saved through REST (``PUT cluster/api/profiles/NAME``):
 one that fits, one over the CPU limit. ``lab_profiles.js`` opens the dialog from the
 launcher, reads the Profile select (the first field; the big one disabled with the
-server's reason), chooses the one that fits and reads the fields it filled, then
+server's reason), chooses the one that fits and reads the fields it filled, types a
+wrong then a right line into the Apps field (the error shown, Launch disabled), then
 cancels. Screenshots and ``results.json`` go to ``test-artifacts/browser-profiles/``.
 Needs what ``test_lab_e2e.py`` needs (it shares its ``lab`` fixture); fails, never
 skips, without it.
@@ -27,7 +28,8 @@ pytestmark = pytest.mark.docker
 
 ARTIFACTS = ARTIFACTS_ROOT / "browser-profiles"
 PAIR = {"description": "two small", "fields": {"size": 2, "cpu": 0.5, "mem": "512m",
-                                              "env": {"FROM": "pair"}}}  # fmt: skip
+                                              "env": {"FROM": "pair"},
+                                              "apps": {"tb": 6006}}}  # fmt: skip
 HUGE = {"description": "", "fields": {"cpu": 4096}}
 
 
@@ -58,6 +60,10 @@ def test_the_launch_dialog_offers_profiles_first(_lab: Lab) -> None:  # noqa: F8
     assert entries["pair"]["text"] == "pair: two small"
     assert entries["huge"]["disabled"] is True and entries["huge"]["title"] == reason
     assert reason in entries["huge"]["text"]
-    assert out["filled"] == {"size": "2", "cpu": "0.5", "mem": "512m", "env": "FROM=pair\n"}, out
+    filled = {"size": "2", "cpu": "0.5", "mem": "512m", "env": "FROM=pair\n", "apps": "tb=6006\n"}
+    assert out["filled"] == filled, out
     assert out["launchEnabled"] is True, out
+    assert out["appsError"] == "Line 2: port 70000 is out of range; use 1 to 65535.", out
+    assert out["launchEnabledWithBadApps"] is False, out
+    assert out["appsTyped"] == "tb=6006\nweb = 8080" and out["launchEnabledWithApps"], out
     assert results["consoleErrors"] == [], results
