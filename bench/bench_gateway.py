@@ -13,8 +13,8 @@ memory (swap equal to it), the same image underneath:
 
 ours
     ``AsyncKernelManager`` of a size-1 cluster kernelspec (a whole session: store,
-    keys, network, the container with sshd, the kernel as ``work`` in main1, its
-    ports published on 127.0.0.1).
+    keys, network, the container with sshd, the kernel as ``work`` in main1,
+    reached over SSH to Unix sockets, the default ``kernel_transport``).
 gateway_provisioners
     ``AsyncKernelManager`` of a ``DockerProvisioner`` kernelspec made by its
     ``jupyter-docker-spec install``, in a process of its own (``gateway/worker.py``,

@@ -6,9 +6,10 @@ Run as ``.venv/bin/python bench/bench_io.py [--only d,e,g] [--repeat 3] [--quick
     ``execute_reply`` and ``status: idle`` arrived, ``--calls`` times (200), one
     call of each kind after the other, alternating which goes first.
     ours: a size-1 cluster kernel (``AsyncKernelManager`` of a cluster kernelspec,
-    kernel in main1) of the local agent, once with its default ``kernel_transport:
-    direct`` (main1's published ports, HMAC-signed ZMQ) and once with ``ssh`` (the
-    kernel's ports forwarded through main1's SSH port: the encrypted path).
+    kernel in main1) of the local agent, once with ``kernel_transport: direct``
+    (main1's published ports, HMAC-signed ZMQ) and once with ``ssh``, the default
+    (the kernel's ports forwarded through main1's SSH port to Unix sockets: the
+    private path).
     floor: a plain local ipykernel (``AsyncKernelManager`` of ``python3``) on the
     same machine. Goals: median ours/floor <= 1.3 direct, <= 1.6 ssh.
 (e) log follow throughput (lines/s): a size-1 session whose bootstrap prints

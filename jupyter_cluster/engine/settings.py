@@ -29,9 +29,10 @@ class ManagerSettings(LoggingConfigurable):
         the local engine, unix:///path, or tcp://HOST:2376 with tls), tls ({'ca': PATH,
         'cert': PATH, 'key': PATH}: Docker's client certificate; required for tcp://
         unless insecure: True), resource_group (default 'default'), address (where
-        main1's ports are published, default 127.0.0.1), kernel_transport ('ssh':
-        kernel traffic forwarded through main1's SSH port, the default for a
-        non-loopback address; 'direct': its published ports), cpu and mem (capacity;
+        main1's ports are published, default 127.0.0.1), kernel_transport ('ssh', the
+        default: kernel traffic forwarded through main1's SSH port to sockets only
+        this user can reach; 'direct': its published ports, which every local user
+        can read IOPub from), cpu and mem (capacity;
         default: what the engine reports), gpus (a list of device ids: when given, used
         instead of detecting them), detect_gpus ('auto', True or False: overrides
         GpuDetection.detect for this agent), data_root (the

@@ -3,7 +3,7 @@
 - ``tcp://`` agents need TLS client certificates, or an explicit ``insecure: True``
   (then the manager warns at every start); the messages say what to do.
 - The kernel transport defaults to SSH for agents that publish on a network
-  address, and to direct ports for loopback ones.
+  address, loopback included (a published port is open to every local user).
 - A Docker engine that accepts connections but never answers makes calls fail
   within the configured timeout with an error naming the agent, and marks the
   agent unavailable; ``info`` reports it unreachable instead of hanging.
@@ -77,7 +77,7 @@ def test_unix_sockets_and_the_local_engine_need_no_tls() -> None:
         agent_configs([{"url": "http://h:2375"}], "/d")
 
 
-def test_the_kernel_transport_defaults_to_ssh_off_loopback() -> None:
+def test_the_kernel_transport_defaults_to_ssh_even_on_loopback() -> None:
     configs = agent_configs(
         [
             {"id": "here", "address": "127.0.0.1"},
@@ -86,7 +86,8 @@ def test_the_kernel_transport_defaults_to_ssh_off_loopback() -> None:
         ],
         "/d",
     )
-    assert [c.kernel_transport for c in configs] == ["direct", "ssh", "direct"]
+    assert [c.kernel_transport for c in configs] == ["ssh", "ssh", "direct"]
+    assert agent_configs([], "/d")[0].kernel_transport == "ssh"  # the local engine too
     with pytest.raises(InvalidRequest, match="kernel_transport"):
         agent_configs([{"kernel_transport": "telnet"}], "/d")
 

@@ -119,7 +119,9 @@ def _one(
             "agents",
         )
     address = str(entry.get("address") or "127.0.0.1")
-    transport = entry.get("kernel_transport") or ("direct" if is_loopback(address) else "ssh")
+    # SSH everywhere by default: a published kernel port, even on loopback, lets
+    # every local user read the kernel's IOPub (a subscriber needs no key).
+    transport = entry.get("kernel_transport") or "ssh"
     if transport not in KERNEL_TRANSPORTS:
         raise InvalidRequest(
             f"{where}.kernel_transport: {transport!r}; use 'ssh' (kernel traffic forwarded "
