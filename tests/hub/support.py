@@ -258,8 +258,9 @@ def status(hub: Hub, user: str, token: str, sid: str) -> Any:
     return ok(hub.server_call(user, "GET", f"{API}/sessions/{sid}", token)).json()
 
 
-def wait_running(hub: Hub, user: str, token: str, sid: str) -> Any:
-    """Wait until the session is RUNNING (fail at once if it fails)."""
+def wait_running(hub: Hub, user: str, token: str, sid: str, interval: float = 0.5) -> Any:
+    """Wait until the session is RUNNING (fail at once if it fails), asking every
+    ``interval`` seconds."""
     seen: dict[str, Any] = {}
 
     def running() -> bool:
@@ -267,7 +268,7 @@ def wait_running(hub: Hub, user: str, token: str, sid: str) -> Any:
         assert seen["status"] not in ("ERROR", "CANCELLED", "TERMINATED"), seen
         return bool(seen["status"] == "RUNNING")
 
-    wait_for(running, 180, f"session {sid} to run", seen=lambda: seen)
+    wait_for(running, 180, f"session {sid} to run", interval=interval, seen=lambda: seen)
     return seen
 
 
