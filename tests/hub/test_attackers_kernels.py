@@ -13,18 +13,25 @@ it, alice (a real Unix user, through ``setpriv``) runs :mod:`tests.hub.probes`:
 
 Before the fixes each probe caught something: the key on an ``ssh`` command line,
 bob's ``execute_input`` on the tunnel's loopback ports, and the uid-1000 account
-listing ``/home/work`` of every session.
+listing ``/home/work`` of every session. Controls in the same run show the first
+two still would: a process of bob's with a canary key on its command line, and a
+plain ZMQ publisher on a loopback port sending a canary, are both caught.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import pwd
 import subprocess
+import threading
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import zmq
 
 from jupyter_cluster.core.uids import TEAM_WORK_UID
 from tests.support.constants import API, BIN, SMALL_BODY
@@ -67,6 +74,40 @@ def _accounts() -> list[pwd.struct_passwd]:
     return [p for p in pwd.getpwall() if 1000 <= p.pw_uid < 65534]
 
 
+@contextlib.contextmanager
+def _controls(canary: str) -> Iterator[None]:
+    """What the probes must catch, while the test runs: a process of bob's with
+    ``key=CANARY`` on its command line, and a ZMQ publisher on a loopback port
+    sending CANARY (as a kernel's IOPub on TCP would)."""
+    bob = pwd.getpwnam("bob")
+    ids = (f"--reuid={bob.pw_uid}", f"--regid={bob.pw_gid}", "--init-groups")
+    script = "import time\nwhile True: time.sleep(1)"
+    holder = subprocess.Popen(
+        ["setpriv", *ids, "--", str(BIN / "python3"), "-c", script, f"key={canary}"], cwd="/"
+    )
+    context = zmq.Context()
+    pub = context.socket(zmq.PUB)
+    pub.setsockopt(zmq.LINGER, 0)
+    pub.bind("tcp://127.0.0.1:*")
+    done = threading.Event()
+
+    def publish() -> None:
+        while not done.wait(0.2):
+            pub.send(f"execute_input {canary}".encode())
+
+    sender = threading.Thread(target=publish, daemon=True)
+    sender.start()
+    try:
+        yield
+    finally:
+        done.set()
+        sender.join()
+        pub.close()
+        context.term()
+        holder.kill()
+        holder.wait()
+
+
 def test_another_user_reads_no_kernel_traffic_no_key_and_no_session_files(
     hub: Hub, team: dict[str, str]
 ) -> None:
@@ -76,6 +117,9 @@ def test_another_user_reads_no_kernel_traffic_no_key_and_no_session_files(
     listen = _start("alice", "listen", str(stop))
     marker = f"bobs-secret-{uuid.uuid4().hex[:8]}"
     sid = ""
+    canary = f"control-{uuid.uuid4().hex[:12]}"
+    controls = contextlib.ExitStack()
+    controls.enter_context(_controls(canary))
     try:  # from here on, the probes are stopped whatever happens
         session = launch(hub, "bob", bob, {**SMALL_BODY, "size": 2, "start_kernel": True})
         sid = session["id"]
@@ -101,6 +145,7 @@ def test_another_user_reads_no_kernel_traffic_no_key_and_no_session_files(
         )) for p in _accounts()}  # fmt: skip
     finally:
         stop.touch()
+        controls.close()
         try:
             watched, heard = _result(watch), _result(listen)
         finally:
@@ -111,12 +156,16 @@ def test_another_user_reads_no_kernel_traffic_no_key_and_no_session_files(
             stop.unlink()
             if sid:
                 ok(hub.server_call("bob", "DELETE", f"{API}/sessions/{sid}", bob), 204)
+    # The probes work: each caught its control.
+    assert [text for text in watched["found"] if canary in text], watched["found"][:5]
+    assert [f for f in heard["frames"] if canary in f], heard["tried"]
     # X5: the key was on no command line or environment alice could read
     assert watched["rounds"] > 10
     assert not [text for text in watched["found"] if key in text]
     # X2: alice's subscribers were connected while bob worked, and heard nothing of it
     assert heard["tried"], heard
-    assert not [f for f in heard["frames"] if marker in f or "execute_input" in f]
+    assert not [f for f in heard["frames"] if marker in f]
+    assert not [f for f in heard["frames"] if "execute_input" in f and canary not in f]
     # X3: the session's processes exist, and no host account reaches inside them
     assert watched["rootfs"]["seen"] > 0 and watched["rootfs"]["opened"] == []
     assert tried and all(r["opened"] == [] for r in tried.values()), tried
