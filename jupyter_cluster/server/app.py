@@ -17,9 +17,11 @@ leaves running sessions running (their kernels are shut down with the server).
 from __future__ import annotations
 
 import os
+from functools import partial
 from typing import Any
 
 from jupyter_server.extension.application import ExtensionApp
+from jupyter_server.log import log_request
 from traitlets import Bool, Float, Int, List, Unicode
 
 from .. import __version__
@@ -67,6 +69,14 @@ class ClusterApp(ExtensionApp, LaunchSettings):
         help="Start the kernels that launches ask for (start_kernel) in this server. "
         "False in the shared service (jupyter cluster serve): each user's own server "
         "starts its kernels there.",
+    )
+    record_request_metrics = Bool(
+        True,
+        config=True,
+        help="Record each request's duration in the server's /metrics "
+        "(http_request_duration_seconds). False in the shared service, whose /metrics "
+        "any Hub user may read: it would show other users' requests. (jupyter_server's "
+        "own ServerApp.record_http_request_metrics cannot be set from config.)",
     )
     kernel_name = Unicode(
         "jupyter-cluster-session",
@@ -188,6 +198,9 @@ class ClusterApp(ExtensionApp, LaunchSettings):
         provisioner = self.serverapp.config.ClusterProvisioner
         if "end_session_in_background" not in provisioner:
             provisioner.end_session_in_background = True
+        if not self.record_request_metrics:
+            # Merged into the web app's settings after this returns.
+            self.settings["log_function"] = partial(log_request, record_prometheus_metrics=False)
         self._install_kernelspec()
         self.service = ClusterService(self)
         self.settings[SERVICE_SETTING] = self.service

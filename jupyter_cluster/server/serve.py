@@ -107,13 +107,12 @@ def service_config(environ: dict[str, str]) -> Config:
                 "HubTokenIdentityProvider",
                 "authorizer_class": "jupyter_cluster.server.hub_auth.ClusterOnlyAuthorizer",
                 "jpserver_extensions": only_this_extension(),
-                # /metrics answers any Hub user: keep other users' requests out of it
-                "record_http_request_metrics": False,
             },
             # Clients send Hub tokens: no token of the server's own to print or accept.
             "HubTokenIdentityProvider": {"token": ""},
             # Kernels are started by each user's own server, never here.
-            "ClusterApp": {"kernels_here": False},
+            # /metrics answers any Hub user: keep other users' requests out of it.
+            "ClusterApp": {"kernels_here": False, "record_request_metrics": False},
             # Each user's data folders are their own; users' servers reach kernels over
             # SSH, so main1 publishes no kernel port for other host users to reach.
             "ClusterManager": {"folders_per_owner": True, "kernel_transport": "ssh"},

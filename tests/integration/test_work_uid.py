@@ -5,20 +5,22 @@ account has): every container's ``work`` has that uid, in ``exec``, over SSH
 between containers and in the kernel, a file written into a data folder belongs
 to it on the host, and the SSH keys sshd accepts are root's file, which code
 running as work cannot change. With ``reserved_work_uid``, a uid a host account
-holds stops the engine from starting, saying which account.
+holds stops the engine, and the shared service, from starting, saying which account.
 """
 
 from __future__ import annotations
 
 import os
 import pwd
+import subprocess
 
 import pytest
 from jupyter_client.manager import AsyncKernelManager
 
 from jupyter_cluster.core.uids import TEAM_WORK_UID
-from tests.support.constants import SMALL_FLAGS
+from tests.support.constants import CLI, SMALL_FLAGS
 from tests.support.kernels import ok_cell, start_client
+from tests.support.processes import free_port
 
 from .support import Workspace
 
@@ -73,3 +75,21 @@ def test_a_work_uid_held_by_a_host_account_stops_the_engine(ws: Workspace) -> No
         "c.ContainerHardening.reserved_work_uid = True\n"
     )
     assert ws.cli("ls").returncode == 0  # a free uid: no complaint
+
+
+def test_the_shared_service_refuses_to_start_with_a_held_work_uid(ws: Workspace) -> None:
+    """``jupyter cluster serve`` (reserved_work_uid on) given nobody's uid: it exits
+    before listening, naming the account."""
+    account = pwd.getpwnam("nobody")
+    env = {
+        **ws.env,
+        "JUPYTERHUB_API_TOKEN": "unused",
+        "JUPYTERHUB_API_URL": "http://127.0.0.1:9/hub/api",
+        "JUPYTERHUB_SERVICE_NAME": "cluster",
+        "JUPYTER_CLUSTER_SERVE_URL": f"http://127.0.0.1:{free_port()}/services/cluster/",
+    }
+    argv = [*CLI, "serve", f"--ContainerHardening.work_uid={account.pw_uid}"]
+    argv += [f"--ClusterManager.db_path={ws.root / 'service.db'}"]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done
+    assert f"work_uid {account.pw_uid} belongs to the host account 'nobody'" in done.stderr

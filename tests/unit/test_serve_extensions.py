@@ -29,4 +29,4 @@ def test_every_extension_enabled_in_the_config_path_is_turned_off(
     assert [name for name, on in extensions.items() if on] == ["jupyter_cluster"]
     config = service_config(HUB_ENV)
     assert config.ServerApp.jpserver_extensions == extensions
-    assert config.ServerApp.record_http_request_metrics is False  # /metrics: no one's requests
+    assert config.ClusterApp.record_request_metrics is False  # /metrics: no one's requests
