@@ -1,7 +1,7 @@
 """``LaunchForm``: an ipywidgets form to launch a cluster session from a notebook.
 
 Built from the same launch-options schema the REST API serves
-(:func:`jupyter_cluster.core.launch_options.describe`), so the notebook form, the
+(:func:`jupyter_cluster.core.launch_form.describe`), so the notebook form, the
 JupyterLab dialog and the server agree on fields, limits and defaults. Launching
 goes through :mod:`jupyter_cluster.session` (the engine in this process); progress is
 shown per container, then a table of hosts with their status, live resource use and

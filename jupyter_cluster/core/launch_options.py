@@ -1,9 +1,7 @@
-"""The launch form: its fields, their limits, defaults and choices, and request checks.
+"""Launch requests checked against the launch form's limits, defaults and choices.
 
-One source for every launch form: ``GET cluster/api/launch-options`` serves
-:func:`describe` (the ipywidgets form and the JupyterLab dialog are built from
-it), and ``POST cluster/api/sessions`` checks its body with :func:`validate`
-against the same :class:`LaunchPolicy`. Errors are
+``POST cluster/api/sessions`` checks its body with :func:`validate` against the
+:class:`LaunchPolicy` that :mod:`.launch_form` describes to the forms. Errors are
 :class:`~jupyter_cluster.errors.InvalidRequest` naming the field, raised before
 anything is created. Pure: no tornado, no Docker.
 """
@@ -17,113 +15,16 @@ from typing import Any
 from ..errors import InvalidRequest
 from .apps import apps_dict, parse_apps
 from .batch import (
-    MAX_COMMAND,
-    MAX_RETRIES,
     check_retries,
     parse_command,
     parse_lifetime,
     parse_retries,
 )
 from .launch_env import parse_env
-from .models import SESSION_NAME_RE, ClusterMode, check_session_name
+from .models import ClusterMode, check_session_name
 from .policy import FIELDS, MAX_BOOTSTRAP, LaunchPolicy, same_image
 from .resources import MIN_MEM, Mount
-from .units import MIN_CPUS, format_size, parse_cpu, parse_size
-
-_HELP = {
-    "image": "Container image of every container (one of the allowed images).",
-    "size": "Number of containers: main1 plus size-1 sub containers.",
-    "mode": "single-node puts every container on one agent; multi-node may spread them.",
-    "cpu": "CPUs per container, e.g. 0.5 (or 500m).",
-    "mem": "Memory per container, e.g. 512m or 2g.",
-    "shm": "Shared memory (/dev/shm) per container, e.g. 64m.",
-    "gpu": "GPUs per container.",
-    "mounts": "Data folders mounted at /home/work/<name> in every container; NAME:ro for "
-    "read-only.",
-    "resource_group": "The group of agents to run on.",
-    "name": "A name to refer to the session by (letters, digits, '.', '_', '-').",
-    "bootstrap": "Shell command run as work in every container before it is ready.",
-    "command": "A batch job: shell command run as work in main1 once the session runs; the "
-    "session ends when it exits, with its exit code.",
-    "max_lifetime": "End the session after this long, e.g. 90s, 30m, 2h (empty: no limit).",
-    "retries": "Times a failing batch command is tried again.",
-    "env": "Environment variables of every container, the kernel, exec, terminals and SSH "
-    "(KEY=VALUE; shown by name only).",
-    "apps": "Web apps in main1 by name (NAME=PORT), opened through the server's app proxy.",
-    "start_kernel": "Start a Jupyter kernel in main1 once the session runs.",
-}
-
-
-def describe(policy: LaunchPolicy) -> dict[str, Any]:
-    """The launch form as data: ordered fields with types, limits, defaults, choices."""
-    fields: list[dict[str, Any]] = [
-        {"name": "image", "type": "string", "choices": list(policy.images)},
-        {"name": "size", "type": "integer", "minimum": 1, "maximum": policy.max_size},
-        {
-            "name": "mode",
-            "type": "string",
-            "choices": [m.value for m in ClusterMode],
-        },
-        {
-            "name": "cpu",
-            "type": "number",
-            "minimum": MIN_CPUS,
-            "maximum": policy.max_cpu,
-            "step": 0.001,
-        },
-        _size_field("mem", MIN_MEM, policy.max_mem),
-        _size_field("shm", 1, policy.max_shm),
-        {"name": "gpu", "type": "integer", "minimum": 0, "maximum": policy.max_gpu},
-        {
-            "name": "mounts",
-            "type": "array",
-            "items": "string",
-            "choices": list(policy.folders),
-            "unique": True,
-        },
-        {"name": "resource_group", "type": "string", "choices": list(policy.resource_groups)},
-        {
-            "name": "name",
-            "type": "string",
-            "nullable": True,
-            "pattern": SESSION_NAME_RE.pattern,
-            "max_length": 64,
-        },
-        {"name": "bootstrap", "type": "string", "nullable": True, "max_length": MAX_BOOTSTRAP},
-        {"name": "command", "type": "string", "nullable": True, "max_length": MAX_COMMAND},
-        {"name": "max_lifetime", "type": "string", "nullable": True},
-        {"name": "retries", "type": "integer", "minimum": 0, "maximum": MAX_RETRIES},
-        {"name": "env", "type": "object", "items": "string", "nullable": True},
-        {"name": "apps", "type": "object", "items": "integer", "nullable": True},
-        {"name": "start_kernel", "type": "boolean"},
-    ]
-    for item in fields:
-        item["label"] = item["name"].replace("_", " ").capitalize()
-        item["help"] = _HELP[item["name"]]
-        item["default"] = policy.default(item["name"])
-    return {
-        "fields": fields,
-        "defaults": {f["name"]: f["default"] for f in fields},
-        "limits": {
-            "max_size": policy.max_size,
-            "max_cpu": policy.max_cpu,
-            "max_mem": policy.max_mem,
-            "max_shm": policy.max_shm,
-            "max_gpu": policy.max_gpu,
-            "max_sessions_per_user": policy.max_sessions_per_user,
-        },
-    }
-
-
-def _size_field(name: str, minimum: int, maximum: int) -> dict[str, Any]:
-    return {
-        "name": name,
-        "type": "size",
-        "minimum": format_size(minimum),
-        "maximum": format_size(maximum),
-        "minimum_bytes": minimum,
-        "maximum_bytes": maximum,
-    }
+from .units import format_size, parse_cpu, parse_size
 
 
 def _text(name: str, value: Any, *, nullable: bool = False) -> str | None:
@@ -318,21 +219,3 @@ def launchable_defaults(
                 return kept, problems
             problems.append(f"ignored: {exc}")
             del kept[exc.field]
-
-
-def narrow_document(document: dict[str, Any], policy: LaunchPolicy) -> None:
-    """Narrow the OpenAPI document's launch request schema to ``policy``'s images,
-    groups, folders and limits (``GET openapi.json`` of a server with its own engine)."""
-    props = document["components"]["schemas"]["LaunchRequest"]["properties"]
-    props["image"]["enum"] = list(policy.images)
-    props["resource_group"]["enum"] = list(policy.resource_groups)
-    props["size"]["maximum"] = policy.max_size
-    props["gpu"]["maximum"] = policy.max_gpu
-    props["cpu"]["oneOf"][0]["maximum"] = policy.max_cpu
-    props["mem"]["oneOf"][0].update(minimum=MIN_MEM, maximum=policy.max_mem)
-    props["shm"]["oneOf"][0].update(minimum=1, maximum=policy.max_shm)
-    folders = [f"{name}{flag}" for name in policy.folders for flag in ("", ":ro", ":rw")]
-    if folders:
-        props["mounts"]["items"]["enum"] = folders
-    else:
-        props["mounts"]["maxItems"] = 0

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from ..core.launch_options import describe, narrow_document, validate
+from ..core.launch_form import describe, narrow_document
+from ..core.launch_options import validate
 from ..core.models import LaunchSpec
 from ..core.profiles import Profile, listing, resolve
 from ..core.quota import Quota

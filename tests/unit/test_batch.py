@@ -221,7 +221,8 @@ def test_two_watchers_never_both_start_a_try(tmp_path: Path) -> None:
 
 
 def test_rest_bodies_carry_the_batch_fields_and_name_bad_ones() -> None:
-    from jupyter_cluster.core.launch_options import LaunchPolicy, describe, validate
+    from jupyter_cluster.core.launch_form import describe
+    from jupyter_cluster.core.launch_options import LaunchPolicy, validate
 
     policy = LaunchPolicy(
         images=(IMAGE,),
@@ -252,7 +253,8 @@ def test_rest_bodies_carry_the_batch_fields_and_name_bad_ones() -> None:
 
 
 def test_the_notebook_form_sends_a_command_and_a_lifetime() -> None:
-    from jupyter_cluster.core.launch_options import LaunchPolicy, describe
+    from jupyter_cluster.core.launch_form import describe
+    from jupyter_cluster.core.launch_options import LaunchPolicy
     from jupyter_cluster.widgets import LaunchForm
 
     policy = LaunchPolicy(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 
-from jupyter_cluster.core.launch_options import describe
+from jupyter_cluster.core.launch_form import describe
 from jupyter_cluster.core.policy import LaunchPolicy
 from jupyter_cluster.core.units import parse_size
 from tests.support.constants import IMAGE, REPO

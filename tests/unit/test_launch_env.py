@@ -167,7 +167,7 @@ def test_the_cli_refuses_a_reserved_name_with_a_clear_message_before_any_agent()
 
 
 def test_the_notebook_form_sends_its_lines_as_variables() -> None:
-    from jupyter_cluster.core.launch_options import describe
+    from jupyter_cluster.core.launch_form import describe
     from jupyter_cluster.widgets import LaunchForm
 
     form = LaunchForm(schema=describe(POLICY), agents=[])

@@ -9,7 +9,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jupyter_cluster.core.launch_options import FIELDS, LaunchPolicy, describe, validate
+from jupyter_cluster.core.launch_form import describe
+from jupyter_cluster.core.launch_options import FIELDS, LaunchPolicy, validate
 from jupyter_cluster.core.models import LaunchSpec
 from jupyter_cluster.errors import InvalidRequest
 from tests.support.constants import GIB, IMAGE, MIB

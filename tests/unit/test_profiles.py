@@ -87,7 +87,7 @@ def test_a_wrong_profile_is_refused_saying_what_is_wrong(
 
 
 def test_the_notebook_form_fills_its_fields_from_a_chosen_profile() -> None:
-    from jupyter_cluster.core.launch_options import describe
+    from jupyter_cluster.core.launch_form import describe
     from jupyter_cluster.widgets import LaunchForm
 
     profiles, _ = parse_profiles(
