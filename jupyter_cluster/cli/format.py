@@ -9,10 +9,11 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..core.batch import format_duration, job_summary
+from ..core.batch import job_summary
 from ..core.lines import printable
 from ..core.models import Session
 from ..core.stats import Usage
+from ..core.time_limits import format_duration
 from ..core.units import format_size
 
 

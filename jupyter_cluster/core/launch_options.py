@@ -14,16 +14,12 @@ from typing import Any
 
 from ..errors import InvalidRequest
 from .apps import apps_dict, parse_apps
-from .batch import (
-    check_retries,
-    parse_command,
-    parse_lifetime,
-    parse_retries,
-)
+from .batch import check_retries, parse_command, parse_retries
 from .launch_env import parse_env
 from .models import ClusterMode, check_session_name
 from .policy import FIELDS, MAX_BOOTSTRAP, LaunchPolicy, same_image
 from .resources import MIN_MEM, Mount
+from .time_limits import parse_lifetime
 from .units import format_size, parse_cpu, parse_size
 
 

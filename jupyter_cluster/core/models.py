@@ -16,10 +16,11 @@ from typing import Any
 
 from ..errors import InvalidRequest, NotFound
 from .apps import Apps, apps_dict, parse_apps
-from .batch import Job, check_retries, parse_command, parse_lifetime, parse_retries
+from .batch import Job, check_retries, parse_command, parse_retries
 from .launch_env import Env, env_names, parse_env, stored_env
 from .resources import Mount, Resources
 from .state import ContainerStatus, SessionStatus
+from .time_limits import parse_lifetime
 from .timings import ordered
 
 SESSION_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")

@@ -3,7 +3,7 @@
 A session's limit is its ``max_lifetime`` or else the site's
 ``ClusterManager.max_session_lifetime``, counted from its launch (time waiting in
 the queue included). :class:`LifetimeWatch` checks sessions against it
-(:func:`~jupyter_cluster.core.batch.lifetime_due`): within the last 60 s (or the
+(:func:`~jupyter_cluster.core.time_limits.lifetime_due`): within the last 60 s (or the
 last 10 % of a short limit) a running session's status reason says when it will
 end, which the events stream carries as a warning; at the limit it is terminated
 with the reason "reached its maximum lifetime of …" (a batch job's result says it
@@ -18,15 +18,15 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
-from ..core.batch import (
+from ..core.models import Session
+from ..core.state import USABLE, SessionStatus
+from ..core.time_limits import (
     WARNING_PREFIX,
     effective_lifetime,
     lifetime_due,
     lifetime_reason,
     warning_reason,
 )
-from ..core.models import Session
-from ..core.state import USABLE, SessionStatus
 from ..errors import ClusterError
 from .store.jobs import change_job, set_reason
 from .store.sessions import Store

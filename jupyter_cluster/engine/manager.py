@@ -30,7 +30,6 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..core.access import Access
-from ..core.batch import check_site_limit
 from ..core.folders import FolderInfo
 from ..core.images import check_allowed
 from ..core.models import LaunchSpec, Session
@@ -38,6 +37,7 @@ from ..core.profiles import Profile
 from ..core.quota import Quota
 from ..core.state import ENDED, LISTINGS, SETTLING
 from ..core.stats import Usage
+from ..core.time_limits import check_site_limit
 from ..core.units import parse_size
 from ..core.warm import parse_targets
 from .admission import LocalGate

@@ -10,21 +10,23 @@ from pathlib import Path
 import pytest
 
 from jupyter_cluster.core.batch import (
-    LIFETIME_EXIT,
     Job,
     JobState,
-    check_site_limit,
-    effective_lifetime,
-    format_duration,
     job_summary,
-    lifetime_due,
     parse_command,
-    parse_lifetime,
     parse_retries,
     wait_code,
 )
 from jupyter_cluster.core.models import LaunchSpec, Session
 from jupyter_cluster.core.state import SessionStatus
+from jupyter_cluster.core.time_limits import (
+    LIFETIME_EXIT,
+    check_site_limit,
+    effective_lifetime,
+    format_duration,
+    lifetime_due,
+    parse_lifetime,
+)
 from jupyter_cluster.engine.lifetime import LifetimeWatch
 from jupyter_cluster.engine.store.jobs import change_job
 from jupyter_cluster.engine.store.sessions import Store
