@@ -1,214 +1,27 @@
-"""The data every layer passes around: launch specs, resources, sessions, containers.
+"""The data every layer passes around: sessions and their containers.
 
 Pure, frozen dataclasses with ``to_dict``/``from_dict`` so that the store, the CLI's
-``--json`` and the REST API all share one shape. Validation of user input lives
-here too (:meth:`LaunchSpec.create`), so every front end rejects the same things
-with the same messages.
+``--json`` and the REST API all share one shape. What a launch asks for, checked,
+is :class:`~.launch_spec.LaunchSpec` (handed on from here, as every layer imports
+it with the rest).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from enum import Enum
 from typing import Any
 
-from ..errors import InvalidRequest, NotFound
-from .apps import Apps, apps_dict, parse_apps
-from .batch import Job, check_retries, parse_command, parse_retries
-from .launch_env import Env, env_names, parse_env, stored_env
-from .resources import Mount, Resources
+from ..errors import NotFound
+from .apps import apps_dict
+from .batch import Job
+from .launch_env import env_names
+from .launch_spec import SESSION_NAME_RE as SESSION_NAME_RE
+from .launch_spec import ClusterMode as ClusterMode
+from .launch_spec import LaunchSpec as LaunchSpec
+from .launch_spec import check_session_name as check_session_name
 from .state import ContainerStatus, SessionStatus
-from .time_limits import parse_lifetime
 from .timings import ordered
-
-SESSION_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-
-
-def check_session_name(name: object) -> None:
-    """Raise InvalidRequest (field ``name``) unless ``name`` is a valid session name.
-
-    The one rule and message for names, used by :meth:`LaunchSpec.create` and the
-    launch form's :func:`~jupyter_cluster.core.launch_options.validate`.
-    """
-    if not isinstance(name, str) or not SESSION_NAME_RE.fullmatch(name):
-        raise InvalidRequest(
-            f"name: {name!r} is not a valid session name; use letters, digits, '.', '_' "
-            "and '-' (at most 64, starting with a letter or digit)",
-            "name",
-        )
-
-
-class ClusterMode(str, Enum):
-    """Where the containers of a session may be placed."""
-
-    SINGLE_NODE = "single-node"
-    MULTI_NODE = "multi-node"
-
-    def __str__(self) -> str:
-        return self.value
-
-    @classmethod
-    def parse(cls, value: str) -> ClusterMode:
-        """Read a mode from user input; raise :class:`InvalidRequest` if unknown."""
-        try:
-            return cls(str(value).strip().lower())
-        except ValueError:
-            raise InvalidRequest(
-                f"mode: unknown cluster mode {value!r}; use single-node or multi-node", "mode"
-            ) from None
-
-
-@dataclass(frozen=True)
-class LaunchSpec:
-    """Everything a user asks for when launching a session, already validated."""
-
-    image: str
-    size: int = 1
-    mode: ClusterMode = ClusterMode.SINGLE_NODE
-    resources: Resources = field(default_factory=Resources)
-    mounts: tuple[Mount, ...] = ()
-    resource_group: str = "default"
-    name: str | None = None
-    bootstrap: str | None = None
-    #: A batch job's shell command, its lifetime limit (seconds) and extra tries
-    #: (:mod:`.batch`); None, None, 0 for an interactive session.
-    command: str | None = None
-    max_lifetime: float | None = None
-    retries: int = 0
-    #: The user's variables (:mod:`.launch_env`); shown by name only.
-    env: Env = ()
-    #: A host folder (the Jupyter server's root) mounted read-write in every
-    #: container at ``core.workdir.MOUNT_POINT``; set only by the provisioner in
-    #: single-user mode, never from launch input (:mod:`.workdir`).
-    workdir: str | None = None
-    #: Web apps in main1 by name (:mod:`.apps`): listed, opened through the app proxy.
-    apps: Apps = ()
-
-    @classmethod
-    def create(
-        cls,
-        *,
-        image: str,
-        size: int | str = 1,
-        mode: str | ClusterMode = ClusterMode.SINGLE_NODE,
-        cpu: str | float = 1.0,
-        mem: str | int = "1g",
-        shm: str | int = "64m",
-        gpu: str | int = 0,
-        mounts: Iterable[str | Mount] = (),
-        resource_group: str = "default",
-        name: str | None = None,
-        bootstrap: str | None = None,
-        max_size: int = 16,
-        command: object = None,
-        max_lifetime: object = None,
-        retries: object = 0,
-        env: object = None,
-        env_allowed: Iterable[str] = (),
-        apps: object = None,
-    ) -> LaunchSpec:
-        """Validate raw user input (CLI flags, JSON fields) into a spec.
-
-        Raises :class:`InvalidRequest` naming the first wrong field; nothing else
-        checks these again.
-        """
-        # Surrounding blanks (pasted text) are trimmed; inner ones are an error.
-        if (
-            not isinstance(image, str)
-            or not image.strip()
-            or any(c.isspace() for c in image.strip())
-        ):
-            raise InvalidRequest(
-                "image: give an image name such as jupyter-cluster/kernel", "image"
-            )
-        try:
-            n = int(size)
-            if isinstance(size, bool) or (isinstance(size, float) and size != n):
-                raise ValueError
-        except (TypeError, ValueError):
-            raise InvalidRequest(f"size: {size!r} is not a whole number", "size") from None
-        if not 1 <= n <= max_size:
-            raise InvalidRequest(f"size: the cluster size must be 1 to {max_size}, got {n}", "size")
-        if mounts is None:  # JSON null
-            mounts = ()
-        if isinstance(mounts, (str, bytes)) or not isinstance(mounts, Iterable):
-            # Iterating a string would mount one folder per character.
-            raise InvalidRequest(
-                f"mounts: give a list of folder names such as ['data', 'models:ro'], "
-                f"not the text {mounts!r}",
-                "mounts",
-            )
-        parsed_mounts = tuple(m if isinstance(m, Mount) else Mount.parse(m) for m in mounts)
-        names = [m.name for m in parsed_mounts]
-        for i, folder in enumerate(names):
-            if folder in names[:i]:
-                raise InvalidRequest(
-                    f"mounts: the folder {folder!r} is named twice; mount each folder once",
-                    "mounts",
-                )
-        if name not in (None, ""):  # "" means no name, as forms send it
-            check_session_name(name)
-        if not isinstance(resource_group, str) or not resource_group:
-            raise InvalidRequest("resource_group: give a resource group name", "resource_group")
-        if bootstrap is not None and not isinstance(bootstrap, str):
-            raise InvalidRequest("bootstrap: give a shell command as text", "bootstrap")
-        check_retries(parse_command(command), parse_retries(retries or 0))
-        return cls(
-            image=image.strip(),
-            size=n,
-            mode=mode if isinstance(mode, ClusterMode) else ClusterMode.parse(mode),
-            resources=Resources.parse(cpu=cpu, mem=mem, shm=shm, gpu=gpu),
-            mounts=parsed_mounts,
-            resource_group=resource_group,
-            name=name or None,
-            bootstrap=bootstrap or None,
-            command=parse_command(command),
-            max_lifetime=parse_lifetime(max_lifetime),
-            retries=parse_retries(retries or 0),
-            env=parse_env(env, env_allowed),
-            apps=parse_apps(apps),
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """The spec as given, variables' values included: for the store (0600) and
-        kernelspecs, never for display (see :meth:`Session.to_dict`)."""
-        return {
-            "image": self.image,
-            "size": self.size,
-            "mode": self.mode.value,
-            "resources": self.resources.to_dict(),
-            "mounts": [str(m) for m in self.mounts],
-            "resource_group": self.resource_group,
-            "name": self.name,
-            "bootstrap": self.bootstrap,
-            "command": self.command,
-            "max_lifetime": self.max_lifetime,
-            "retries": self.retries,
-            "env": dict(self.env),
-            "workdir": self.workdir,
-            "apps": apps_dict(self.apps),
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> LaunchSpec:
-        return cls(
-            image=data["image"],
-            size=int(data["size"]),
-            mode=ClusterMode(data["mode"]),
-            resources=Resources.from_dict(data["resources"]),
-            mounts=tuple(Mount.parse(m) for m in data.get("mounts", ())),
-            resource_group=data.get("resource_group", "default"),
-            name=data.get("name"),
-            bootstrap=data.get("bootstrap"),
-            command=data.get("command"),
-            max_lifetime=data.get("max_lifetime"),
-            retries=int(data.get("retries") or 0),
-            env=stored_env(data.get("env")),
-            workdir=data.get("workdir") or None,
-            apps=parse_apps(data.get("apps")),
-        )
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from jupyter_cluster.core.models import LaunchSpec, Resources, Session
+from jupyter_cluster.core.models import LaunchSpec, Session
 from jupyter_cluster.core.naming import plan_containers
+from jupyter_cluster.core.resources import Resources
 from jupyter_cluster.core.scheduler import AgentSlot
 from jupyter_cluster.engine.store.sessions import Store
 from tests.support.constants import MIB

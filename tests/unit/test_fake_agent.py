@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from jupyter_cluster.core.models import Resources
+from jupyter_cluster.core.resources import Resources
 from jupyter_cluster.engine.agents.base import Agent, ContainerSpec, FileEntry
 from jupyter_cluster.engine.agents.fake import DEFAULT_IMAGE, ExecCall, FakeAgent, FakeContainer
 from jupyter_cluster.errors import AgentError

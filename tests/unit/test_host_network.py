@@ -16,8 +16,9 @@ from traitlets.config import Config
 
 from jupyter_cluster.core.fast_network import GroupNetwork, group_networks
 from jupyter_cluster.core.host_network import peer_hosts
-from jupyter_cluster.core.models import LaunchSpec, Resources
+from jupyter_cluster.core.models import LaunchSpec
 from jupyter_cluster.core.naming import KERNEL_PORTS, SSH_PORT, network_name
+from jupyter_cluster.core.resources import Resources
 from jupyter_cluster.core.scheduler import AgentSlot, Pending, Placement, place
 from jupyter_cluster.core.state import SessionStatus
 from jupyter_cluster.engine.agents.base import ContainerSpec

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from jupyter_cluster.core.models import LaunchSpec, Resources
+from jupyter_cluster.core.models import LaunchSpec
+from jupyter_cluster.core.resources import Resources
 from jupyter_cluster.core.scheduler import AgentSlot, Pending, Placement, place
 from jupyter_cluster.errors import InvalidRequest
 

@@ -8,7 +8,8 @@ from collections import Counter
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from jupyter_cluster.core.models import ClusterMode, LaunchSpec, Resources
+from jupyter_cluster.core.models import ClusterMode, LaunchSpec
+from jupyter_cluster.core.resources import Resources
 from jupyter_cluster.core.scheduler import AgentSlot, Pending, place
 from jupyter_cluster.errors import InvalidRequest
 

@@ -9,8 +9,9 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jupyter_cluster.core.models import LaunchSpec, Resources
+from jupyter_cluster.core.models import LaunchSpec
 from jupyter_cluster.core.queue import place_each, place_queue
+from jupyter_cluster.core.resources import Resources
 from jupyter_cluster.core.scheduler import AgentSlot, Pending, Placement, place
 from jupyter_cluster.core.waiting_reasons import DESCRIBED_AGENTS
 from jupyter_cluster.errors import InvalidRequest

@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from jupyter_cluster.core.models import Resources, Session
+from jupyter_cluster.core.models import Session
+from jupyter_cluster.core.resources import Resources
 from jupyter_cluster.core.scheduler import AgentSlot, Pending, Placement
 from jupyter_cluster.core.state import ContainerStatus, SessionStatus
 from jupyter_cluster.engine.store.drivers import Driver
