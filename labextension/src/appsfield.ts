@@ -7,6 +7,7 @@
  */
 
 import { getTrans } from './i18n';
+import { pairLines, pairsText } from './pairlines';
 
 /** An app's name: letters, digits, '.', '_' and '-', at most 40. */
 export const APP_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$/;
@@ -19,14 +20,7 @@ export const MAX_APPS = 16;
  * server's default): `NAME=PORT` lines; '' for anything else. Called by
  * ./form's `initialValues`.
  */
-export function appsText(value: unknown): string {
-  if (!value || typeof value !== 'object' || Array.isArray(value)) {
-    return '';
-  }
-  return Object.entries(value as Record<string, unknown>)
-    .map(([name, port]) => `${name}=${String(port)}\n`)
-    .join('');
-}
+export const appsText = pairsText;
 
 /** A port typed as text (1 to 65535), or what is wrong with it. */
 function parsePort(text: string, line: number): number | string {
@@ -58,45 +52,38 @@ export function parseApps(value: string): Record<string, number> | string {
   const trans = getTrans();
   const apps: Record<string, number> = Object.create(null);
   const ports = new Map<number, string>();
-  const lines = value.split(/\r?\n/);
-  let count = 0;
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i];
-    if (!line.trim()) {
-      continue;
-    }
-    const at = line.indexOf('=');
-    if (at < 0) {
+  for (const { line, name: given, value: portText } of pairLines(value)) {
+    if (given === null) {
       return trans.__(
         'Line %1 is not NAME=PORT; write e.g. tensorboard=6006.',
-        i + 1
+        line
       );
     }
-    const name = line.slice(0, at).trim();
+    const name = given.trim();
     if (!APP_NAME.test(name)) {
       return trans.__(
         "Line %1: %2 is not an app name; use letters, digits, '.', '_' and '-' (at most 40, starting with a letter or digit).",
-        i + 1,
+        line,
         JSON.stringify(name.slice(0, 60))
       );
     }
-    const port = parsePort(line.slice(at + 1).trim(), i + 1);
+    const port = parsePort(portText.trim(), line);
     if (typeof port === 'string') {
       return port;
     }
     if (name in apps) {
-      return trans.__('Line %1: %2 is declared twice.', i + 1, name);
+      return trans.__('Line %1: %2 is declared twice.', line, name);
     }
     if (ports.has(port)) {
       return trans.__(
         'Line %1: port %2 is already used by %3.',
-        i + 1,
+        line,
         port,
         ports.get(port)!
       );
     }
-    if (++count > MAX_APPS) {
-      return trans.__('Line %1: at most %2 apps per session.', i + 1, MAX_APPS);
+    if (ports.size >= MAX_APPS) {
+      return trans.__('Line %1: at most %2 apps per session.', line, MAX_APPS);
     }
     apps[name] = port;
     ports.set(port, name);

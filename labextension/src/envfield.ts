@@ -5,23 +5,13 @@
  */
 
 import { getTrans } from './i18n';
-
-function text(value: unknown): string {
-  return value === null || value === undefined ? '' : String(value);
-}
+import { pairLines, pairsText } from './pairlines';
 
 /**
  * The field's text for variables (`{KEY: VALUE}`, e.g. a profile's): `KEY=VALUE`
  * lines; '' for anything else. Called by ./form's `initialValues`.
  */
-export function envText(value: unknown): string {
-  if (!value || typeof value !== 'object' || Array.isArray(value)) {
-    return '';
-  }
-  return Object.entries(value as Record<string, unknown>)
-    .map(([k, v]) => `${k}=${text(v)}\n`)
-    .join('');
-}
+export const envText = pairsText;
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -33,28 +23,21 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export function parseEnv(value: string): Record<string, string> | string {
   const trans = getTrans();
   const env: Record<string, string> = Object.create(null);
-  const lines = value.split(/\r?\n/);
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i];
-    if (!line.trim()) {
-      continue;
+  for (const { line, name, value: pairValue } of pairLines(value)) {
+    if (name === null) {
+      return trans.__('Line %1 is not KEY=VALUE.', line);
     }
-    const at = line.indexOf('=');
-    if (at < 0) {
-      return trans.__('Line %1 is not KEY=VALUE.', i + 1);
-    }
-    const name = line.slice(0, at);
     if (!ENV_NAME.test(name)) {
       return trans.__(
         "Line %1: %2 is not a variable name; use letters, digits and '_', not starting with a digit.",
-        i + 1,
+        line,
         JSON.stringify(name.slice(0, 60))
       );
     }
     if (name in env) {
       return trans.__('%1 is given twice.', name);
     }
-    env[name] = line.slice(at + 1);
+    env[name] = pairValue;
   }
   return env;
 }
