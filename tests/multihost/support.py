@@ -53,3 +53,13 @@ async def exec_output(manager: ClusterManager, ref: str, host: str, *cmd: str) -
     text = b"".join(chunks).decode()
     assert code == 0, f"{cmd} in {host} exited with {code}: {text}"
     return text.strip()
+
+
+async def close_engine(manager: ClusterManager) -> str:
+    """Terminate every session of ``manager`` and close it; its manager id, for
+    :func:`leftovers` (a test's ``finally``)."""
+    for found in await manager.list():
+        await manager.terminate(found.id)
+    manager_id = manager.store.manager_id
+    await manager.close()
+    return manager_id

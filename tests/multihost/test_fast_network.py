@@ -19,7 +19,7 @@ from jupyter_cluster.core import naming
 from jupyter_cluster.core.fast_network import MTU_OPTION
 
 from .agents import AgentCluster
-from .support import SMALL, engine, exec_output, leftovers
+from .support import SMALL, close_engine, engine, exec_output, leftovers
 
 pytestmark = pytest.mark.docker
 GROUPS = {"default": {"mtu": 1400}}
@@ -47,8 +47,5 @@ async def test_an_overlay_across_agents_has_the_groups_mtu(
         )
         assert f'"{MTU_OPTION}":"1400"' in inspect.stdout
     finally:
-        for found in await manager.list():
-            await manager.terminate(found.id)
-        manager_id = manager.store.manager_id
-        await manager.close()
+        manager_id = await close_engine(manager)
     assert leftovers(agents, manager_id) == {}

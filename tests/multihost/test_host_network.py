@@ -29,7 +29,7 @@ from jupyter_cluster.provisioning import kernelspec
 from tests.support.kernels import run_cell, start_client
 
 from .agents import AgentCluster
-from .support import SMALL, engine, exec_output, leftovers
+from .support import SMALL, close_engine, engine, exec_output, leftovers
 
 pytestmark = pytest.mark.docker
 GROUPS = {"FastNetworking": {"resource_groups": {"default": {"host_network": True}}}}
@@ -69,10 +69,7 @@ async def test_a_session_spans_agents_on_their_own_networks(
         assert "runs a host-network container" in waiting.status_reason, waiting.status_reason
         await manager.terminate(waiting.id)
     finally:
-        for found in await manager.list():
-            await manager.terminate(found.id)
-        manager_id = manager.store.manager_id
-        await manager.close()
+        manager_id = await close_engine(manager)
     assert leftovers(agents, manager_id) == {}
 
 
