@@ -145,10 +145,10 @@ class SessionLauncher:
     async def _slots(self, image: str) -> list[AgentSlot]:
         """The agents as the scheduler sees them, those of host-network groups marked
         as holding one container at a time."""
-        return [
-            replace(s, one_container=True) if self.networks(s.resource_group).host_network else s
-            for s in await self.pool.slots(image)
-        ]
+        slots = await self.pool.slots(image)
+        # Once per group, not per agent: this runs at every poll of every waiting session.
+        hosted = {g for g in {s.resource_group for s in slots} if self.networks(g).host_network}
+        return [replace(s, one_container=True) if s.resource_group in hosted else s for s in slots]
 
     def _queue_policy(self) -> QueuePolicy:
         return QueuePolicy(
