@@ -37,6 +37,20 @@ def check_session_name(name: object) -> None:
         )
 
 
+def parse_priority(value: object) -> int:
+    """A launch's priority from user input (None or "" mean 0); InvalidRequest (field
+    ``priority``) unless it is a whole number. Called by :meth:`LaunchSpec.create`."""
+    if value is None or value == "":
+        return 0
+    try:
+        n = int(value)  # type: ignore[call-overload]
+        if isinstance(value, bool) or (isinstance(value, float) and value != n):
+            raise ValueError
+    except (TypeError, ValueError):
+        raise InvalidRequest(f"priority: {value!r} is not a whole number", "priority") from None
+    return n
+
+
 class ClusterMode(str, Enum):
     """Where the containers of a session may be placed."""
 
@@ -82,6 +96,9 @@ class LaunchSpec:
     workdir: str | None = None
     #: Web apps in main1 by name (:mod:`.apps`): listed, opened through the app proxy.
     apps: Apps = ()
+    #: Its place in a queue ordered by priority (``ClusterManager.queue_order``):
+    #: higher goes first. The range a user may ask for is the policy's to check.
+    priority: int = 0
 
     @classmethod
     def create(
@@ -105,6 +122,7 @@ class LaunchSpec:
         env: object = None,
         env_allowed: Iterable[str] = (),
         apps: object = None,
+        priority: object = 0,
     ) -> LaunchSpec:
         """Validate raw user input (CLI flags, JSON fields) into a spec.
 
@@ -166,6 +184,7 @@ class LaunchSpec:
             retries=parse_retries(retries or 0),
             env=parse_env(env, env_allowed),
             apps=parse_apps(apps),
+            priority=parse_priority(priority),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -186,6 +205,7 @@ class LaunchSpec:
             "env": dict(self.env),
             "workdir": self.workdir,
             "apps": apps_dict(self.apps),
+            "priority": self.priority,
         }
 
     @classmethod
@@ -205,4 +225,5 @@ class LaunchSpec:
             env=stored_env(data.get("env")),
             workdir=data.get("workdir") or None,
             apps=parse_apps(data.get("apps")),
+            priority=int(data.get("priority") or 0),
         )
