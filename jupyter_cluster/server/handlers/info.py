@@ -1,6 +1,8 @@
 """REST handlers of agents, resource groups, images, launch options, events, OpenAPI.
 
-``GET agents`` (capacity, allocated, free per agent), ``GET resource-groups``
+``GET me`` (who the caller is and whether it administers the cluster: the Lab shows
+its admin view only when it does), ``GET agents`` (capacity, allocated, free per
+agent), ``GET resource-groups``
 (the same summed per group), ``GET images`` (the allow-list), ``GET
 launch-options`` (the launch form, see :mod:`.launch_options`), ``GET events``
 (Server-Sent Events of session and container status changes, see
@@ -23,6 +25,18 @@ from ..events import Event, Subscription
 from .base import API, ClusterHandler
 
 KEEPALIVE = 15.0
+
+
+class MeHandler(ClusterHandler):
+    """Who the caller is: ``{"name", "admin", "groups"}``. ``admin`` is
+    :attr:`~.base.SessionScope.sees_all` (Hub admins, ``admin_users``, ``admin_groups``;
+    every client of a single-user server, which administers its own sessions); the Lab
+    reads it to offer the admin view, and the admin routes check it themselves."""
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        self.reply({"name": self.owner, "admin": self.sees_all, "groups": self.user_groups})
 
 
 class AgentsHandler(ClusterHandler):
@@ -130,6 +144,7 @@ class OpenAPIHandler(ClusterHandler):
 
 #: (pattern, handler class) of this module's routes, relative to the base URL.
 default_handlers = [
+    (f"{API}/me", MeHandler),
     (f"{API}/agents", AgentsHandler),
     (f"{API}/resource-groups", ResourceGroupsHandler),
     (f"{API}/images", ImagesHandler),

@@ -1,0 +1,121 @@
+"""Who may use the Lab's admin view (issue 26 item 7): ``GET me`` says, the admin routes check.
+
+Users here stand in for JupyterHub's: each token is one user carrying the Hub's user
+model (``admin``, ``groups``), as JupyterHub's identity provider gives it. Alice is a
+plain user: ``GET me`` says she is no admin, the audit log and Bob's usage answer her
+403, and she sees only her own sessions. Carol (``ClusterApp.admin_users``), Dana (in
+``ClusterApp.admin_groups``) and Hub admin Erin are admins. An admin ends Alice's
+session with a reason and Alice reads that reason on her session. On a single-user
+server every client is the owner, who administers its own sessions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from jupyter_server.auth.identity import IdentityProvider, User
+from tornado import web
+
+from .support import call, jp_async, ok_http, wait_status
+
+pytestmark = pytest.mark.docker
+
+HUB_USERS: dict[str, dict[str, Any]] = {
+    "alice": {"admin": False, "groups": ["students"]},
+    "bob": {"admin": False, "groups": []},
+    "carol": {"admin": False, "groups": []},
+    "dana": {"admin": False, "groups": ["ops"]},
+    "erin": {"admin": True, "groups": []},
+}
+
+
+@dataclass
+class HubUser(User):
+    """A user with the Hub's model, as JupyterHub's identity provider makes them."""
+
+    hub_user: dict[str, Any] = field(default_factory=dict)
+
+
+class HubTokens(IdentityProvider):
+    """The token ``NAME-token`` is the Hub user NAME."""
+
+    def get_user(self, handler: web.RequestHandler) -> User | None:
+        token = handler.request.headers.get("Authorization", "").removeprefix("token ")
+        name = token.strip().removesuffix("-token")
+        if name not in HUB_USERS:
+            return None
+        handler._token_authenticated = True  # type: ignore[attr-defined]  # no XSRF check
+        return HubUser(name, hub_user={"name": name, **HUB_USERS[name]})
+
+
+def as_user(name: str) -> dict[str, str]:
+    return {"Authorization": f"token {name}-token"}
+
+
+@pytest.fixture
+def cluster_config() -> dict[str, Any]:
+    return {
+        "ServerApp": {"identity_provider_class": HubTokens},
+        "ClusterApp": {"admin_users": ["carol"], "admin_groups": ["ops"]},
+    }
+
+
+@jp_async
+async def test_only_admins_are_told_they_are_and_get_the_admin_routes(
+    jp_fetch: Any, cluster: Any
+) -> None:
+    me = await ok_http(jp_fetch, "me", headers=as_user("alice"))
+    assert me == {"name": "alice", "admin": False, "groups": ["students"]}
+    for name in ("carol", "dana", "erin"):
+        assert (await ok_http(jp_fetch, "me", headers=as_user(name)))["admin"] is True, name
+    for path, params in (("audit", None), ("usage", {"user": "bob"})):
+        code, data, _ = await call(jp_fetch, path, params=params, headers=as_user("alice"))
+        assert code == 403, (path, code, data)
+        await ok_http(jp_fetch, path, params=params, headers=as_user("carol"))
+    code, _, _ = await call(jp_fetch, "me")  # no token: no answer at all
+    assert code == 403
+
+
+@jp_async
+async def test_an_admin_ends_a_users_session_with_a_reason_the_owner_reads(
+    jp_fetch: Any, cluster: Any
+) -> None:
+    alice = as_user("alice")
+    session = await ok_http(jp_fetch, "sessions", method="POST", body={}, headers=alice)
+    sid = session["id"]
+    await wait_status(jp_fetch, sid, "RUNNING", headers=alice)
+    assert await ok_http(jp_fetch, "sessions", headers=as_user("bob")) == []
+    listed = await ok_http(jp_fetch, "sessions", headers=as_user("dana"))
+    assert [(s["id"], s["owner"]) for s in listed] == [(sid, "alice")]
+    code, _, _ = await call(
+        jp_fetch, "sessions", sid, method="DELETE", params={"reason": "x"}, headers=as_user("bob")
+    )
+    assert code == 404  # a plain user cannot end (or even find) it
+    reason = "maintenance of the GPU hosts at 14:00"
+    await ok_http(
+        jp_fetch,
+        "sessions",
+        sid,
+        method="DELETE",
+        params={"reason": reason},
+        headers=as_user("dana"),
+    )
+    ended = await wait_status(jp_fetch, sid, "TERMINATED", headers=alice)
+    assert reason in ended["status_reason"], ended
+
+
+class TestSingleUser:
+    """The stock identity provider: the server's owner administers its own server."""
+
+    @pytest.fixture
+    def cluster_config(self) -> dict[str, Any]:
+        return {}
+
+    @jp_async
+    async def test_the_owner_is_an_admin(self, jp_fetch: Any, cluster: Any) -> None:
+        me = await ok_http(jp_fetch, "me")
+        assert me["admin"] is True
+        assert me["name"] and me["groups"] == []
+        await ok_http(jp_fetch, "audit")
