@@ -184,3 +184,17 @@ def kernel_file_id(kernel_id: str) -> str:
     scripts: the id itself when it is a canonical UUID, else a UUID derived from it
     (jupyter_server accepts any kernel id a client chooses)."""
     return kernel_id if is_uuid(kernel_id) else str(uuid.uuid5(_KERNEL_FILES, kernel_id))
+
+
+def kernel_socket_prefix(kernel_id: str) -> str:
+    """Where in main1 a kernel reached over SSH listens: ZMQ's ``ipc`` prefix (its
+    sockets are ``{prefix}-{port}``, one per port of :data:`KERNEL_PORTS`), in the
+    run directory that belongs to work. Unix sockets rather than loopback ports: on
+    a host-network main1 its loopback is the agent host's, open to every local user."""
+    return f"{RUNTIME_DIR}/run/kernel-{kernel_file_id(kernel_id)}"
+
+
+def kernel_sockets(kernel_id: str) -> list[str]:
+    """The Unix sockets in main1 of :func:`kernel_socket_prefix`, in port order."""
+    prefix = kernel_socket_prefix(kernel_id)
+    return [f"{prefix}-{port}" for port in KERNEL_PORTS]

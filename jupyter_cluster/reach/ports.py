@@ -10,7 +10,8 @@ Per agent (``kernel_transport``):
   (:mod:`jupyter_cluster.reach.tunnel`) with the session's key and main1's host
   key, and the kernel manager uses ZMQ's ``ipc`` transport: the traffic is
   encrypted and authenticated, no other local user can connect to it, and the
-  kernel listens on main1's loopback only.
+  kernel listens on Unix sockets in main1 (:func:`~jupyter_cluster.core.naming.kernel_sockets`),
+  not on any TCP port, so a host-network main1 opens nothing on its agent host either.
 """
 
 from __future__ import annotations
@@ -70,7 +71,8 @@ async def connect_kernel(
 def kernel_listen_address(agent: Agent, state: ContainerState) -> str:
     """Where main1's kernel listens when that is not its transport's default: on a
     host-network main1 reached directly, the agent's address only (as Docker would
-    publish the ports), not every interface of the agent's host."""
+    publish the ports), not every interface of the agent's host. Over SSH it listens
+    on Unix sockets in main1 (no address)."""
     if state.host_network and agent.config.kernel_transport != "ssh":
         return agent.config.connect_address
     return ""
@@ -97,7 +99,10 @@ async def tunnel_kernel(
     connection file)."""
     tunnel = KernelTunnel(address, port, keys, socket_prefix(previous), connect_timeout=timeout)
     km.ip = tunnel.prefix
-    _point(km, await tunnel.open(naming.KERNEL_PORTS), transport="ipc")
+    kernel_id = getattr(km, "kernel_id", None)
+    if not kernel_id:
+        raise ClusterError("a kernel reached over SSH needs its kernel manager's kernel_id")
+    _point(km, await tunnel.open(naming.kernel_sockets(kernel_id)), transport="ipc")
     return tunnel
 
 
@@ -124,16 +129,20 @@ def _private_dir(path: str) -> bool:
 
 
 def kernel_side_connection(km: Any, transport: str, ip: str = "") -> bytes:
-    """The connection file as the kernel in main1 sees it: fixed ports, ``km``'s key;
-    it listens on ``ip`` if given (a host-network main1: its agent's address), else
-    over SSH on main1's loopback only, directly on every interface of main1."""
+    """The connection file as the kernel in main1 sees it: fixed ports, ``km``'s key.
+    Over SSH it listens on Unix sockets in main1 named after ``km.kernel_id`` (see
+    :func:`~jupyter_cluster.core.naming.kernel_sockets`); directly on TCP, on ``ip``
+    if given (a host-network main1: its agent's address), else every interface of
+    main1."""
     key = km.session.key
     info: dict[str, Any] = {
-        "transport": "tcp",
-        "ip": ip or ("127.0.0.1" if transport == "ssh" else "0.0.0.0"),
         "signature_scheme": km.session.signature_scheme,
         "key": key.decode() if isinstance(key, bytes) else key,
     }
+    if transport == "ssh":
+        info.update(transport="ipc", ip=naming.kernel_socket_prefix(km.kernel_id))
+    else:
+        info.update(transport="tcp", ip=ip or "0.0.0.0")
     for name, port in zip(PORT_NAMES, naming.KERNEL_PORTS, strict=True):
         info[name] = port
     return json.dumps(info).encode()

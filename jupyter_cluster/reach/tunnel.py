@@ -1,15 +1,14 @@
-"""Kernel traffic over SSH: forward main1's kernel ports through its SSH server (asyncssh).
+"""Kernel traffic over SSH: forward main1's kernel sockets through its SSH server (asyncssh).
 
-For an agent whose ``kernel_transport`` is ``ssh`` (the default when it publishes
-on an address that is not loopback), main1 publishes only its SSH port; the
-kernel provisioner opens a :class:`KernelTunnel` to it with the session's user
-key, checking main1's host key strictly (the one the manager made for it), and
-forwards Unix sockets in a private (0700) directory of this machine to the
-kernel's ports inside main1; the kernel manager uses ZMQ's ``ipc`` transport on
-them. Everything between this machine and the agent is then encrypted and
-authenticated by SSH, so nobody on the network can read IOPub or send to the shell
-channel, and no other user of this machine can either: a loopback TCP port would
-be open to every local user (IOPub needs no key to read).
+For an agent whose ``kernel_transport`` is ``ssh`` (the default), main1 publishes
+only its SSH port; the kernel provisioner opens a :class:`KernelTunnel` to it with
+the session's user key, checking main1's host key strictly (the one the manager made
+for it), and forwards Unix sockets in a private (0700) directory of this machine to
+the kernel's Unix sockets inside main1; the kernel manager uses ZMQ's ``ipc``
+transport on them. Everything between this machine and the agent is then encrypted
+and authenticated by SSH, so nobody on the network can read IOPub or send to the
+shell channel, and no other user of this machine or of the agent's host can either:
+a loopback TCP port would be open to every local user (IOPub needs no key to read).
 
 If the SSH connection drops (the agent froze, the network went away), the tunnel
 reconnects in the background to the same sockets, so kernel clients resume when
@@ -49,8 +48,9 @@ async def no_delay(conn: asyncssh.SSHClientConnection) -> None:
 
 
 class KernelTunnel:
-    """Unix sockets ``{prefix}-1`` … ``{prefix}-N`` forwarded to ports inside main1
-    over one SSH connection (``prefix`` is in a directory only this user can enter)."""
+    """Unix sockets ``{prefix}-1`` … ``{prefix}-N`` forwarded to Unix sockets inside
+    main1 over one SSH connection (``prefix`` is in a directory only this user can
+    enter)."""
 
     def __init__(
         self,
@@ -107,15 +107,17 @@ class KernelTunnel:
         """The socket of the ``n``-th forwarded port (ZMQ's ``ipc`` naming)."""
         return f"{self.prefix}-{n}"
 
-    async def _forward(self, conn: asyncssh.SSHClientConnection, remote: Sequence[int]) -> None:
+    async def _forward(self, conn: asyncssh.SSHClientConnection, remote: Sequence[str]) -> None:
         await no_delay(conn)
         for n, inner in enumerate(remote, 1):
             with contextlib.suppress(FileNotFoundError):  # left by a dropped connection
                 os.unlink(self.path(n))
-            await conn.forward_local_path_to_port(self.path(n), "127.0.0.1", inner)
+            await conn.forward_local_path(self.path(n), inner)
 
-    async def open(self, remote_ports: Sequence[int]) -> list[int]:
-        """Connect and forward ``remote_ports``; the ``ipc`` port number of each."""
+    async def open(self, remote_paths: Sequence[str]) -> list[int]:
+        """Connect and forward to ``remote_paths`` (Unix sockets in main1); the
+        ``ipc`` port number of each."""
+        remote_ports = list(remote_paths)
         self._count = len(remote_ports)
         self._conn = await self._connect()
         try:
@@ -126,7 +128,7 @@ class KernelTunnel:
         self._watch = asyncio.ensure_future(self._keep_open(list(remote_ports)))
         return list(range(1, len(remote_ports) + 1))
 
-    async def _keep_open(self, remote_ports: list[int]) -> None:
+    async def _keep_open(self, remote_ports: list[str]) -> None:
         """Reconnect to the same local ports whenever the connection drops."""
         while not self._closed:
             assert self._conn is not None

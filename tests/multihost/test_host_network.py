@@ -106,12 +106,18 @@ async def test_a_kernel_runs_in_a_host_network_main1(tmp_path: Path, agents: Age
         assert cell.stdout.split() == ["main1", "sub1"], cell
         session = await provisioner.engine.get(provisioner.session_id)
         main = session.containers[0]
-        # Over SSH (the agents' address is not loopback): the kernel listens on the
-        # agent's loopback only, nothing is published.
         inspect = agents[main.agent or ""].docker(
             "inspect", "--format", "{{.HostConfig.NetworkMode}}", main.container_id or ""
         )
         assert inspect.stdout.strip() == "host"
+        # Over SSH the kernel listens on Unix sockets inside main1: no TCP port of
+        # the agent's host (whose network main1 shares) is open to its other users.
+        engine = provisioner.engine
+        tcp = await exec_output(engine, session.id, "main1", "ss", "-Hltn")
+        listening = {int(line.split()[3].rsplit(":", 1)[1]) for line in tcp.splitlines()}
+        assert naming.SSH_PORT in listening and not listening & set(naming.KERNEL_PORTS), tcp
+        unix = await exec_output(engine, session.id, "main1", "ss", "-Hlx")
+        assert all(path in unix for path in naming.kernel_sockets(km.kernel_id)), unix
     finally:
         kc.stop_channels()
         if km.has_kernel:

@@ -17,7 +17,7 @@ from traitlets.config import Config
 from jupyter_cluster.core.fast_network import GroupNetwork, group_networks
 from jupyter_cluster.core.host_network import peer_hosts
 from jupyter_cluster.core.models import LaunchSpec
-from jupyter_cluster.core.naming import KERNEL_PORTS, SSH_PORT, network_name
+from jupyter_cluster.core.naming import KERNEL_PORTS, SSH_PORT, kernel_sockets, network_name
 from jupyter_cluster.core.resources import Resources
 from jupyter_cluster.core.scheduler import AgentSlot, Pending, Placement, place
 from jupyter_cluster.core.state import SessionStatus
@@ -117,10 +117,21 @@ def test_a_host_network_containers_ports_are_the_agents_own() -> None:
 
 
 def test_the_kernel_listens_where_it_is_told() -> None:
-    km = SimpleNamespace(session=SimpleNamespace(key=b"k", signature_scheme="hmac-sha256"))
-    assert json.loads(kernel_side_connection(km, "direct"))["ip"] == "0.0.0.0"
-    assert json.loads(kernel_side_connection(km, "ssh"))["ip"] == "127.0.0.1"
+    kernel_id = "0f9b8a4e-3c2d-4b1a-9e8f-7d6c5b4a3921"
+    km = SimpleNamespace(
+        session=SimpleNamespace(key=b"k", signature_scheme="hmac-sha256"), kernel_id=kernel_id
+    )
+    direct = json.loads(kernel_side_connection(km, "direct"))
+    assert (direct["transport"], direct["ip"]) == ("tcp", "0.0.0.0")
     assert json.loads(kernel_side_connection(km, "direct", "10.0.0.1"))["ip"] == "10.0.0.1"
+    # Over SSH: Unix sockets in main1's run directory, so a host-network main1 opens
+    # no TCP port on its agent host.
+    over_ssh = json.loads(kernel_side_connection(km, "ssh"))
+    assert over_ssh["transport"] == "ipc"
+    assert over_ssh["ip"] == f"/opt/jupyter-cluster/run/kernel-{kernel_id}"
+    sockets = kernel_sockets(kernel_id)
+    assert sockets[0] == f"{over_ssh['ip']}-{over_ssh['shell_port']}"
+    assert len(sockets) == len(KERNEL_PORTS) and all(len(p) < 100 for p in sockets)
 
 
 def _manager(tmp_path: Path, agents: list[FakeAgent], **config: object) -> ClusterManager:
