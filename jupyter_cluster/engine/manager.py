@@ -64,13 +64,15 @@ from .store.exec_log import ExecLog
 from .store.profiles import ProfileStore
 from .store.sessions import Store
 from .upkeep import WarmRefill
+from .utilization_idle import UtilizationWatch
+from .utilization_settings import UtilizationIdleSettings
 from .warm_pool import WarmPool
 
 if TYPE_CHECKING:
     from ..reach.agent import AgentRoute
 
 
-class ClusterManager(ManagerSettings):
+class ClusterManager(ManagerSettings, UtilizationIdleSettings):
     """Launch and manage cluster sessions on the configured Docker agents.
 
     Configured as ``c.ClusterManager.*`` (the traits are in :mod:`.settings`).
@@ -144,6 +146,11 @@ class ClusterManager(ManagerSettings):
             logger=self.log,
         )
         self.reader = SessionReader(self.store, self.pool, self.log_archive, self.exec_log)
+        #: The utilization idle clean-up (an upkeep job); a server adds its kernels'
+        #: and terminals' activity to its ``sources`` (see :mod:`.utilization_idle`).
+        self.utilization = UtilizationWatch(
+            self, self.store, self.pool, self.exec_log, self.terminate, self.log
+        )
         self._reconciled = False
 
     # -- agents ------------------------------------------------------------------
@@ -348,10 +355,13 @@ class ClusterManager(ManagerSettings):
         return AgentRoute(self.agent, self.store.load_keys, self.access, self.hardening.work_uid)
 
     def upkeep(self, on_change: Callable[[], None]) -> builtins.list[Upkeep]:
-        """The warm pool's refill (when configured), the OOM watch, batch jobs and limits."""
+        """The warm pool's refill (when configured), the OOM watch, batch jobs and
+        limits, and the utilization idle clean-up."""
         oom = OomWatch(self.store, self.pool.agents, on_change=on_change, logger=self.log)
         jobs = BatchUpkeep(self.jobs, on_change=on_change)
-        return [WarmRefill(self.warm), oom, jobs] if self.warm.targets else [oom, jobs]
+        self.utilization.on_change = on_change
+        kept: builtins.list[Upkeep] = [oom, jobs, self.utilization]
+        return [WarmRefill(self.warm), *kept] if self.warm.targets else kept
 
     async def hand_off(self, session: Session, spawn: Callable[[str], int]) -> None:
         """A detached driver takes over a launch still settling, or a batch job whose

@@ -10,6 +10,8 @@ exec log, :mod:`~jupyter_cluster.engine.store.exec_log`, records each while it r
 when one last began or ended; one whose process has died no longer counts).
 A session idle for the timeout is terminated with the reason saying so; until
 then its REST model carries ``idle_deadline`` (the sidebar shows the time left).
+It also tells the engine's utilization clean-up
+(:mod:`jupyter_cluster.engine.utilization_idle`) of the kernels and terminals here.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from ..core.idle import Activity, idle_deadline, should_terminate
 from ..core.models import Session
 from ..core.state import USABLE
 from ..engine.store.drivers import Driver, driver_alive
+from ..engine.utilization_idle import UtilizationWatch
 from ..errors import ClusterError
 from . import audit
 
@@ -38,6 +41,11 @@ class IdleWatcher:
         terminals and ``terminate``); not imported here, as the service imports this."""
         self.service, self.timeout, self.interval = service, timeout, interval
         self._task: asyncio.Task[None] | None = None
+        # The engine's utilization clean-up (a local engine's) counts this server's
+        # kernels and terminals as use too.
+        watch = getattr(service.engine, "utilization", None)
+        if isinstance(watch, UtilizationWatch):
+            watch.sources.append(self.activity)
 
     def activity(self, session: Session) -> Activity | None:
         """The session's use now, or None when its kernel is not in this server."""
