@@ -9,13 +9,16 @@
 - :class:`LaunchSettings` holds what users may launch through REST and the launch
   forms (``c.ClusterApp.max_cpu`` and friends: ``ClusterApp`` inherits these
   traits). :func:`launch_settings` reads the same keys outside the server, so the
-  notebook's form describes exactly what the server's dialog does.
+  notebook's form describes exactly what the server's dialog does. Its
+  ``resource_policies`` bound each user (or Hub group) within them
+  (:mod:`~jupyter_cluster.core.resource_policies`).
 """
 
 from __future__ import annotations
 
 import getpass
 import os
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from jupyter_core.application import JupyterApp
@@ -25,6 +28,7 @@ from traitlets.config import Config, LoggingConfigurable
 from .core.launch_options import launchable_defaults
 from .core.policy import LaunchPolicy, ordered_images
 from .core.profiles import Profile, parse_profiles
+from .core.resource_policies import Resolved, ResourcePolicy, check_table, resolve
 from .core.units import parse_size
 from .errors import InvalidRequest
 
@@ -32,6 +36,7 @@ if TYPE_CHECKING:  # imported where used: each costs every CLI command its impor
     from .client.remote_engine import RemoteEngine
     from .engine.api import Engine
     from .engine.manager import ClusterManager
+    from .engine.store.policy_overrides import PolicyOverrides
 
 
 class ClusterConfigApp(JupyterApp):
@@ -139,9 +144,33 @@ class LaunchSettings(LoggingConfigurable):
         "a user's limits cannot launch is listed disabled with the reason.",
     )
 
+    resource_policies = Dict(
+        config=True,
+        help="Limits per user and per JupyterHub group: {'default': {...}, 'users': "
+        "{'alice': {...}}, 'groups': {'gpu-team': {...}}}. Keys: sessions, cpu, mem, gpu "
+        "(held at once in all sessions; 0: no limit), max_size, max_cpu, max_mem, max_shm, "
+        "max_gpu (per session's container), max_lifetime, idle_timeout (e.g. '8h'), "
+        "resource_groups, images (lists; empty: all; an image ending in '/' is a prefix), "
+        "priority, max_priority. Unset keys come from 'default', whose unset keys come "
+        "from max_cpu, max_mem, max_shm, max_gpu, max_sessions_per_user, resource_groups, "
+        "allowed_images and ClusterManager.max_*_per_owner, max_size, "
+        "max_session_lifetime. A user's own entry wins; else the most generous of their "
+        "groups' entries (per key: no limit if any has none, else the largest); else the "
+        "default. Admins change entries at run time (REST limits/, jupyter cluster limits).",
+    )
+
     _engine: ClusterManager
     _defaults: dict[str, Any]
     _profiles: dict[str, Profile] | None = None
+    _overrides: PolicyOverrides | None = None
+
+    @validate("resource_policies")
+    def _check_policies(self, proposal: Any) -> dict[str, Any]:
+        try:
+            check_table(proposal["value"])
+        except InvalidRequest as exc:
+            raise TraitError(f"ClusterApp.resource_policies: {exc}") from None
+        return dict(proposal["value"])
 
     @validate("max_mem", "max_shm")
     def _check_size(self, proposal: Any) -> str:
@@ -157,6 +186,11 @@ class LaunchSettings(LoggingConfigurable):
         left out)."""
         self._engine = engine
         self._defaults = {}
+        tx = getattr(getattr(engine, "store", None), "tx", None)
+        if tx is not None:  # the engine's store keeps admins' run-time changes
+            from .engine.store.policy_overrides import PolicyOverrides
+
+            self._overrides = PolicyOverrides(tx)
         kept, problems = launchable_defaults(self.default_launch_options, self.policy)
         for problem in problems:
             self.log.error("ClusterApp.default_launch_options: %s", problem)
@@ -171,23 +205,82 @@ class LaunchSettings(LoggingConfigurable):
                 self.log.error("ClusterApp.launch_profiles: %s", problem)
         return self._profiles
 
-    def policy(
-        self, defaults: dict[str, Any] | None = None, owner: str | None = None
-    ) -> LaunchPolicy:
-        """What ``owner`` (default: this process's user) may launch now, with their
-        data folders and the current groups."""
+    def default_policy(self) -> ResourcePolicy:
+        """Everyone's resource policy unless an entry says otherwise: the global
+        settings, with ``resource_policies['default']`` over them."""
         engine = self._engine
-        groups = sorted({a.config.resource_group for a in engine.pool.agents.values()})
-        return LaunchPolicy(
-            images=ordered_images(self.allowed_images, engine.default_image),
+        totals = engine.quota(self.max_sessions_per_user)
+        base = ResourcePolicy(
+            sessions=totals.sessions,
+            cpu=totals.cpu,
+            mem=totals.mem,
+            gpu=totals.gpu,
             max_size=engine.max_size,
             max_cpu=self.max_cpu,
             max_mem=parse_size(self.max_mem),
             max_shm=parse_size(self.max_shm),
             max_gpu=self.max_gpu,
-            resource_groups=tuple(self.resource_groups or groups),
+            max_lifetime=engine.max_session_lifetime,
+            resource_groups=tuple(self.resource_groups),
+            images=(),
+        )
+        return base.updated(self.resource_policies.get("default") or {}, "default: ")
+
+    def policy_entries(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """The ``users`` and ``groups`` entries that apply: the configured ones with
+        admins' run-time overrides over them (key by key)."""
+        table = self.resource_policies
+        changed = self._overrides.all() if self._overrides is not None else {}
+        entries: dict[str, dict[str, dict[str, Any]]] = {}
+        for kind in ("users", "groups"):
+            merged = {name: dict(keys) for name, keys in (table.get(kind) or {}).items()}
+            for name, keys in changed.get(kind, {}).items():
+                merged[name] = {**merged.get(name, {}), **keys}
+            entries[kind] = merged
+        return entries
+
+    def policy_overrides(self) -> PolicyOverrides | None:
+        """Admins' run-time changes, in the bound engine's store (None before
+        :meth:`bind`)."""
+        return self._overrides
+
+    def resource_policy(self, owner: str | None = None, groups: Sequence[str] = ()) -> Resolved:
+        """The resource policy of ``owner`` (default: this process's user) with Hub
+        ``groups``, and where it comes from (the rule: :func:`~.core.resource_policies.
+        resolve`)."""
+        entries = self.policy_entries()
+        return resolve(
+            owner or local_owner(),
+            groups,
+            self.default_policy(),
+            entries["users"],
+            entries["groups"],
+        )
+
+    def policy(
+        self,
+        defaults: dict[str, Any] | None = None,
+        owner: str | None = None,
+        groups: Sequence[str] = (),
+    ) -> LaunchPolicy:
+        """What ``owner`` (default: this process's user, with Hub ``groups``) may
+        launch now: their resource policy's maxima, groups and images, their data
+        folders."""
+        engine = self._engine
+        limits = self.resource_policy(owner, groups).policy
+        agent_groups = sorted({a.config.resource_group for a in engine.pool.agents.values()})
+        site_groups = limits.resource_groups or tuple(agent_groups)
+        site_images = ordered_images(self.allowed_images, engine.default_image)
+        return LaunchPolicy(
+            images=tuple(i for i in site_images if limits.allows_image(i)),
+            max_size=limits.max_size,
+            max_cpu=limits.max_cpu,
+            max_mem=limits.max_mem,
+            max_shm=limits.max_shm,
+            max_gpu=limits.max_gpu,
+            resource_groups=tuple(site_groups),
             folders=tuple(engine.folders_for(owner or local_owner()).names()),
-            max_sessions_per_user=self.max_sessions_per_user,
+            max_sessions_per_user=limits.sessions,
             env_allowed=tuple(engine.allowed_env_names),
             defaults=self._defaults if defaults is None else defaults,
         )

@@ -2,7 +2,7 @@
 
 :func:`run` (called by :func:`~jupyter_cluster.cli.main.main` with the parsed
 arguments) builds the engine and carries out ``launch``, ``ls``, ``show``, ``rm``,
-``agents``, ``folder …``, ``usage``, ``audit``, ``kernelspec install`` and ``image
+``agents``, ``folder …``, ``usage``, ``audit``, ``limits``, ``kernelspec install`` and ``image
 build``; the commands about a session's containers (``logs``, ``exec``, ``top``) are in
 :mod:`.container_commands`.
 """
@@ -94,6 +94,10 @@ async def run(args: argparse.Namespace) -> int:
             from .audit_commands import audit
 
             return await audit(engine, args)
+        if args.command == "limits":
+            from .limits_commands import limits
+
+            return await limits(engine, args)
         if args.command == "profile":
             from .profile_commands import profile
 

@@ -156,6 +156,25 @@ def build_parser() -> argparse.ArgumentParser:
     aud.add_argument("--limit", type=int, default=1000, help="the newest this many")
     aud.add_argument("--json", action="store_true")
 
+    lim = sub.add_parser("limits", help="your resource limits (admins: a user's or group's)")
+    lim.add_argument("--json", action="store_true")
+    lsub = lim.add_subparsers(dest="limits_command", parser_class=_Parser)
+    for name, text in (
+        ("show", "one user's or group's limits (admins)"),
+        ("set", "change a user's or group's limits at run time (admins): KEY=VALUE …"),
+        ("rm", "drop the run-time change of a user's or group's limits (admins)"),
+    ):
+        one = lsub.add_parser(name, help=text)
+        who = one.add_mutually_exclusive_group(required=True)
+        who.add_argument("--user", help="this user's entry")
+        who.add_argument("--group", help="this JupyterHub group's entry")
+        one.add_argument("--json", action="store_true")
+        if name == "set":
+            one.add_argument(
+                "pairs", nargs="+", metavar="KEY=VALUE", help="e.g. max_gpu=2 mem=64g (KEY=: drop)"
+            )
+    lim.set_defaults(user=None, group=None)
+
     folder = sub.add_parser("folder", help="manage named data folders")
     fsub = folder.add_subparsers(dest="folder_command", required=True, parser_class=_Parser)
     fsub.add_parser("create", help="create a data folder").add_argument("name")

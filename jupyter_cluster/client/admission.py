@@ -75,6 +75,10 @@ class ServiceGate:
         """None: the service's launch defaults apply to this server's kernels."""
         return None
 
-    def quota(self) -> None:
+    def quota(self, owner: str, groups: Sequence[str] = ()) -> None:
         """None: the service counts every launch of its users."""
+        return None
+
+    def resource_policy(self, owner: str, groups: Sequence[str] = ()) -> None:
+        """None: the service resolves its users' policies (``GET limits`` there)."""
         return None

@@ -26,6 +26,8 @@ ACTIONS = (
     "key_access",
     "folder_create",
     "folder_remove",
+    "policy_set",
+    "policy_remove",
 )
 
 

@@ -6,6 +6,13 @@ this process's :class:`~jupyter_cluster.engine.api.PolicySource` (the server's
 the provisioner). The REST handlers, the session kernelspec, the notebook form and
 kernels started through ``/api/kernels`` admit launches through it; the shared
 service's client has its own gate (:mod:`jupyter_cluster.client.admission`).
+
+Every launch is bounded by its owner's resource policy
+(:meth:`~jupyter_cluster.config.LaunchSettings.resource_policy`, with the owner's Hub
+groups): the form's maxima, groups and images; the lifetime (a launch asking for
+none gets the policy's); and the :class:`Quota` the store checks in the transaction
+that inserts the session (totals held and each session's maxima, so a kernel's
+launch meets them too).
 """
 
 from __future__ import annotations
@@ -18,6 +25,10 @@ from ..core.launch_options import validate
 from ..core.models import LaunchSpec
 from ..core.profiles import Profile, listing, resolve
 from ..core.quota import Quota
+from ..core.resource_policies import Resolved, parse_fields
+from ..core.resource_policies import resolve as resolve_policy
+from ..core.time_limits import format_duration
+from ..errors import InvalidRequest, NotFound
 from .api import Admission, PolicySource
 
 
@@ -52,20 +63,30 @@ class LocalGate:
 
     def admit(self, body: Any, owner: str, groups: Sequence[str] = ()) -> Admission:
         """Validate a REST body against ``owner``'s policy (its ``profile``'s fields
-        first, see :func:`~jupyter_cluster.core.profiles.resolve`); count it against the
-        per-user session limit as well as the engine's per-owner limits."""
-        policy = self.settings.policy(owner=owner)
+        first, see :func:`~jupyter_cluster.core.profiles.resolve`); count it against
+        the owner's resource policy (with their Hub ``groups``)."""
+        limits = self.settings.resource_policy(owner, groups).policy
+        policy = self.settings.policy(owner=owner, groups=groups)
         profiles = {**self.settings.profiles(), **self.engine.user_profiles(owner)}
         body = resolve(body, profiles, groups)
         fields, start_kernel = validate(body, policy)
+        cap = limits.max_lifetime
+        site = getattr(self.engine, "max_session_lifetime", 0.0)  # applies by itself
+        if cap and cap != site and fields.get("max_lifetime") is None:
+            fields["max_lifetime"] = cap
+        elif cap and fields["max_lifetime"] > cap:
+            raise InvalidRequest(
+                f"max_lifetime: your limits allow sessions of at most {format_duration(cap)}",
+                "max_lifetime",
+            )
         spec = self.engine.make_spec(**fields)
-        return Admission(spec, start_kernel, self.engine.quota(policy.max_sessions_per_user))
+        return Admission(spec, start_kernel, limits.quota())
 
     async def options(self, owner: str | None = None, groups: Sequence[str] = ()) -> dict[str, Any]:
         """The launch form of ``owner``'s policy, with the site's profiles visible to
         ``groups`` and the owner's own (``scope`` site or user; those the policy cannot
         launch disabled, with the reason; the owner's shadow the site's of one name)."""
-        policy = self.settings.policy(owner=owner)
+        policy = self.settings.policy(owner=owner, groups=groups)
         form = describe(policy)
         mine = self.engine.user_profiles(owner) if owner else {}
         site = {k: v for k, v in self.settings.profiles().items() if k not in mine}
@@ -92,6 +113,54 @@ class LocalGate:
         fields, _ = validate({}, self.settings.policy())
         return self.engine.make_spec(**fields)
 
-    def quota(self) -> Quota:
-        """The limits a kernel's launch counts against (REST's per-user limit too)."""
-        return self.engine.quota(sessions=self._settings.max_sessions_per_user)
+    def quota(self, owner: str, groups: Sequence[str] = ()) -> Quota:
+        """The limits a kernel's launch by ``owner`` counts against: their resource
+        policy's totals and per-session maxima."""
+        return self.resource_policy(owner, groups).policy.quota()
+
+    def resource_policy(self, owner: str, groups: Sequence[str] = ()) -> Resolved:
+        """``owner``'s resource policy and where it comes from (``GET limits``)."""
+        return self.settings.resource_policy(owner, groups)
+
+    def idle_timeout(self, owner: str, groups: Sequence[str] = ()) -> float:
+        """Seconds after which ``owner``'s idle kernel sessions end under their policy
+        (0: the server's ``ClusterApp.idle_timeout`` applies)."""
+        return self.resource_policy(owner, groups).policy.idle_timeout
+
+    # -- admins' run-time changes (REST limits/{users|groups}/NAME, the CLI) ---------
+
+    def limits_entry(self, kind: str, name: str) -> dict[str, Any]:
+        """User or group ``name``'s entry (``kind`` users/groups): as configured, as
+        changed at run time, and the policy it makes."""
+        settings = self.settings
+        default = settings.default_policy()
+        entries = settings.policy_entries()
+        if kind == "users":
+            effective = resolve_policy(name, (), default, entries["users"], {}).policy
+        else:
+            effective = default.updated(entries["groups"].get(name, {}))
+        return {
+            "kind": kind,
+            "name": name,
+            "configured": (settings.resource_policies.get(kind) or {}).get(name) or {},
+            "changed": self._overrides().get(kind, name),
+            "effective": effective.to_dict(),
+        }
+
+    def set_limits(self, kind: str, name: str, keys: Any) -> dict[str, Any]:
+        """Keep ``keys`` as ``name``'s run-time change (over its configured entry);
+        InvalidRequest for a wrong key. The entry as :meth:`limits_entry` shows it."""
+        parse_fields(keys)
+        self.settings.default_policy().updated(keys)
+        self._overrides().put(kind, name, dict(keys))
+        return self.limits_entry(kind, name)
+
+    def remove_limits(self, kind: str, name: str) -> None:
+        """Drop ``name``'s run-time change (NotFound when there is none)."""
+        self._overrides().remove(kind, name)
+
+    def _overrides(self) -> Any:
+        found = self.settings.policy_overrides()
+        if found is None:
+            raise NotFound("this engine keeps no run-time limits (it has no store)")
+        return found

@@ -24,6 +24,7 @@ from ..core.models import LaunchSpec, Session
 from ..core.policy import LaunchPolicy
 from ..core.profiles import Profile
 from ..core.quota import Quota
+from ..core.resource_policies import Resolved, ResourcePolicy
 from ..core.stats import Usage
 from .agents.base import OutputCallback
 from .store.exec_log import ExecLog
@@ -71,8 +72,22 @@ class PolicySource(Protocol):
     def bind(self, engine: Any) -> None: ...
 
     def policy(
-        self, defaults: dict[str, Any] | None = None, owner: str | None = None
+        self,
+        defaults: dict[str, Any] | None = None,
+        owner: str | None = None,
+        groups: Sequence[str] = (),
     ) -> LaunchPolicy: ...
+
+    def resource_policy(self, owner: str | None = None, groups: Sequence[str] = ()) -> Resolved: ...
+
+    def default_policy(self) -> ResourcePolicy: ...
+
+    def policy_entries(self) -> dict[str, dict[str, dict[str, Any]]]: ...
+
+    def policy_overrides(self) -> Any: ...
+
+    @property
+    def resource_policies(self) -> dict[str, Any]: ...
 
     def profiles(self) -> Mapping[str, Profile]: ...
 
@@ -108,8 +123,14 @@ class LaunchGate(Protocol):
         None when the shared service's defaults apply."""
         ...
 
-    def quota(self) -> Quota | None:
-        """The limits a kernel's launch is counted against (None: the service counts)."""
+    def quota(self, owner: str, groups: Sequence[str] = ()) -> Quota | None:
+        """The limits a kernel's launch by ``owner`` (with Hub ``groups``) is counted
+        against: their resource policy (None: the service counts)."""
+        ...
+
+    def resource_policy(self, owner: str, groups: Sequence[str] = ()) -> Resolved | None:
+        """``owner``'s resource policy and its source (None: the service's applies;
+        ask it, ``GET limits``)."""
         ...
 
 

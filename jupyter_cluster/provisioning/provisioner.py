@@ -35,7 +35,7 @@ from jupyter_client.provisioning import KernelProvisionerBase
 from traitlets import Bool, Unicode
 from traitlets.config import Config
 
-from ..config import file_config, launch_settings, make_engine
+from ..config import file_config, launch_settings, local_owner, make_engine
 from ..core.models import Session
 from ..core.state import USABLE
 from ..core.workdir import Workdir, home
@@ -143,7 +143,7 @@ class ClusterProvisioner(LaunchOptions, NotebookDir, KernelProvisionerBase):  # 
                     submitted,
                     self.log,
                     workdir=self._workdir.host_root,
-                    quota=gate.quota(),
+                    quota=gate.quota(local_owner()),
                     early_start=self._link.route.starts_early,
                     stop=stop,
                 )

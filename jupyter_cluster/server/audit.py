@@ -1,5 +1,5 @@
 """What the server writes to the audit log, and when: one record per request that
-changes or reaches into a session or a data folder.
+changes or reaches into a session or a data folder, or changes a resource policy.
 
 :func:`record` runs as each REST request finishes (``ClusterHandler.on_finish``):
 a successful request of a handler and method in :data:`ACTIONS` becomes an
@@ -30,6 +30,7 @@ ACTIONS = {
     "AccessHandler": {"GET": "key_access"},
     "FoldersHandler": {"POST": "folder_create"},
     "FolderHandler": {"DELETE": "folder_remove"},
+    "LimitEntryHandler": {"PUT": "policy_set", "DELETE": "policy_remove"},
 }
 _LOG_SETTING = "jupyter_cluster_audit_log"
 _pending: set[asyncio.Future[Any]] = set()
@@ -70,6 +71,9 @@ def event_of(handler: Any) -> AuditEvent | None:
         details = {"host": kwargs.get("host")}
     elif action.startswith("folder"):
         details = {"folder": kwargs.get("name") or data.get("name")}
+    elif action.startswith("policy"):  # an admin's change of a user's or group's limits
+        details = dict(getattr(handler, "audit_details", None) or {})
+        target = kwargs.get("name") if kwargs.get("kind") == "users" else None
     return AuditEvent(
         at=time.time(),
         actor=handler.owner,

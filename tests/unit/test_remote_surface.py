@@ -92,7 +92,7 @@ def test_the_client_routes_and_gates_its_own_way() -> None:
     gate = remote.launch_gate(LaunchSettings())
     admitted = gate.admit({"size": 2, "start_kernel": True}, "alice")
     assert admitted.spec == RemoteLaunch({"size": 2}) and admitted.start_kernel
-    assert admitted.quota is None and gate.quota() is None and gate.default_spec() is None
+    assert admitted.quota is None and gate.quota("alice") is None and gate.default_spec() is None
     assert (gate.groups(), gate.images()) == ((), ())
     assert remote.upkeep(lambda: None) == [] and remote.mark_ending("x") is False
     assert remote.phase_missing("x", "kernel_ready") is None

@@ -5,7 +5,7 @@
 services do. :data:`default_handlers` is every route, for ``ClusterApp``.
 """
 
-from . import audit, folder_files, folders, info, profiles, sessions, stats, usage
+from . import audit, folder_files, folders, info, limits, profiles, sessions, stats, usage
 
 #: (pattern, handler class) relative to the base URL, for ExtensionApp.handlers.
 default_handlers = [
@@ -16,6 +16,7 @@ default_handlers = [
     *profiles.default_handlers,
     *usage.default_handlers,
     *audit.default_handlers,
+    *limits.default_handlers,
     *info.default_handlers,
 ]
 
