@@ -4,10 +4,10 @@ Called by :func:`jupyter_cluster.cli.commands.run` for those two commands. The
 folder side of ``cp`` is written ``NAME:PATH`` (like scp; ``NAME:`` is the
 folder's top), the other side is a path on this machine; a local path holding
 a ``:`` is written ``./a:b``. Copies stream in chunks both ways and one file at a
-time. With a local engine the files are reached through the engine's data
-folders (:mod:`jupyter_cluster.engine.folder_files`); on a team's shared service
-(a remote engine) through its REST routes ``folders/{name}/files/{path}``, as
-this user.
+time. Files are reached through the Engine protocol's folder-file methods: a
+local engine's data folders on this machine, or on a team's shared service (a
+remote engine) through its REST routes ``folders/{name}/files/{path}``, as this
+user.
 """
 
 from __future__ import annotations
@@ -21,104 +21,58 @@ import tempfile
 from collections.abc import AsyncIterator, Iterator
 from datetime import datetime
 from typing import Any
-from urllib.parse import quote
 
 from ..config import local_owner
 from ..core.folder_paths import join_parts, path_parts, split_ref
+from ..core.folder_streams import CHUNK
+from ..engine.api import Engine
 from ..errors import InvalidRequest, NotFound
 from . import format as cli_format
 
-CHUNK = 1 << 20
+
+async def _listing(engine: Engine[Any], name: str, parts: tuple[str, ...]) -> list[dict[str, Any]]:
+    """A directory's entries, or a file's (or link's) own entry."""
+    if parts:
+        entry = await engine.folder_entry(name, parts, owner=local_owner())
+        if entry["type"] != "directory":
+            return [entry]
+    opened = await engine.open_folder_path(name, parts, owner=local_owner())
+    await opened.aclose()
+    if opened.entries is None:  # replaced by a file meanwhile
+        raise InvalidRequest(f"path: {name}/{join_parts(parts)} is not a directory", "path")
+    return opened.entries
 
 
-class _Local:
-    """A local engine's folders, as this machine's user."""
+async def _is_dir(engine: Engine[Any], name: str, parts: tuple[str, ...]) -> bool:
+    try:
+        entry = await engine.folder_entry(name, parts, owner=local_owner())
+    except NotFound:  # absent: a new file's name
+        return False
+    return bool(entry["type"] == "directory")
 
-    def __init__(self, engine: Any) -> None:
-        self.space = engine.folders_for(local_owner())
 
-    async def listing(self, name: str, parts: tuple[str, ...]) -> list[dict[str, Any]]:
-        files = self.space.files(name)
-        info = files.info(parts)
-        return files.list(parts) if info["type"] == "directory" else [info]
-
-    async def is_dir(self, name: str, parts: tuple[str, ...]) -> bool:
-        try:
-            return bool(self.space.files(name).info(parts)["type"] == "directory")
-        except NotFound:  # absent: a new file's name
-            return False
-
-    async def read(self, name: str, parts: tuple[str, ...]) -> AsyncIterator[bytes]:
-        for chunk in self.space.files(name).read(parts, CHUNK):
+async def _read(engine: Engine[Any], name: str, parts: tuple[str, ...]) -> AsyncIterator[bytes]:
+    opened = await engine.open_folder_path(name, parts, owner=local_owner())
+    try:
+        if opened.entries is not None:
+            raise InvalidRequest(f"{name}:{join_parts(parts)} is a directory", "source")
+        async for chunk in opened.chunks():
             yield chunk
-
-    async def write(self, name: str, parts: tuple[str, ...], chunks: Iterator[bytes]) -> int:
-        upload = self.space.files(name).writer(parts)
-        try:
-            for chunk in chunks:
-                upload.write(chunk)
-        except BaseException:
-            upload.abort()
-            raise
-        return upload.commit()
+    finally:
+        await opened.aclose()
 
 
-class _Remote:
-    """The shared service's folders, through its REST routes as this user."""
-
-    def __init__(self, engine: Any) -> None:
-        self.http = engine.http
-
-    def _path(self, name: str, parts: tuple[str, ...]) -> str:
-        tail = "/".join(quote(p, safe="") for p in parts)
-        return f"folders/{quote(name, safe='')}/files" + (f"/{tail}" if tail else "")
-
-    async def listing(self, name: str, parts: tuple[str, ...]) -> list[dict[str, Any]]:
-        if parts:
-            above = await self.http.call("GET", self._path(name, parts[:-1]))
-            match = [e for e in above["entries"] if e["name"] == parts[-1]]
-            if match and match[0]["type"] != "directory":
-                return match
-        reply = await self.http.call("GET", self._path(name, parts))
-        return list(reply["entries"])
-
-    async def is_dir(self, name: str, parts: tuple[str, ...]) -> bool:
-        if not parts:
-            return True
-        try:
-            above = await self.http.call("GET", self._path(name, parts[:-1]))
-        except NotFound:  # absent: a new file's name
-            return False
-        return any(e["name"] == parts[-1] and e["type"] == "directory" for e in above["entries"])
-
-    async def read(self, name: str, parts: tuple[str, ...]) -> AsyncIterator[bytes]:
-        from ..client.http import raise_for
-
-        url = self.http.base + self._path(name, parts)
-        async with self.http.aclient.stream("GET", url) as response:
-            if not response.is_success:
-                await response.aread()
-                raise_for(response, self.http.address.url)
-            if "json" in response.headers.get("content-type", ""):
-                raise InvalidRequest(f"{name}:{join_parts(parts)} is a directory", "source")
-            async for chunk in response.aiter_bytes(CHUNK):
-                yield chunk
-
-    async def write(self, name: str, parts: tuple[str, ...], chunks: Iterator[bytes]) -> int:
-        from ..client.http import raise_for
-
-        async def body() -> AsyncIterator[bytes]:
-            for chunk in chunks:
-                yield chunk
-
-        url = self.http.base + self._path(name, parts)
-        response = await self.http.aclient.put(url, content=body())
-        raise_for(response, self.http.address.url)
-        return int(response.json()["size"])
-
-
-def _folders(engine: Any) -> _Local | _Remote:
-    return _Local(engine) if hasattr(engine, "folders_for") else _Remote(engine)
+async def _write(
+    engine: Engine[Any], name: str, parts: tuple[str, ...], chunks: Iterator[bytes]
+) -> int:
+    upload = await engine.upload_folder_file(name, parts, owner=local_owner())
+    try:
+        for chunk in chunks:
+            await upload.write(chunk)
+        return await upload.commit()
+    except BaseException:
+        upload.abort()
+        raise
 
 
 def _folder_side(arg: str, field: str) -> tuple[str, tuple[str, ...]] | None:
@@ -129,10 +83,10 @@ def _folder_side(arg: str, field: str) -> tuple[str, tuple[str, ...]] | None:
     return split_ref(arg, field)
 
 
-async def folder_ls(engine: Any, args: argparse.Namespace) -> int:
+async def folder_ls(engine: Engine[Any], args: argparse.Namespace) -> int:
     """``folder ls NAME[/PATH]``: a directory's entries (or one file's)."""
     name, parts = split_ref(args.ref, "path")
-    entries = await _folders(engine).listing(name, parts)
+    entries = await _listing(engine, name, parts)
     rows = [
         (
             e["name"] + ("/" if e["type"] == "directory" else ""),
@@ -153,7 +107,7 @@ def _local_chunks(path: str) -> Iterator[bytes]:
             yield chunk
 
 
-async def folder_cp(engine: Any, args: argparse.Namespace) -> int:
+async def folder_cp(engine: Engine[Any], args: argparse.Namespace) -> int:
     """``folder cp SRC DST``: one file into or out of a data folder."""
     src = _folder_side(args.source, "source")
     dst = _folder_side(args.destination, "destination")
@@ -164,14 +118,13 @@ async def folder_cp(engine: Any, args: argparse.Namespace) -> int:
             "`jupyter cluster folder cp data:runs/results.csv .`",
             "source",
         )
-    folders = _folders(engine)
     if dst is not None:  # upload
         if not os.path.isfile(args.source):
             raise InvalidRequest(f"source: {args.source} is not a file on this machine", "source")
         name, parts = dst
-        if not parts or args.destination.endswith("/") or await folders.is_dir(name, parts):
+        if not parts or args.destination.endswith("/") or await _is_dir(engine, name, parts):
             parts = (*parts, *path_parts(os.path.basename(args.source)))
-        size = await folders.write(name, parts, _local_chunks(args.source))
+        size = await _write(engine, name, parts, _local_chunks(args.source))
         print(f"copied {args.source} to {name}:{join_parts(parts)} ({size} bytes)")
         return 0
     assert src is not None
@@ -186,7 +139,7 @@ async def folder_cp(engine: Any, args: argparse.Namespace) -> int:
     size = 0
     try:
         with os.fdopen(fd, "wb") as out:
-            async for chunk in folders.read(name, parts):
+            async for chunk in _read(engine, name, parts):
                 out.write(chunk)
                 size += len(chunk)
         os.replace(temp, target)

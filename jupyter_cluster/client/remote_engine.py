@@ -4,7 +4,8 @@ Built by :func:`jupyter_cluster.config.make_engine` when ``ClusterManager.servic
 is set; the CLI, the notebook API, the provisioner and the server extension then
 call it exactly as they call a :class:`~jupyter_cluster.engine.manager.ClusterManager`
 (``make_spec``, ``submit``, ``drive``, ``get``, ``list``, ``logs``, ``exec``,
-``terminate``, ``agents_info`` …; ``tests/unit/test_remote_surface.py`` keeps the
+``terminate``, ``agents_info``, the files in data folders
+(:mod:`.remote_folder_files`) …; ``tests/unit/test_remote_surface.py`` keeps the
 two in step). The service decides who the caller is from the token (a user's
 server's own ``JUPYTERHUB_API_TOKEN``), validates launches against its policy and
 the caller's limits, and drives launches itself; ``drive`` here only watches.
@@ -36,6 +37,7 @@ from ..paths import cluster_dir
 from ..reach.ssh import SshRoute
 from .admission import RemoteLaunch, ServiceGate
 from .http import ServiceHTTP
+from .remote_folder_files import RemoteFolderFiles
 from .shell import ContainerShell, OutputCallback
 
 #: Launch fields of ``make_spec`` that go into the REST body (when given).
@@ -85,7 +87,7 @@ class RemoteStore:
             return None
 
 
-class RemoteEngine:
+class RemoteEngine(RemoteFolderFiles):
     """The shared service's sessions, seen by one user (see the module docstring)."""
 
     def __init__(

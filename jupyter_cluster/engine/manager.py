@@ -48,6 +48,7 @@ from .api import PolicySource, Upkeep
 from .batch import BatchUpkeep, JobRunner
 from .ending import SessionTerminator
 from .fast_network import FastNetworking
+from .folder_file_ops import FolderFileOps
 from .folder_space import FolderSpace
 from .gpu_detection import GpuDetection
 from .hardening import ContainerHardening
@@ -72,7 +73,7 @@ if TYPE_CHECKING:
     from ..reach.agent import AgentRoute
 
 
-class ClusterManager(ManagerSettings, UtilizationIdleSettings):
+class ClusterManager(FolderFileOps, ManagerSettings, UtilizationIdleSettings):
     """Launch and manage cluster sessions on the configured Docker agents.
 
     Configured as ``c.ClusterManager.*`` (the traits are in :mod:`.settings`).

@@ -5,16 +5,18 @@ streamed to disk as it arrives (never held in memory); ``POST ?mkdir=1`` makes a
 directory; ``PATCH {"to": path}`` renames or moves inside the folder; ``DELETE``
 removes a file or an empty directory (any directory with ``?recursive=1``). Like
 the other folder routes, each client acts on its own folders (and reads the shared
-read-only ones). The work is done by :mod:`jupyter_cluster.engine.folder_files`;
-the Lab's folder panel and the CLI's ``folder ls``/``folder cp`` (in team mode)
-call these routes.
+read-only ones). The Lab's folder panel calls these routes, and so does the CLI's
+``folder ls``/``folder cp`` in team mode. The work is the engine's (the Engine
+protocol's folder-file methods): the local engine's on its disk
+(:mod:`jupyter_cluster.engine.folder_file_ops`), or in team mode, on a user's own
+server, the shared service's, reached with the server's token
+(:mod:`jupyter_cluster.client.remote_folder_files`): the service serves these same
+routes for that user only.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
 import re
 from typing import Any
 from urllib.parse import quote
@@ -23,8 +25,8 @@ from jupyter_server.auth.decorator import authorized
 from tornado import web
 
 from ...core.folder_paths import join_parts, path_parts
-from ...engine.folder_files import CHUNK, FolderFiles, Upload
-from ...errors import InvalidRequest
+from ...core.folder_streams import FolderUpload
+from ...errors import ClusterError, InvalidRequest
 from .base import API, ClusterHandler
 
 #: Largest JSON body (PATCH) taken in: bodies stream in, so this handler keeps them.
@@ -35,20 +37,10 @@ MAX_JSON = 64 * 1024
 class FolderFilesHandler(ClusterHandler):
     """One path inside one of this user's data folders (see the module docstring)."""
 
-    upload: Upload | None = None
+    upload: FolderUpload | None = None
+    #: Why the upload failed while its body came in (answered once the body is in).
+    upload_error: ClusterError | None = None
     small_body: bytes = b""
-
-    def files(self, name: str) -> FolderFiles:
-        """The files of folder ``name`` as this client sees it."""
-        folders_for = getattr(self.service.engine, "folders_for", None)
-        if folders_for is None:
-            raise InvalidRequest(
-                "name: this server's data folders live on the shared cluster service; "
-                "reach their files through the service's own folders/{name}/files route",
-                "name",
-            )
-        files: FolderFiles = folders_for(self.owner).files(name)
-        return files
 
     async def prepare(self) -> None:  # type: ignore[override]
         if self.request.method != "GET" and self.path_kwargs.get("path") is None:
@@ -62,7 +54,7 @@ class FolderFilesHandler(ClusterHandler):
         if not self.authorizer.is_authorized(self, self.current_user, "write", self.auth_resource):
             raise web.HTTPError(403)
         name, parts = self.path_kwargs["name"], path_parts(self.path_kwargs.get("path") or "")
-        self.upload = self.files(name).writer(parts)
+        self.upload = await self.service.engine.upload_folder_file(name, parts, owner=self.owner)
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         if status_code != 405:
@@ -75,9 +67,16 @@ class FolderFilesHandler(ClusterHandler):
         message = "the top of a folder is only listed; change the folder at folders/{name}"
         self.finish(json.dumps({"message": message, "reason": "Method Not Allowed", "field": None}))
 
-    def data_received(self, chunk: bytes) -> None:
+    async def data_received(self, chunk: bytes) -> None:
+        if self.upload_error is not None:
+            return  # the rest of a refused body is dropped
         if self.upload is not None:
-            self.upload.write(chunk)
+            try:
+                await self.upload.write(chunk)
+            except ClusterError as exc:
+                self.upload_error = exc
+                self.upload.abort()
+                self.upload = None
         elif len(self.small_body) + len(chunk) <= MAX_JSON:
             self.small_body += chunk
         else:
@@ -97,35 +96,36 @@ class FolderFilesHandler(ClusterHandler):
     @authorized
     async def get(self, name: str, path: str | None = None) -> None:
         download = self.flag("download")
-        files = self.files(name)
         parts = path_parts(path or "")
-        info = files.info(parts)
-        if info["type"] == "directory":
-            entries = files.list(parts)
-            self.reply({"name": name, "path": join_parts(parts), "entries": entries})
+        opened = await self.service.engine.open_folder_path(name, parts, owner=self.owner)
+        if opened.entries is not None:
+            self.reply({"name": name, "path": join_parts(parts), "entries": opened.entries})
             return
-        fd, size = files.open_read(parts)
-        self.set_header("Content-Type", "application/octet-stream")
-        self.set_header("Content-Length", str(size))
-        if download:
-            self.set_header(
-                "Content-Disposition", f"attachment; filename*=UTF-8''{quote(parts[-1], safe='')}"
-            )
-        loop = asyncio.get_running_loop()
         try:
-            while data := await loop.run_in_executor(None, _read, fd):
+            self.set_header("Content-Type", "application/octet-stream")
+            self.set_header("Content-Length", str(opened.size))
+            if download:
+                disposition = f"attachment; filename*=UTF-8''{quote(parts[-1], safe='')}"
+                self.set_header("Content-Disposition", disposition)
+            async for data in opened.chunks():
                 self.write(data)
                 await self.flush()
         finally:
-            os.close(fd)
+            await opened.aclose()
         self.finish()
 
     @web.authenticated
     @authorized
     async def put(self, name: str, path: str | None = None) -> None:
         upload, self.upload = self.upload, None
+        if self.upload_error is not None:
+            raise self.upload_error
         assert upload is not None
-        size = upload.commit()
+        try:
+            size = await upload.commit()
+        except BaseException:
+            upload.abort()
+            raise
         parts = path_parts(path or "")
         self.reply({"name": name, "path": join_parts(parts), "size": size}, status=201)
 
@@ -135,7 +135,7 @@ class FolderFilesHandler(ClusterHandler):
         if not self.flag("mkdir"):
             raise InvalidRequest("mkdir: POST makes a directory; add ?mkdir=1", "mkdir")
         parts = path_parts(path or "")
-        self.files(name).mkdir(parts)
+        await self.service.engine.make_folder_dir(name, parts, owner=self.owner)
         self.reply({"name": name, "path": join_parts(parts), "type": "directory"}, status=201)
 
     @web.authenticated
@@ -147,19 +147,19 @@ class FolderFilesHandler(ClusterHandler):
         if not isinstance(to, str):
             raise InvalidRequest("to: give the new path inside the folder", "to")
         target = path_parts(to, "to")
-        self.files(name).rename(path_parts(path or ""), target)
+        engine = self.service.engine
+        await engine.move_folder_path(name, path_parts(path or ""), target, owner=self.owner)
         self.reply({"name": name, "path": join_parts(target)})
 
     @web.authenticated
     @authorized
     async def delete(self, name: str, path: str | None = None) -> None:
-        self.files(name).delete(path_parts(path or ""), recursive=self.flag("recursive"))
+        parts, recursive = path_parts(path or ""), self.flag("recursive")
+        await self.service.engine.delete_folder_path(
+            name, parts, recursive=recursive, owner=self.owner
+        )
         self.set_status(204)
         self.finish()
-
-
-def _read(fd: int) -> bytes:
-    return os.read(fd, CHUNK)
 
 
 #: (pattern, handler class) of this module's routes, relative to the base URL.
