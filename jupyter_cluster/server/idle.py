@@ -45,7 +45,7 @@ class IdleWatcher:
         # kernels and terminals as use too.
         watch = getattr(service.engine, "utilization", None)
         if isinstance(watch, UtilizationWatch):
-            watch.sources.append(self.activity)
+            watch.sources.append(self.use)
 
     def activity(self, session: Session) -> Activity | None:
         """The session's use now, or None when its kernel is not in this server."""
@@ -54,15 +54,35 @@ class IdleWatcher:
         if not kid or kid not in service.kernel_manager:
             return None
         kernel = service.kernel_manager.get_kernel(kid)
-        terms = service.terminal_manager.terminals if service.terminal_manager else {}
-        open_terminals = sum(1 for name in service.terminals.names(session.id) if name in terms)
         last_exec, running = self.execs(session)
         return Activity(
             last_activity=_epoch(getattr(kernel, "last_activity", None), session.updated_at),
             kernel_busy=getattr(kernel, "execution_state", "") == "busy",
-            open_terminals=open_terminals,
+            open_terminals=self.open_terminals(session),
             running_execs=sum(1 for driver in running if driver_alive(driver)),
             last_exec=last_exec,
+        )
+
+    def open_terminals(self, session: Session) -> int:
+        """How many terminals into the session's containers are open in this server."""
+        service = self.service
+        terms = service.terminal_manager.terminals if service.terminal_manager else {}
+        return sum(1 for name in service.terminals.names(session.id) if name in terms)
+
+    def use(self, session: Session) -> Activity | None:
+        """What this server knows of the session's use, for the engine's utilization
+        clean-up: its kernel's state and last message when the kernel runs here, and
+        the terminals open into it from here, whatever launched it (None: nothing).
+        Execs the clean-up reads from the engine's exec log itself."""
+        kid, km = session.kernel_id, self.service.kernel_manager
+        kernel = km.get_kernel(kid) if kid and kid in km else None
+        terminals = self.open_terminals(session)
+        if kernel is None and not terminals:
+            return None
+        return Activity(
+            last_activity=_epoch(getattr(kernel, "last_activity", None), 0.0),
+            kernel_busy=getattr(kernel, "execution_state", "") == "busy",
+            open_terminals=terminals,
         )
 
     def execs(self, session: Session) -> tuple[float | None, list[Driver]]:

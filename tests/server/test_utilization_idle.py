@@ -1,6 +1,7 @@
 """The utilization idle clean-up in a real server (#26 item 4): the server runs the
-engine's job and tells it of its kernels, so a kernel busy in a cell that uses no
-CPU (``time.sleep``) keeps its session; left alone, the session is warned (its
+engine's job and tells it of its kernels and terminals, so a kernel busy in a cell
+that uses no CPU (``time.sleep``) keeps its session, and so does a terminal open
+into a session without a kernel; left alone, the kernel's session is warned (its
 status reason), then terminated with an ``idle:`` reason, its kernel shut down and
 the end in the audit log."""
 
@@ -12,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from .support import jp_async, kernel_execute, ok_http, wait_kernel
+from .support import call, jp_async, kernel_execute, ok_http, wait_kernel, wait_status
 
 pytestmark = pytest.mark.docker
 TIMEOUT, GRACE = 5.0, 3.0
@@ -49,6 +50,11 @@ async def test_a_busy_kernel_keeps_a_quiet_session_then_idle_ends_it(
     body = {"start_kernel": True}
     sid = (await ok_http(jp_fetch, "sessions", method="POST", body=body))["id"]
     assert cluster.engine.utilization in cluster.service.upkeep  # started with the server
+    by_terminal = (await ok_http(jp_fetch, "sessions", method="POST", body={}))["id"]
+    await wait_status(jp_fetch, by_terminal, "RUNNING")
+    term = await ok_http(
+        jp_fetch, "sessions", by_terminal, "containers", "main1", "terminals", method="POST"
+    )
     session = await wait_kernel(jp_fetch, sid)
 
     # a cell sleeping longer than timeout and grace: no CPU, but the kernel is busy
@@ -75,3 +81,8 @@ async def test_a_busy_kernel_keeps_a_quiet_session_then_idle_ends_it(
     assert [(r["session_id"], r["details"]["reason"]) for r in records] == [
         (sid, ended["status_reason"])
     ]
+    kept = await ok_http(jp_fetch, "sessions", by_terminal)  # its terminal is open
+    assert kept["status"] == "RUNNING" and not kept["status_reason"].startswith("idle:"), kept
+    await jp_fetch("api", "terminals", term["name"], method="DELETE")
+    await call(jp_fetch, "sessions", by_terminal, method="DELETE")
+    await wait_status(jp_fetch, by_terminal, "TERMINATED")
