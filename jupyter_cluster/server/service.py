@@ -317,7 +317,7 @@ class ClusterService:
         session = await self.engine.get(ref)
         task = self._launches.get(session.id)
         if task is not None:
-            await self._settle(session.id, task, 60.0)
+            await self._settle(session.id, task, 60.0, reason)
         session = await self.engine.get(session.id)
         self._keep_session(session)  # the session is ended here, with its reason
         await self._shutdown_kernel(session.kernel_id)
@@ -328,23 +328,29 @@ class ClusterService:
         self.hub.poke()
         return session
 
-    async def _settle(self, session_id: str, task: asyncio.Task[None], timeout: float) -> None:
+    async def _settle(
+        self, session_id: str, task: asyncio.Task[None], timeout: float, reason: str = ""
+    ) -> None:
         """End a launch driven here before its session is terminated.
 
         A PENDING one is cancelled (it has made nothing yet). One being brought up
         is terminated first and its launch then let fail, which removes what it
         made (cancelling Docker calls in flight could leave a network behind); a
-        kernel being started is let start. Both wait at most ``timeout``.
+        kernel being started is let start. Both wait at most ``timeout``. Either
+        way the session keeps ``reason`` (e.g. an admin's, which its owner reads).
         """
         if task.done():
             return
         session = await asyncio.to_thread(self.engine.store.get, session_id)
         if session is None or session.status is SessionStatus.PENDING:
+            if session is not None and reason:  # CANCELLED with the reason, then stop
+                with contextlib.suppress(ClusterError):
+                    await self.engine.terminate(session_id, reason=reason)
             task.cancel()
         else:
             if session.status is SessionStatus.PREPARING:
                 with contextlib.suppress(ClusterError):
-                    await self.engine.terminate(session_id)
+                    await self.engine.terminate(session_id, reason=reason)
             with contextlib.suppress(Exception, asyncio.TimeoutError):
                 await asyncio.wait_for(asyncio.shield(task), timeout)
             task.cancel()

@@ -79,31 +79,34 @@ async def test_only_admins_are_told_they_are_and_get_the_admin_routes(
 
 
 @jp_async
-async def test_an_admin_ends_a_users_session_with_a_reason_the_owner_reads(
+async def test_an_admin_ends_a_users_sessions_with_a_reason_the_owner_reads(
     jp_fetch: Any, cluster: Any
 ) -> None:
-    alice = as_user("alice")
+    """A running session and one waiting for room (ended while its launch waits)."""
+    alice, dana = as_user("alice"), as_user("dana")
     session = await ok_http(jp_fetch, "sessions", method="POST", body={}, headers=alice)
     sid = session["id"]
     await wait_status(jp_fetch, sid, "RUNNING", headers=alice)
+    [agent] = await ok_http(jp_fetch, "agents", headers=dana)
+    cpu = min(agent["capacity"]["cpu"], agent["free"]["cpu"] + 0.25)
+    body = {"size": 1, "cpu": round(cpu, 3), "mem": "64m"}
+    waiting = await ok_http(jp_fetch, "sessions", method="POST", body=body, headers=alice)
+    await wait_status(jp_fetch, waiting["id"], "PENDING", headers=alice)
     assert await ok_http(jp_fetch, "sessions", headers=as_user("bob")) == []
-    listed = await ok_http(jp_fetch, "sessions", headers=as_user("dana"))
-    assert [(s["id"], s["owner"]) for s in listed] == [(sid, "alice")]
+    listed = await ok_http(jp_fetch, "sessions", headers=dana)
+    assert [(s["id"], s["owner"]) for s in listed] == [(sid, "alice"), (waiting["id"], "alice")]
     code, _, _ = await call(
         jp_fetch, "sessions", sid, method="DELETE", params={"reason": "x"}, headers=as_user("bob")
     )
     assert code == 404  # a plain user cannot end (or even find) it
-    reason = "maintenance of the GPU hosts at 14:00"
-    await ok_http(
-        jp_fetch,
-        "sessions",
-        sid,
-        method="DELETE",
-        params={"reason": reason},
-        headers=as_user("dana"),
-    )
-    ended = await wait_status(jp_fetch, sid, "TERMINATED", headers=alice)
-    assert reason in ended["status_reason"], ended
+    for ref, reason, status in (
+        (waiting["id"], "too big for the queue today", "CANCELLED"),
+        (sid, "maintenance of the GPU hosts at 14:00", "TERMINATED"),
+    ):
+        params = {"reason": reason}
+        await ok_http(jp_fetch, "sessions", ref, method="DELETE", params=params, headers=dana)
+        ended = await wait_status(jp_fetch, ref, status, headers=alice)
+        assert ended["status_reason"] == reason, ended
 
 
 class TestSingleUser:
