@@ -1,7 +1,8 @@
 """The engine's utilization idle clean-up with a fake agent (#26 item 4): sessions from
 any front end are sampled, a quiet one is warned (status reason), then ended with an
 ``idle:`` reason recorded in the audit log; CPU use, a running exec, what a server
-knows of its kernels, an owner's own timeout and a running batch command keep one."""
+knows of its kernels, a busy GPU, an owner's own timeout and a running batch command
+keep one."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from jupyter_cluster.core.idle import Activity
 from jupyter_cluster.core.models import Session
 from jupyter_cluster.core.naming import DEFAULT_IMAGE
 from jupyter_cluster.core.state import SessionStatus
-from jupyter_cluster.engine.agents.fake import FakeAgent
+from jupyter_cluster.core.stats import NVIDIA_SMI
+from jupyter_cluster.engine.agents.fake import ExecCall, FakeAgent, FakeContainer
 from jupyter_cluster.engine.manager import ClusterManager
 from jupyter_cluster.engine.store.audit_log import AuditLog
 from jupyter_cluster.engine.store.drivers import this_process
@@ -150,3 +152,33 @@ async def test_nothing_is_sampled_while_off(manager: ClusterManager) -> None:
     assert await passes(manager.utilization, 0, 10_000) == []
     assert len([c for c in agent.calls if c[0] == "stats"]) == before
     assert manager.store.require(session.id).status_reason == ""
+
+
+async def test_a_busy_gpu_keeps_a_session_with_a_quiet_cpu(tmp_path: Path) -> None:
+    agent = FakeAgent("local", ready_on_start=True, gpus=("0", "1"))
+    util = {"now": "80"}
+
+    def nvidia_smi(box: FakeContainer, call: ExecCall) -> tuple[int, bytes]:
+        assert call.cmd == NVIDIA_SMI
+        return 0, f"0, {util['now']}, 1024, 16384\n".encode()
+
+    agent.exec_handler = nvidia_smi
+    manager = ClusterManager(
+        db_path=str(tmp_path / "cluster.db"),
+        data_root=str(tmp_path / "folders"),
+        agent_factory=lambda config: agent,
+        utilization_idle_timeout=600,
+        idle_gpu_threshold=10,
+    )
+    session = await manager.launch(manager.make_spec(image=DEFAULT_IMAGE, gpu=1, mem="64m"))
+    try:
+        assert await passes(manager.utilization, 0, 600, 660) == []
+        assert manager.store.require(session.id).status_reason == ""
+        util["now"] = "3"  # the GPU is quiet now too
+        assert await passes(manager.utilization, 700, 1300) == []
+        assert manager.store.require(session.id).status_reason.startswith(
+            "idle: CPU below 5% and GPU below 10% for 10m;"
+        )
+        assert await passes(manager.utilization, 1360) == [session.id]
+    finally:
+        await manager.close()
