@@ -5,7 +5,8 @@ HER OWN single-user server's ``cluster/api/folders/{name}/files/{path}`` routes,
 forward to the shared service with her server's token. She uploads (streamed, in
 chunks), lists, downloads (bytes round-trip), makes a directory, renames and deletes.
 The files land in her folder on the service's disk as the containers' ``work`` user
-(the same uid as a file her session writes there), never as root.
+(the same uid as a file her session writes there), never as root. A large file goes
+up and comes back down with neither her server nor the service holding it in memory.
 
 Then the attacks, each from a real Unix user or that user's own server:
 
@@ -21,10 +22,12 @@ Then the attacks, each from a real Unix user or that user's own server:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pwd
 import secrets
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,6 +37,7 @@ from tests.support.constants import API, SMALL_FLAGS
 
 from .launch import service_store
 from .support import Hub, end_sessions, ok
+from .test_team_lifecycle import service_pid
 
 pytestmark = pytest.mark.docker
 
@@ -189,3 +193,70 @@ def _links_and_dots_are_refused(hub: Hub, alice: str) -> None:
     assert not list(service_store(hub.state).rglob(marker))
     assert Path("/etc/hostname").exists()
     assert (on_disk(hub, "alice", "sub") / "a b.txt").read_bytes() == b"hi"
+
+
+class PeakRss:
+    """The largest resident size of processes while a ``with`` block runs (sampled)."""
+
+    def __init__(self, *pids: int) -> None:
+        self.pids = pids
+        self.base = {pid: rss(pid) for pid in pids}
+        self.peak = dict(self.base)
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self.done.wait(0.05):
+            for pid in self.pids:
+                self.peak[pid] = max(self.peak[pid], rss(pid))
+
+    def __enter__(self) -> PeakRss:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.done.set()
+        self.thread.join()
+
+    def growth(self, pid: int) -> int:
+        return self.peak[pid] - self.base[pid]
+
+
+def rss(pid: int) -> int:
+    """The resident size of process ``pid`` in bytes."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError(f"no VmRSS for {pid}")
+
+
+def test_a_large_file_streams_through_her_server_and_the_service(
+    hub: Hub, team: dict[str, str]
+) -> None:
+    """64 MiB up and down through alice's server: neither process holds the file."""
+    alice = team["alice"]
+    size = 64 * 1024 * 1024
+    piece = os.urandom(CHUNK)
+    sent = hashlib.sha256(piece * (size // CHUNK)).hexdigest()
+    server, service = hub.server_pid("alice"), service_pid(hub)
+    assert server and service
+    ok(hub.server_call("alice", "POST", f"{API}/folders", alice, json={"name": FOLDER}), 201)
+    try:
+        with PeakRss(server, service) as up:
+            body = (piece for _ in range(size // CHUNK))
+            put = hub.server_call("alice", "PUT", files("big.bin"), alice, data=body, timeout=600)
+            assert ok(put, 201).json()["size"] == size
+        assert on_disk(hub, "alice", "big.bin").stat().st_size == size
+        with PeakRss(server, service) as down:
+            got = hashlib.sha256()
+            reply = hub.server_call("alice", "GET", files("big.bin"), alice, stream=True)
+            for data in ok(reply).iter_content(CHUNK):
+                got.update(data)
+        assert got.hexdigest() == sent
+        for what, seen in (("upload", up), ("download", down)):
+            for pid, name in ((server, "her server"), (service, "the service")):
+                growth = seen.growth(pid)
+                print(f"{what}: {name} grew {growth >> 20} MiB for {size >> 20} MiB")
+                assert growth < size // 4, (what, name, growth)
+    finally:
+        hub.server_call("alice", "DELETE", f"{API}/folders/{FOLDER}", alice)
