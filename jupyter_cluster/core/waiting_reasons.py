@@ -79,3 +79,31 @@ def multi_node_pending(
         f"waiting for room for {spec.size} x ({spec.resources.describe()}) across group "
         f"{spec.resource_group!r}: {describe_free(ranked, total, down)}"
     )
+
+
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, …, 11th, 12th, 13th, 21st."""
+    if 10 <= n % 100 <= 20:
+        return f"{n}th"
+    return f"{n}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th') }"
+
+
+def queue_reason(
+    spec: LaunchSpec, position: int, order: str, *, why: str = "", ahead: str = ""
+) -> str:
+    """Why a session waits in the queue: its place in its group's queue (``order``:
+    how the queue is ordered, e.g. "fair share") and what it waits for.
+
+    ``why``: the scheduler's reason, for a session tried now (the head of the
+    queue, or any with backfill); ``ahead``: the name of the first session it
+    waits behind otherwise. Written by the store's queue pass.
+    """
+    where = f"{ordinal(position)} in the queue of resource group {spec.resource_group} ({order})"
+    if why:
+        return f"{where}: {why}"
+    on = "one agent" if spec.mode.value == "single-node" else "agents"
+    earlier = "earlier session(s)" if order.startswith("first in") else "session(s) ahead of it"
+    return (
+        f"{where}; needs {spec.size} x ({spec.resources.describe()}) on {on} with room; "
+        f"waiting behind {position - 1} {earlier} (next: {ahead})"
+    )

@@ -4,8 +4,10 @@ Owned by :class:`~jupyter_cluster.engine.manager.ClusterManager`, which hands it
 parts (store, agent pool, warm pool, log archive, the terminator) and its settings.
 The CLI (``launch``), the REST handlers, the provisioner, the notebook API and the
 detached launch driver reach :meth:`SessionLauncher.submit`, :meth:`~SessionLauncher.
-drive` and :meth:`~SessionLauncher.launch` through the manager. The queue is
-:mod:`.launch.pending`; creating the containers is :func:`.launch.bring_up.bring_up`.
+drive` and :meth:`~SessionLauncher.launch` through the manager. The queue is placed
+by this process's scheduling loop (:attr:`SessionLauncher.queue`,
+:mod:`.launch.queue_loop`; drivers wait in :mod:`.launch.pending`); creating the
+containers is :func:`.launch.bring_up.bring_up`.
 A launch that fails or is cancelled leaves nothing behind.
 """
 
@@ -36,7 +38,7 @@ from .folder_space import FolderSpace
 from .folders import notebook_mount
 from .launch.bring_up import LaunchContext, bring_up
 from .launch.keys import generate_session_keys
-from .launch.pending import QueuePolicy, place_once, wait_for_room
+from .launch.pending import QueueLoop, QueuePolicy, wait_for_room
 from .launch.teardown import tear_down
 from .log_archive import LogArchive
 from .settings import ManagerSettings
@@ -77,6 +79,8 @@ class SessionLauncher:
         self.folders_for = folders
         self.limits = limits
         self.networks = networks
+        #: This process's scheduling loop (one per engine process).
+        self.queue = QueueLoop(store, self._slots, self._queue_policy)
 
     def quota(self, sessions: int = 0) -> Quota:
         """The per-owner limits (``max_*_per_owner``); ``sessions`` tightens the
@@ -99,7 +103,8 @@ class SessionLauncher:
         quota: Quota | None = None,
         kernel: bool = False,
     ) -> Session:
-        """Check a spec against agents and folders, record it PENDING, try to place it.
+        """Check a spec against agents and folders, record it PENDING, place the queue
+        once (so it starts at once if it fits and its turn has come).
 
         Raises :class:`InvalidRequest`/:class:`NotFound` (nothing stored) for
         input that can never work: unknown folder, group or image, a size that
@@ -139,14 +144,14 @@ class SessionLauncher:
         if kernel:
             self.store.set_kernel_id(session_id, session_id)
         self.store.set_driver(session_id, this_process())
-        place_once(self.store, session_id, slots, self._queue_policy())
+        await self.queue.run_pass()
         return self.store.require(session_id)
 
     async def _slots(self, image: str) -> list[AgentSlot]:
         """The agents as the scheduler sees them, those of host-network groups marked
         as holding one container at a time."""
         slots = await self.pool.slots(image)
-        # Once per group, not per agent: this runs at every poll of every waiting session.
+        # Once per group, not per agent: this runs at every pass for every waiting image.
         hosted = {g for g in {s.resource_group for s in slots} if self.networks(g).host_network}
         return [replace(s, one_container=True) if s.resource_group in hosted else s for s in slots]
 
@@ -155,6 +160,7 @@ class SessionLauncher:
             poll_interval=self.settings.pending_poll_interval,
             timeout=self.settings.pending_timeout,
             backfill=self.settings.pending_backfill,
+            order=getattr(self.settings, "queue_order", "fifo"),
         )
 
     async def launch(
@@ -176,7 +182,7 @@ class SessionLauncher:
         notify = on_change or (lambda s: None)
         try:
             session = await wait_for_room(
-                self.store, session_id, self._slots, self._queue_policy(), notify
+                self.store, session_id, self.queue, self._queue_policy(), notify
             )
             if session.status is not SessionStatus.PREPARING:
                 return session

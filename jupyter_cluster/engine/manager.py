@@ -52,6 +52,7 @@ from .folder_file_ops import FolderFileOps
 from .folder_space import FolderSpace
 from .gpu_detection import GpuDetection
 from .hardening import ContainerHardening
+from .launch.queue_settings import QueueSettings
 from .launching import SessionCallback, SessionLauncher
 from .lifetime import LifetimeWatch
 from .log_archive import LogArchive
@@ -73,7 +74,7 @@ if TYPE_CHECKING:
     from ..reach.agent import AgentRoute
 
 
-class ClusterManager(FolderFileOps, ManagerSettings, UtilizationIdleSettings):
+class ClusterManager(FolderFileOps, ManagerSettings, UtilizationIdleSettings, QueueSettings):
     """Launch and manage cluster sessions on the configured Docker agents.
 
     Configured as ``c.ClusterManager.*`` (the traits are in :mod:`.settings`).
@@ -212,7 +213,8 @@ class ClusterManager(FolderFileOps, ManagerSettings, UtilizationIdleSettings):
         await self.lifetimes.sweep()
 
     async def close(self) -> None:
-        """Close the agents' connections and the store."""
+        """Stop the scheduling loop; close the agents' connections and the store."""
+        await self.launcher.queue.stop()
         await self.pool.close()
         self.exec_log.close()
         self.profile_store.close()
@@ -257,8 +259,11 @@ class ClusterManager(FolderFileOps, ManagerSettings, UtilizationIdleSettings):
     # -- ending (SessionTerminator) ------------------------------------------------
 
     async def terminate(self, ref: str, reason: str = "") -> Session:
-        """Cancel a PENDING session, or remove its containers and network."""
-        return await self.terminator.terminate(ref, reason)
+        """Cancel a PENDING session, or remove its containers and network; the
+        scheduling loop then looks for room for waiting sessions."""
+        ended = await self.terminator.terminate(ref, reason)
+        self.launcher.queue.wake()
+        return ended
 
     # -- reading (SessionReader) ---------------------------------------------------
 
@@ -357,11 +362,12 @@ class ClusterManager(FolderFileOps, ManagerSettings, UtilizationIdleSettings):
 
     def upkeep(self, on_change: Callable[[], None]) -> builtins.list[Upkeep]:
         """The warm pool's refill (when configured), the OOM watch, batch jobs and
-        limits, and the utilization idle clean-up."""
+        limits, the utilization idle clean-up and the scheduling loop."""
         oom = OomWatch(self.store, self.pool.agents, on_change=on_change, logger=self.log)
         jobs = BatchUpkeep(self.jobs, on_change=on_change)
+        queue = self.launcher.queue  # the scheduling loop runs while the server does
         self.utilization.on_change = on_change
-        kept: builtins.list[Upkeep] = [oom, jobs, self.utilization]
+        kept: builtins.list[Upkeep] = [oom, jobs, queue, self.utilization]
         return [WarmRefill(self.warm), *kept] if self.warm.targets else kept
 
     async def hand_off(self, session: Session, spawn: Callable[[str], int]) -> None:

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jupyter_cluster.core.models import LaunchSpec
-from jupyter_cluster.core.queue import place_each, place_queue
+from jupyter_cluster.core.queue import Refused, place_each, place_queue
 from jupyter_cluster.core.resources import Resources
 from jupyter_cluster.core.scheduler import AgentSlot, Pending, Placement, place
 from jupyter_cluster.core.waiting_reasons import DESCRIBED_AGENTS
@@ -98,3 +98,56 @@ def test_a_long_queue_on_many_agents_is_placed_quickly() -> None:
     results = place_queue(specs, agents, backfill=True)
     assert time.perf_counter() - start < 10  # ~0.1 s; place_each takes ~10x longer
     assert sum(isinstance(r, Placement) for r in results) == 2000
+
+
+@st.composite
+def image_queues(
+    draw: st.DrawFn,
+) -> tuple[list[LaunchSpec], list[AgentSlot], dict[str, list[AgentSlot]]]:
+    """As :func:`queues`, with two images each agent has, may pull or cannot run, and
+    a host-network group (one container per agent) some of the time."""
+    specs, agents = draw(queues())
+    hosted = draw(st.sampled_from(["", "other"]))
+    agents = [
+        replace(a, one_container=True, containers=draw(st.integers(0, 1)))
+        if a.resource_group == hosted
+        else a
+        for a in agents
+    ]
+    images: dict[str, list[AgentSlot]] = {}
+    for image in ("img", "big"):
+        flags = st.sampled_from([(True, True), (True, False), (False, False)])
+        images[image] = [
+            replace(a, has_image=h, image_local=x) for a in agents for h, x in [draw(flags)]
+        ]
+    specs = [replace(s, image=draw(st.sampled_from(["img", "big", "other"]))) for s in specs]
+    return specs, agents, images
+
+
+@settings(max_examples=500, deadline=None)
+@given(image_queues(), st.booleans())
+def test_place_queue_prefers_agents_with_the_image_as_place_does(
+    queue: tuple[list[LaunchSpec], list[AgentSlot], dict[str, list[AgentSlot]]], backfill: bool
+) -> None:
+    specs, agents, images = queue
+    expected = _outcome(place_each, specs, agents, backfill=backfill, images=images)
+    got = _outcome(place_queue, specs, agents, backfill=backfill, images=images)
+    assert got == expected
+
+
+def test_a_session_that_can_never_fit_is_refused_and_holds_up_nobody() -> None:
+    agents = [_agent(0, cpu=2)]
+    huge = LaunchSpec.create(image="img", size=1, cpu=8, mem="1g")
+    small = LaunchSpec.create(image="img", size=1, cpu=1, mem="1g")
+    results = place_queue([huge, small], agents, refuse=True)
+    assert isinstance(results[0], Refused) and "can ever hold" in results[0].reason
+    assert isinstance(results[1], Placement)
+
+
+def test_a_host_network_agent_holds_one_container() -> None:
+    agents = [replace(_agent(i, cpu=8), one_container=True, swarm="") for i in range(3)]
+    pair = LaunchSpec.create(image="img", size=2, mode="multi-node", cpu=1, mem="1g")
+    one = LaunchSpec.create(image="img", size=1, cpu=1, mem="1g")
+    results = place_queue([pair, one, one], agents)
+    assert isinstance(results[0], Placement) and results[0].agent_count == 2
+    assert isinstance(results[1], Placement) and isinstance(results[2], Pending)

@@ -1,34 +1,53 @@
-"""Placement in the store: what agents hold, the waiting queue, placing a session.
+"""Placement in the store: what agents hold, the waiting queue, placing sessions.
 
-:class:`PlacingStore` adds to the store's rows the one write that must never race
-another process's: placing a PENDING session (first in, first out per resource
-group, through the pure scheduler) in a single transaction, so no agent is
-double-booked. The base of :class:`~.store.Store`; the waiting queue
-(:mod:`..launch.pending`), the warm pool and ``agents`` listings call these methods.
+:class:`PlacingStore` adds to the store's rows the writes that must never race
+another process's: placing the whole waiting queue (:meth:`~PlacingStore.
+place_waiting`, in the site's order through :func:`~...core.queue.place_queue`)
+or one PENDING session (:meth:`~PlacingStore.try_place`), each in a single write
+transaction, so no agent is double-booked. The base of :class:`~.store.Store`; the
+scheduling loop (:mod:`..launch.queue_loop`), the warm pool and ``agents``
+listings call these methods.
 """
 
 from __future__ import annotations
 
 import builtins
+import logging
 import sqlite3
 import time
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from ...core import scheduler, state
 from ...core.models import Session
+from ...core.queue import Refused, place_queue
+from ...core.queue_order import LABELS, order_queue
 from ...core.resources import Resources
 from ...core.scheduler import AgentSlot, Pending, Placement
-from ...core.state import SessionStatus
+from ...core.state import ContainerStatus, SessionStatus
+from ...core.waiting_reasons import queue_reason
 from ...errors import Conflict
-from .rows import SessionRows, status_in
+from .drivers import Driver, describe, driver_alive
+from .queue_rows import QueueRows, WaitingRow
+from .rows import status_in
 
+log = logging.getLogger(__name__)
 #: How the reason of a session queued behind earlier ones begins.
 WAITING_BEHIND = "waiting behind"
 _ZERO = Resources(0, 0, 0, 0)
 
 
-class PlacingStore(SessionRows):
+@dataclass
+class QueuePass:
+    """What one pass over the waiting queue did (ids), and how long it took."""
+
+    placed: list[str] = field(default_factory=list)
+    cancelled: list[str] = field(default_factory=list)
+    waiting: int = 0
+    seconds: float = 0.0
+
+
+class PlacingStore(QueueRows):
     """Placement queries and the placing write (see the module docstring)."""
 
     def _holdings(
@@ -122,6 +141,147 @@ class PlacingStore(SessionRows):
                 )
             self._write(db, new)
             return result
+
+    def waiting_images(self) -> set[str]:
+        """The images PENDING sessions ask for (the scheduling loop asks the agents
+        about each before a pass)."""
+        where = status_in(frozenset({SessionStatus.PENDING}))
+        sql = f"SELECT DISTINCT json_extract(record, '$.spec.image') FROM sessions WHERE {where}"
+        with self.tx(write=False) as db:
+            return {image for (image,) in db.execute(sql)}
+
+    def place_waiting(
+        self,
+        images: Mapping[str, Sequence[AgentSlot]],
+        *,
+        order: str = "fifo",
+        backfill: bool = False,
+        timeout: float = 0.0,
+        alive: Callable[[Driver | None], bool] = driver_alive,
+    ) -> QueuePass:
+        """Place every PENDING session that fits, in ``order`` (see :mod:`...core.
+        queue_order`), in one write transaction; never double-books.
+
+        ``images``: per image, the agents as ``slots(image)`` gives them (capacity,
+        has_image…; their usage is replaced by what ALLOCATING sessions hold);
+        sessions of an image not in it wait for the next pass. Each resource group's
+        queue is first come, first placed in that order (a session waits behind
+        an earlier one that waits) unless ``backfill``. A placed session becomes
+        PREPARING with its containers' agents and GPU ids and its ``queue``/``place``
+        timings; a waiting one's reason says its place in the queue; cancelled
+        (with the reason) are those waiting over ``timeout`` seconds, those no agent
+        could ever hold now, and those whose driver (``alive``) is gone when they
+        would be placed or head their queue.
+        """
+        began, clock = time.time(), time.monotonic()
+        done = QueuePass()
+        with self.tx() as db:
+            rows = self._waiting_rows(db)
+            cancel: dict[str, str] = {}
+            for row in rows:
+                if timeout and began - row.waiting.created_at > timeout:
+                    cancel[row.waiting.id] = (
+                        f"waited more than {timeout:g} s for room "
+                        f"(ClusterManager.pending_timeout); last: {row.reason}"
+                    )
+            rows = [
+                r for r in rows if r.waiting.id not in cancel and r.waiting.spec.image in images
+            ]
+            if rows:
+                self._place_rows(db, rows, images, order, backfill, alive, cancel, done)
+            for session_id, reason in cancel.items():
+                self._cancel(db, session_id, reason)
+            done.cancelled = list(cancel)
+            done.seconds = time.monotonic() - clock
+        return done
+
+    def _place_rows(
+        self,
+        db: sqlite3.Connection,
+        rows: list[WaitingRow],
+        images: Mapping[str, Sequence[AgentSlot]],
+        order: str,
+        backfill: bool,
+        alive: Callable[[Driver | None], bool],
+        cancel: dict[str, str],
+        done: QueuePass,
+    ) -> None:
+        """The queue pass's placing (see :meth:`place_waiting`)."""
+        began, clock = time.time(), time.monotonic()
+        held = self._held(db)
+        self._keep_known(held.sessions | {r.waiting.id for r in rows})
+        agents = next(iter(images.values()))
+        slots = [
+            replace(
+                a,
+                used=held.used.get(a.id, _ZERO),
+                used_gpu_ids=frozenset(held.gpus.get(a.id, ())),
+                containers=held.counts.get(a.id, 0),
+            )
+            for a in agents
+        ]
+        capacity: dict[str, Resources] = {}
+        for a in slots:
+            c = capacity.get(a.resource_group, _ZERO)
+            capacity[a.resource_group] = Resources(
+                c.cpu + a.capacity.cpu, c.mem + a.capacity.mem, 0, c.gpu + len(a.gpu_ids)
+            )
+        by_id = {r.waiting.id: r for r in rows}
+        ordered = order_queue([r.waiting for r in rows], order, capacity, held.owners)
+        specs = [w.spec for w in ordered]
+        results = place_queue(specs, slots, backfill=backfill, images=images, refuse=True)
+        label = LABELS[order] + (", backfill" if backfill else "")
+        position: dict[str, int] = {}
+        head: dict[str, str] = {}
+        reasons: list[tuple[str, str]] = []
+        for w, result in zip(ordered, results, strict=True):
+            row, group = by_id[w.id], w.spec.resource_group
+            if isinstance(result, Refused):
+                cancel[w.id] = f"no agent can hold it any more: {result.reason}"
+                continue
+            first = isinstance(result, Placement) or backfill or group not in head
+            # A session with no driver yet (being submitted) counts as driven.
+            if first and row.driver is not None and not alive(row.driver):
+                cancel[w.id] = f"the process waiting for room ({describe(row.driver)}) exited"
+                continue
+            if isinstance(result, Placement):
+                timings = {"queue": max(0.0, began - w.created_at)}
+                timings["place"] = time.monotonic() - clock
+                self._write_placed(db, row, result, timings, time.time())
+                if log.isEnabledFor(logging.DEBUG):
+                    for phase, seconds in timings.items():
+                        log.debug("session %s: phase %s took %.3f s", w.id, phase, seconds)
+                done.placed.append(w.id)
+                continue
+            done.waiting += 1
+            position[group] = position.get(group, 0) + 1
+            why = result.reason if group not in head or backfill else ""
+            head.setdefault(group, row.name)
+            reason = queue_reason(w.spec, position[group], label, why=why, ahead=head[group])
+            if reason != row.reason:
+                reasons.append((reason, w.id))
+        db.executemany(
+            "UPDATE sessions SET status_reason = ? WHERE id = ?",
+            [(r[:2000], i) for r, i in reasons],
+        )
+
+    def _cancel(self, db: sqlite3.Connection, session_id: str, reason: str) -> None:
+        """Cancel a PENDING session in the pass's transaction (its containers never
+        existed)."""
+        old = self._get(db, session_id)
+        now = time.time()
+        self._write(
+            db,
+            old.with_(
+                status=SessionStatus.CANCELLED,
+                status_reason=reason[:2000],
+                updated_at=now,
+                ended_at=now,
+                containers=tuple(
+                    c.with_(status=ContainerStatus.TERMINATED) for c in old.containers
+                ),
+            ),
+        )
 
     def usage(self) -> dict[str, Resources]:
         """Resources held per agent id by ALLOCATING sessions (for ``cluster agents``)."""
