@@ -10,7 +10,8 @@ service's client has its own gate (:mod:`jupyter_cluster.client.admission`).
 Every launch is bounded by its owner's resource policy
 (:meth:`~jupyter_cluster.config.LaunchSettings.resource_policy`, with the owner's Hub
 groups): the form's maxima, groups and images; the lifetime (a launch asking for
-none gets the policy's); and the :class:`Quota` the store checks in the transaction
+none gets the policy's); the priority (the policy's, or one the launch asks for
+within its range); and the :class:`Quota` the store checks in the transaction
 that inserts the session (totals held and each session's maxima, so a kernel's
 launch meets them too).
 """
@@ -52,6 +53,9 @@ class LocalGate:
         self.engine = engine
         self._settings = settings
         self._bound = False
+        #: The Hub groups each owner last launched with (for the idle clean-up, which
+        #: knows a session's owner only).
+        self._groups_seen: dict[str, tuple[str, ...]] = {}
 
     @property
     def settings(self) -> PolicySource:
@@ -65,10 +69,16 @@ class LocalGate:
         """Validate a REST body against ``owner``'s policy (its ``profile``'s fields
         first, see :func:`~jupyter_cluster.core.profiles.resolve`); count it against
         the owner's resource policy (with their Hub ``groups``)."""
+        self._groups_seen[owner] = tuple(groups)
         limits = self.settings.resource_policy(owner, groups).policy
         policy = self.settings.policy(owner=owner, groups=groups)
         profiles = {**self.settings.profiles(), **self.engine.user_profiles(owner)}
         body = resolve(body, profiles, groups)
+        priority = limits.priority  # the policy's, unless the launch asks within its range
+        if isinstance(body, dict) and body.get("priority") is not None:
+            priority = limits.check_priority(body["priority"])
+        if isinstance(body, dict):
+            body = {k: v for k, v in body.items() if k != "priority"}
         fields, start_kernel = validate(body, policy)
         cap = limits.max_lifetime
         site = getattr(self.engine, "max_session_lifetime", 0.0)  # applies by itself
@@ -79,7 +89,7 @@ class LocalGate:
                 f"max_lifetime: your limits allow sessions of at most {format_duration(cap)}",
                 "max_lifetime",
             )
-        spec = self.engine.make_spec(**fields)
+        spec = self.engine.make_spec(**fields, priority=priority)
         return Admission(spec, start_kernel, limits.quota())
 
     async def options(self, owner: str | None = None, groups: Sequence[str] = ()) -> dict[str, Any]:
@@ -122,10 +132,13 @@ class LocalGate:
         """``owner``'s resource policy and where it comes from (``GET limits``)."""
         return self.settings.resource_policy(owner, groups)
 
-    def idle_timeout(self, owner: str, groups: Sequence[str] = ()) -> float:
-        """Seconds after which ``owner``'s idle kernel sessions end under their policy
-        (0: the server's ``ClusterApp.idle_timeout`` applies)."""
-        return self.resource_policy(owner, groups).policy.idle_timeout
+    def idle_timeout(self, owner: str, groups: Sequence[str] | None = None) -> float | None:
+        """Seconds after which ``owner``'s idle sessions end under their policy, None
+        when it sets none (the site's timeout applies); ``groups`` default to those the
+        owner last launched with. The server hands this to the engine's utilization
+        idle clean-up (``ClusterManager.utilization_idle_timeout_for``)."""
+        seen = self._groups_seen.get(owner, ()) if groups is None else groups
+        return self.resource_policy(owner, seen).policy.idle_timeout or None
 
     # -- admins' run-time changes (REST limits/{users|groups}/NAME, the CLI) ---------
 

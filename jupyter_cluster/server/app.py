@@ -192,6 +192,13 @@ class ClusterApp(ExtensionApp, LaunchSettings):
         except UnsafeSetting as exc:  # the server must not run at all with it
             raise SystemExit(f"jupyter-cluster: {exc}") from None
         self.gate = self.engine.launch_gate(self)
+        idle_for = getattr(self.gate, "idle_timeout", None)
+        if (
+            self.resource_policies
+            and idle_for is not None
+            and getattr(self.engine, "utilization_idle_timeout_for", False) is None
+        ):  # the policies' idle_timeout, for the engine's idle clean-up
+            self.engine.utilization_idle_timeout_for = idle_for  # type: ignore[attr-defined]
         # This server outlives its kernels: a local engine removes their sessions
         # after shutdown_kernel returns (the service waits for that when it stops).
         assert self.serverapp is not None

@@ -100,3 +100,27 @@ async def test_without_policies_nothing_changes(tmp_path: Path) -> None:
         assert gate.admit({}, "anyone").spec.max_lifetime is None
     finally:
         await manager.close()
+
+
+async def test_a_launch_asks_for_a_priority_within_its_range(tmp_path: Path) -> None:
+    manager, gate = gate_with(tmp_path, {"groups": {"urgent": {"priority": 1, "max_priority": 3}}})
+    try:
+        assert gate.admit({}, "bob", ["urgent"]).spec.priority == 1  # the policy's own
+        assert gate.admit({"priority": 3}, "bob", ["urgent"]).spec.priority == 3
+        with pytest.raises(InvalidRequest, match="0 to 3"):
+            gate.admit({"priority": 4}, "bob", ["urgent"])
+        with pytest.raises(InvalidRequest, match="0 to 0"):
+            gate.admit({"priority": 1}, "bob")
+        assert gate.admit({}, "bob").spec.priority == 0
+    finally:
+        await manager.close()
+
+
+async def test_the_idle_timeout_is_the_policys_for_the_groups_last_seen(tmp_path: Path) -> None:
+    manager, gate = gate_with(tmp_path, {"groups": {"quick": {"idle_timeout": "10m"}}})
+    try:
+        assert gate.idle_timeout("bob") is None  # none set: the site's applies
+        gate.admit({}, "bob", ["quick"])
+        assert gate.idle_timeout("bob") == 600 and gate.idle_timeout("bob", []) is None
+    finally:
+        await manager.close()

@@ -75,6 +75,12 @@ class LimitEntryHandler(LimitsBase):
         assert isinstance(gate, LocalGate)
         return gate
 
+    async def prepare(self) -> None:  # type: ignore[override]
+        await super().prepare()
+        kind = (self.path_kwargs or {}).get("kind")
+        if kind not in ("users", "groups"):
+            raise NotFound(f"no limits of {kind!r}: use limits/users/NAME or limits/groups/NAME")
+
     def admin_only(self) -> None:
         if not self.sees_all:
             raise web.HTTPError(403, "only admins read or change other users' limits")
@@ -113,5 +119,5 @@ class LimitEntryHandler(LimitsBase):
 #: (pattern, handler class) of this module's routes, relative to the base URL.
 default_handlers = [
     (f"{API}/limits", LimitsHandler),
-    (f"{API}/limits/(?P<kind>users|groups)/(?P<name>[^/]+)", LimitEntryHandler),
+    (f"{API}/limits/(?P<kind>[^/]+)/(?P<name>[^/]+)", LimitEntryHandler),
 ]
