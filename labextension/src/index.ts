@@ -1,7 +1,8 @@
 /**
  * jupyter-cluster's JupyterLab extension: a launcher tile and a dialog to launch
  * cluster sessions, a sidebar that lists them live, a log panel per session,
- * terminals into any container, and palette commands. It talks to the server
+ * terminals into any container, palette commands, the notebook's session in the
+ * status bar and, for admins, a "Cluster admin" panel. It talks to the server
  * extension's REST API under `{baseUrl}cluster/api/`.
  */
 
@@ -13,6 +14,7 @@ import {
 import { ICommandPalette } from '@jupyterlab/apputils';
 import { ILauncher } from '@jupyterlab/launcher';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
+import { IStatusBar } from '@jupyterlab/statusbar';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 
 // The sidebar shows (and follows the events stream) from the start, and the
@@ -27,6 +29,8 @@ import { ClusterSidebar } from './sidebar';
 import { getTrans, setTranslator } from './i18n';
 import { IClusterSettings, readSettings } from './settings';
 import { ClusterIndicatorExtension, revealSession } from './indicator';
+import { addStatusItem } from './statusbar';
+import { addAdminCommand } from './admincommand';
 /* eslint-enable jupyter/prefer-lazy-imports */
 
 const PLUGIN_ID = 'jupyter-cluster:plugin';
@@ -41,7 +45,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
     ICommandPalette,
     ISettingRegistry,
     ILayoutRestorer,
-    ITranslator
+    ITranslator,
+    IStatusBar
   ],
   activate: (
     app: JupyterFrontEnd,
@@ -49,7 +54,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
     palette: ICommandPalette | null,
     settingRegistry: ISettingRegistry | null,
     restorer: ILayoutRestorer | null,
-    translator: ITranslator | null
+    translator: ITranslator | null,
+    statusBar: IStatusBar | null
   ) => {
     setTranslator(translator ?? nullTranslator);
     const trans = getTrans();
@@ -63,17 +69,23 @@ const plugin: JupyterFrontEndPlugin<void> = {
       restorer.add(sidebar, 'jupyter-cluster-sessions');
     }
 
-    // Each notebook's toolbar names the cluster session its kernel runs in.
+    // Each notebook's toolbar, and the status bar for the current one, name
+    // the cluster session its kernel runs in; a click shows it in the sidebar.
+    const reveal = (sessionId: string) =>
+      revealSession(
+        () => app.shell.activateById(sidebar.id),
+        sidebar,
+        sessionId
+      );
     app.docRegistry.addWidgetExtension(
       'Notebook',
-      new ClusterIndicatorExtension(model, sessionId =>
-        revealSession(
-          () => app.shell.activateById(sidebar.id),
-          sidebar,
-          sessionId
-        )
-      )
+      new ClusterIndicatorExtension(model, reveal)
     );
+    if (statusBar) {
+      addStatusItem(statusBar, app.shell, model, reveal);
+    }
+    // Admins (the server says who is) get the "Cluster admin" panel.
+    const admin = addAdminCommand(app, model, palette);
 
     addCommands({
       app,
@@ -113,7 +125,10 @@ const plugin: JupyterFrontEndPlugin<void> = {
         });
     }
 
-    void app.restored.then(() => model.start());
+    void app.restored.then(() => {
+      model.start();
+      void admin.check();
+    });
   }
 };
 

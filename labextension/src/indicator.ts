@@ -7,7 +7,8 @@
  * the session and its real shape. It follows the sidebar's sessions model (the
  * server's events stream) and the notebook's kernel changes; a click reveals
  * the session in the sidebar. index.ts registers it as a widget extension of
- * the notebook factory.
+ * the notebook factory. {@link KernelSessionWatch} (which session a notebook
+ * runs in) and the words are shared with the status-bar item (./statusbar).
  */
 
 import { ISessionContext } from '@jupyterlab/apputils';
@@ -54,6 +55,75 @@ export function indicatorLabel(session: ISession): string {
   return getTrans().__('Cluster %1: %2', session.name, describeShape(session));
 }
 
+/**
+ * Follows which cluster session a notebook's kernel runs in: the sessions
+ * model (the events stream) and the notebook's kernel changes. The toolbar
+ * item below has one for its notebook; the status-bar item (./statusbar)
+ * points it at whichever notebook is current. `onChange` runs after every
+ * change of either.
+ */
+export class KernelSessionWatch implements IDisposable {
+  constructor(
+    readonly model: SessionsModel,
+    readonly onChange: () => void
+  ) {
+    model.changed.connect(this._changed, this);
+  }
+
+  /** The notebook's session context followed, or null for none. */
+  get context(): ISessionContext | null {
+    return this._context;
+  }
+
+  set context(context: ISessionContext | null) {
+    if (context === this._context) {
+      return;
+    }
+    this._context?.kernelChanged.disconnect(this._changed, this);
+    this._context = context;
+    context?.kernelChanged.connect(this._changed, this);
+    this._changed();
+  }
+
+  /** The session the followed notebook's kernel runs in, if any. */
+  get session(): ISession | undefined {
+    const kernelId = this._context?.session?.kernel?.id;
+    return sessionOfKernel(this.model.sessions, kernelId);
+  }
+
+  get isDisposed(): boolean {
+    return this._disposed;
+  }
+
+  dispose(): void {
+    if (this._disposed) {
+      return;
+    }
+    this._disposed = true;
+    this.model.changed.disconnect(this._changed, this);
+    this._context?.kernelChanged.disconnect(this._changed, this);
+    this._context = null;
+  }
+
+  private _changed(): void {
+    if (!this._disposed) {
+      this.onChange();
+    }
+  }
+
+  private _context: ISessionContext | null = null;
+  private _disposed = false;
+}
+
+/** The words a session's item says on hover (the toolbar's and status bar's). */
+export function indicatorTitle(session: ISession): string {
+  return getTrans().__(
+    'This notebook runs in cluster session %1 (%2). Click to show it in the Cluster Sessions sidebar.',
+    session.name,
+    session.id
+  );
+}
+
 /** The toolbar item of one notebook. */
 export class ClusterKernelIndicator extends Widget {
   /**
@@ -74,9 +144,8 @@ export class ClusterKernelIndicator extends Widget {
     this._status.className = 'jp-ClusterKernelIndicator-status';
     this.node.append(this._label, this._status);
     this.node.addEventListener('click', this);
-    model.changed.connect(this._refresh, this);
-    sessionContext.kernelChanged.connect(this._refresh, this);
-    this._refresh();
+    this._watch = new KernelSessionWatch(model, () => this._refresh());
+    this._watch.context = sessionContext;
   }
 
   /** The session shown, if the notebook's kernel is one's. */
@@ -95,37 +164,31 @@ export class ClusterKernelIndicator extends Widget {
       return;
     }
     this.node.removeEventListener('click', this);
-    this.model.changed.disconnect(this._refresh, this);
-    this.sessionContext.kernelChanged.disconnect(this._refresh, this);
+    this._watch.dispose();
     super.dispose();
   }
 
   private _refresh(): void {
-    const kernelId = this.sessionContext.session?.kernel?.id;
-    const session = sessionOfKernel(this.model.sessions, kernelId);
+    const session = this._watch.session;
     this._session = session;
     if (!session) {
       this.hide();
       this.node.removeAttribute('data-session-id');
       return;
     }
-    const trans = getTrans();
     this._label.textContent = indicatorLabel(session);
     this._status.textContent = session.status;
     this._status.className = `jp-ClusterKernelIndicator-status jp-ClusterStatus jp-ClusterStatus-${session.status} jp-mod-small`;
     this.node.dataset.sessionId = session.id;
     this.node.dataset.status = session.status;
-    this.node.title = trans.__(
-      'This notebook runs in cluster session %1 (%2). Click to show it in the Cluster Sessions sidebar.',
-      session.name,
-      session.id
-    );
+    this.node.title = indicatorTitle(session);
     this.show();
   }
 
   private _label: HTMLElement;
   private _status: HTMLElement;
   private _session: ISession | undefined;
+  private _watch: KernelSessionWatch;
 }
 
 /** A notebook panel, as far as the extension uses it: its toolbar. */

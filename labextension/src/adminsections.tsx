@@ -1,0 +1,193 @@
+/**
+ * The "Cluster admin" panel's sections below its sessions (./adminpanel): the
+ * queue (waiting sessions per resource group, in the order the server lists
+ * them, each with the server's waiting reason), the agents (./agentsview's
+ * rows), usage per user (a table and a bar of CPU-hours each) and the
+ * policies (each user's entry, GET limits/users/NAME, and the admin's own,
+ * GET limits, shown as the server gives them; a note when this server has
+ * no policies routes).
+ */
+
+import * as React from 'react';
+
+import { IPolicies, IUsageReport } from './adminapi';
+import { AgentItem } from './agentsview';
+import { IAgent, ISession } from './api';
+import { getTrans } from './i18n';
+import { describeShape } from './indicator';
+
+/**
+ * The queue: PENDING sessions per resource group, each group in the order
+ * `sessions` has them (the server's listing order, oldest first, which is the
+ * FIFO queue's order); the server's waiting reason says more when it knows.
+ */
+export function queueOf(sessions: ISession[]): Map<string, ISession[]> {
+  const queue = new Map<string, ISession[]>();
+  for (const s of sessions) {
+    if (s.status !== 'PENDING') {
+      continue;
+    }
+    const group = s.resource_group ?? '';
+    queue.set(group, [...(queue.get(group) ?? []), s]);
+  }
+  return queue;
+}
+
+export function QueueSection(props: { sessions: ISession[] }): JSX.Element {
+  const trans = getTrans();
+  const queue = queueOf(props.sessions);
+  const waiting = [...queue.values()].reduce((n, q) => n + q.length, 0);
+  return (
+    <section className="jp-ClusterAdmin-queue">
+      <h2>{trans.__('Queue (%1 waiting)', waiting)}</h2>
+      {!waiting && (
+        <p className="jp-ClusterAdmin-empty">{trans.__('Nothing waits.')}</p>
+      )}
+      {[...queue.entries()].map(([group, waits]) => (
+        <div key={group} data-group={group}>
+          <h3>{trans.__('Resource group %1', group || '?')}</h3>
+          <ol className="jp-ClusterAdmin-queueList">
+            {waits.map(s => (
+              <li key={s.id} data-session-id={s.id}>
+                <span className="jp-ClusterAdmin-queueName">{s.name}</span>{' '}
+                <span className="jp-ClusterAdmin-owner">{s.owner ?? ''}</span>{' '}
+                <span>{describeShape(s)}</span>
+                <div className="jp-ClusterAdmin-reason">
+                  {s.status_reason ?? ''}
+                </div>
+              </li>
+            ))}
+          </ol>
+        </div>
+      ))}
+    </section>
+  );
+}
+
+export function AgentsTable(props: {
+  agents: IAgent[];
+  error?: string;
+}): JSX.Element {
+  const trans = getTrans();
+  return (
+    <div className="jp-ClusterAdmin-agents">
+      {props.error && <p className="jp-mod-error">{props.error}</p>}
+      {!props.agents.length && !props.error && (
+        <p className="jp-ClusterAdmin-empty">
+          {trans.__('No agents read yet.')}
+        </p>
+      )}
+      <ul className="jp-ClusterAgents-list">
+        {props.agents.map(agent => (
+          <AgentItem key={agent.id} agent={agent} />
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+const hours = (n: number) => n.toFixed(2);
+
+export function UsageSection(props: {
+  usage: IUsageReport | null;
+  user: string;
+  error?: string;
+}): JSX.Element {
+  const trans = getTrans();
+  const users = (props.usage?.users ?? []).filter(
+    u => !props.user || u.user === props.user
+  );
+  const most = Math.max(0, ...users.map(u => u.cpu_hours));
+  return (
+    <section className="jp-ClusterAdmin-usage">
+      <h2>{trans.__('Usage (allocated, all time)')}</h2>
+      {props.error && <p className="jp-mod-error">{props.error}</p>}
+      {!users.length && !props.error && (
+        <p className="jp-ClusterAdmin-empty">{trans.__('No usage yet.')}</p>
+      )}
+      {users.length > 0 && (
+        <table className="jp-ClusterAdmin-table">
+          <thead>
+            <tr>
+              <th>{trans.__('User')}</th>
+              <th>{trans.__('Sessions')}</th>
+              <th>{trans.__('Running h')}</th>
+              <th>{trans.__('CPU h')}</th>
+              <th>{trans.__('Memory GiB·h')}</th>
+              <th>{trans.__('GPU h')}</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {users.map(u => (
+              <tr key={u.user} data-user={u.user}>
+                <td>{u.user}</td>
+                <td>{u.sessions}</td>
+                <td>{hours(u.running_hours)}</td>
+                <td>{hours(u.cpu_hours)}</td>
+                <td>{hours(u.mem_gib_hours)}</td>
+                <td>{hours(u.gpu_hours)}</td>
+                <td className="jp-ClusterAdmin-barCell">
+                  <div
+                    className="jp-ClusterAdmin-bar"
+                    style={{
+                      width: `${most ? (100 * u.cpu_hours) / most : 0}%`
+                    }}
+                  />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+export function PoliciesSection(props: {
+  policies: IPolicies | null;
+  user: string;
+  error?: string;
+}): JSX.Element {
+  const trans = getTrans();
+  const { policies } = props;
+  const users = Object.entries(policies?.users ?? {}).filter(
+    ([name]) => !props.user || name === props.user
+  );
+  return (
+    <section className="jp-ClusterAdmin-policies">
+      <h2>{trans.__('Policies')}</h2>
+      {props.error && <p className="jp-mod-error">{props.error}</p>}
+      {policies?.missing && (
+        <p className="jp-ClusterAdmin-missing" data-missing="policies">
+          {trans.__(
+            'This server has no policies routes (GET limits): its limits are the launch form’s.'
+          )}
+        </p>
+      )}
+      {users.map(([name, entry]) => (
+        <details key={name} data-user={name} open={users.length === 1}>
+          <summary>{trans.__('User %1', name)}</summary>
+          <pre className="jp-ClusterAdmin-json">
+            {JSON.stringify(entry, null, 2)}
+          </pre>
+        </details>
+      ))}
+      {policies && !policies.missing && (
+        <details data-own="">
+          <summary>{trans.__('Yours (GET limits)')}</summary>
+          <pre className="jp-ClusterAdmin-json">
+            {JSON.stringify(policies.limits, null, 2)}
+          </pre>
+        </details>
+      )}
+      {policies && !policies.missing && (
+        <p className="jp-ClusterAdmin-empty">
+          {trans.__(
+            'Group entries: limits/groups/NAME (jupyter cluster limits); the server lists no groups.'
+          )}
+        </p>
+      )}
+    </section>
+  );
+}
