@@ -124,6 +124,8 @@ async def test_only_admins_change_limits_and_each_change_is_audited(
     assert bobs["source"] == "user bob" and bobs["limits"]["max_cpu"] == 1
     session = await ok_http(jp_fetch, "sessions", method="POST", body={"cpu": 1}, headers=BOB)
     await ok_http(jp_fetch, "sessions", session["id"], method="DELETE", headers=BOB)
+    code, data, _ = await call(jp_fetch, "limits", "people", "bob", headers=CAROL)
+    assert code == 404 and "limits/users/NAME" in data["message"], data
     group = await ok_http(jp_fetch, "limits", "groups", "small", headers=CAROL)
     assert group["configured"] == {"max_cpu": 0.5} and group["changed"] is None
 

@@ -75,9 +75,9 @@ class LimitEntryHandler(LimitsBase):
         assert isinstance(gate, LocalGate)
         return gate
 
-    async def prepare(self) -> None:  # type: ignore[override]
-        await super().prepare()
-        kind = (self.path_kwargs or {}).get("kind")
+    @staticmethod
+    def known(kind: str) -> None:
+        """NotFound (JSON, as every error here) for a kind but users and groups."""
         if kind not in ("users", "groups"):
             raise NotFound(f"no limits of {kind!r}: use limits/users/NAME or limits/groups/NAME")
 
@@ -88,6 +88,7 @@ class LimitEntryHandler(LimitsBase):
     @web.authenticated
     @authorized
     async def get(self, kind: str, name: str) -> None:
+        self.known(kind)
         if await self.passed_on("GET", f"limits/{kind}/{name}"):
             return
         self.admin_only()
@@ -96,6 +97,7 @@ class LimitEntryHandler(LimitsBase):
     @web.authenticated
     @authorized
     async def put(self, kind: str, name: str) -> None:
+        self.known(kind)
         body = self.json_body()
         if await self.passed_on("PUT", f"limits/{kind}/{name}", body):
             return
@@ -107,6 +109,7 @@ class LimitEntryHandler(LimitsBase):
     @web.authenticated
     @authorized
     async def delete(self, kind: str, name: str) -> None:
+        self.known(kind)
         if await self.passed_on("DELETE", f"limits/{kind}/{name}"):
             return
         self.admin_only()
