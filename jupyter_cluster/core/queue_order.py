@@ -64,10 +64,6 @@ def dominant_share(held: Resources, capacity: Resources) -> float:
     return max(shares)
 
 
-def _add(a: Resources, b: Resources) -> Resources:
-    return Resources(a.cpu + b.cpu, a.mem + b.mem, a.shm + b.shm, a.gpu + b.gpu)
-
-
 def fair_share(
     waiting: Sequence[Waiting], capacity: Resources, held: Mapping[str, Resources]
 ) -> list[Waiting]:
@@ -76,22 +72,32 @@ def fair_share(
     queues: dict[str, list[Waiting]] = {}
     for w in sorted(waiting, key=lambda w: w.fifo_key):
         queues.setdefault(w.owner, []).append(w)
-    now = {owner: held.get(owner, _ZERO) for owner in queues}
-    heap = [
-        (dominant_share(now[owner], capacity), q[0].fifo_key, owner) for owner, q in queues.items()
-    ]
+    cap = (capacity.cpu, capacity.mem, capacity.gpu)
+
+    def share(h: list[float]) -> float:  # dominant_share without building Resources
+        return max(h[k] / cap[k] if cap[k] > 0 else 0.0 for k in range(3))
+
+    now: dict[str, list[float]] = {}
+    heap = []
+    for owner, q in queues.items():
+        had = held.get(owner, _ZERO)
+        now[owner] = [had.cpu, had.mem, had.gpu]
+        heap.append((share(now[owner]), q[0].fifo_key, owner))
     heapq.heapify(heap)
     nexts = dict.fromkeys(queues, 0)
     ordered: list[Waiting] = []
     while heap:
         _, _, owner = heapq.heappop(heap)
         q, i = queues[owner], nexts[owner]
-        ordered.append(q[i])
-        now[owner] = _add(now[owner], q[i].demand())
+        w = q[i]
+        ordered.append(w)
+        r, n, mine = w.spec.resources, w.spec.size, now[owner]
+        mine[0] += r.cpu * n
+        mine[1] += r.mem * n
+        mine[2] += r.gpu * n
         nexts[owner] = i + 1
         if i + 1 < len(q):
-            share = dominant_share(now[owner], capacity)
-            heapq.heappush(heap, (share, q[i + 1].fifo_key, owner))
+            heapq.heappush(heap, (share(mine), q[i + 1].fifo_key, owner))
     return ordered
 
 

@@ -144,7 +144,7 @@ class SessionLauncher:
         if kernel:
             self.store.set_kernel_id(session_id, session_id)
         self.store.set_driver(session_id, this_process())
-        await self.queue.run_pass()
+        await self.queue.run_pass({spec.image: slots})
         return self.store.require(session_id)
 
     async def _slots(self, image: str) -> list[AgentSlot]:

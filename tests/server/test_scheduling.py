@@ -1,7 +1,9 @@
 """A session waits (PENDING, with its reason) while its agent is full; quotas and names.
 
 One small agent (0.5 CPU): a second session of 0.5 CPU must wait for the first.
-DELETE cancels a pending session; nothing of it ever reaches Docker.
+DELETE cancels a pending session; nothing of it ever reaches Docker. The server's
+scheduling loop (queue ordered by fair share here) starts a waiting session as
+soon as the running one ends, and its reason says its place in the queue.
 """
 
 from __future__ import annotations
@@ -20,7 +22,10 @@ pytestmark = pytest.mark.docker
 @pytest.fixture
 def cluster_config() -> dict[str, Any]:
     return {
-        "ClusterManager": {"agents": [{"id": "small", "cpu": 0.5, "mem": "2g"}]},
+        "ClusterManager": {
+            "agents": [{"id": "small", "cpu": 0.5, "mem": "2g"}],
+            "queue_order": "fair-share",
+        },
         "ClusterApp": {"max_sessions_per_user": 2},
     }
 
@@ -48,3 +53,22 @@ async def test_pending_quota_names_and_cancel(jp_fetch: Any, cluster: Any) -> No
     assert running_hosts(second["id"]) == {}
     await ok_http(jp_fetch, "sessions", first["id"], method="DELETE")
     assert manager_objects(cluster.engine.store.manager_id) == ([], [])
+
+
+@jp_async
+async def test_the_servers_loop_starts_a_waiting_session_when_room_appears(
+    jp_fetch: Any, cluster: Any
+) -> None:
+    first = await ok_http(jp_fetch, "sessions", method="POST", body={"cpu": 0.5, "name": "one"})
+    second = await ok_http(jp_fetch, "sessions", method="POST", body={"cpu": 0.5, "name": "two"})
+    await wait_status(jp_fetch, first["id"], "RUNNING")
+    waiting = await ok_http(jp_fetch, "sessions", second["id"])
+    assert waiting["status"] == "PENDING", waiting
+    reason = waiting["status_reason"]
+    assert reason.startswith("1st in the queue of resource group default (fair share)"), reason
+    assert "small has 0 CPU" in reason, reason
+    await ok_http(jp_fetch, "sessions", first["id"], method="DELETE")
+    started = await wait_status(jp_fetch, second["id"], "RUNNING", timeout=90)
+    assert started["status_reason"] == "" and "queue" in started["timings"]
+    assert set(running_hosts(second["id"])) == {"main1"}
+    await ok_http(jp_fetch, "sessions", second["id"], method="DELETE")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 from ...core.scheduler import AgentSlot
@@ -66,14 +66,20 @@ class QueueLoop:
             self._loop, self._task = running, None
             self._wake, self._passed = asyncio.Event(), asyncio.Event()
 
-    async def run_pass(self) -> QueuePass:
-        """Place the waiting queue once; wakes the drivers waiting for a pass."""
+    async def run_pass(self, known: Mapping[str, list[AgentSlot]] | None = None) -> QueuePass:
+        """Place the waiting queue once; wakes the drivers waiting for a pass.
+
+        ``known``: agents already asked about an image just now (by ``submit``)."""
         self._bind()
         try:
             images = self.store.waiting_images()
             if not images:
                 return QueuePass()
-            views = {image: await self.slots(image) for image in sorted(images)}
+            known = known or {}
+            views = {
+                image: known[image] if image in known else await self.slots(image)
+                for image in sorted(images)
+            }
             policy = self.policy()
             done = self.store.place_waiting(
                 views, order=policy.order, backfill=policy.backfill, timeout=policy.timeout

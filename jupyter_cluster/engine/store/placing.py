@@ -234,6 +234,7 @@ class PlacingStore(QueueRows):
         position: dict[str, int] = {}
         head: dict[str, str] = {}
         reasons: list[tuple[str, str]] = []
+        placed: list[tuple[str, Placement, dict[str, float]]] = []
         for w, result in zip(ordered, results, strict=True):
             row, group = by_id[w.id], w.spec.resource_group
             if isinstance(result, Refused):
@@ -247,11 +248,10 @@ class PlacingStore(QueueRows):
             if isinstance(result, Placement):
                 timings = {"queue": max(0.0, began - w.created_at)}
                 timings["place"] = time.monotonic() - clock
-                self._write_placed(db, row, result, timings, time.time())
+                placed.append((w.id, result, timings))
                 if log.isEnabledFor(logging.DEBUG):
                     for phase, seconds in timings.items():
                         log.debug("session %s: phase %s took %.3f s", w.id, phase, seconds)
-                done.placed.append(w.id)
                 continue
             done.waiting += 1
             position[group] = position.get(group, 0) + 1
@@ -260,6 +260,8 @@ class PlacingStore(QueueRows):
             reason = queue_reason(w.spec, position[group], label, why=why, ahead=head[group])
             if reason != row.reason:
                 reasons.append((reason, w.id))
+        self._write_placed(db, placed)
+        done.placed = [sid for sid, _, _ in placed]
         db.executemany(
             "UPDATE sessions SET status_reason = ? WHERE id = ?",
             [(r[:2000], i) for r, i in reasons],

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -132,24 +133,25 @@ class QueueRows(SessionRows):
         return held
 
     def _write_placed(
-        self,
-        db: sqlite3.Connection,
-        row: WaitingRow,
-        placement: Placement,
-        timings: dict[str, float],
-        now: float,
+        self, db: sqlite3.Connection, placed: list[tuple[str, Placement, dict[str, float]]]
     ) -> None:
-        """Make a PENDING session PREPARING on ``placement``'s agents (host order)."""
-        db.execute(
+        """Make PENDING sessions PREPARING on their placements' agents (host order):
+        (session id, placement, timings) each, written with two statements."""
+        now = time.time()
+        db.executemany(
             "UPDATE sessions SET status = ?, status_reason = '', updated_at = ?,"
             " record = json_set(record, '$.timings', json(?)) WHERE id = ?",
-            (state.SessionStatus.PREPARING.value, now, json.dumps(timings), row.waiting.id),
+            [
+                (state.SessionStatus.PREPARING.value, now, json.dumps(timings), sid)
+                for sid, _, timings in placed
+            ],
         )
         db.executemany(
             "UPDATE containers SET agent = ?, record = json_set(record, '$.agent', ?,"
             " '$.gpu_ids', json(?)) WHERE session_id = ? AND local_rank = ?",
             [
-                (agent, agent, json.dumps(list(gpus)), row.waiting.id, rank)
+                (agent, agent, "[]" if not gpus else json.dumps(list(gpus)), sid, rank)
+                for sid, placement, _ in placed
                 for rank, (agent, gpus) in enumerate(
                     zip(placement.agents, placement.gpu_ids, strict=True)
                 )
