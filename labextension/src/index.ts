@@ -31,6 +31,7 @@ import { IClusterSettings, readSettings } from './settings';
 import { ClusterIndicatorExtension, revealSession } from './indicator';
 import { addStatusItem } from './statusbar';
 import { addAdminCommand } from './admincommand';
+import { foldersPlugin } from './folders-plugin';
 /* eslint-enable jupyter/prefer-lazy-imports */
 
 const PLUGIN_ID = 'jupyter-cluster:plugin';
@@ -132,4 +133,4 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default plugin;
+export default [plugin, foldersPlugin];

@@ -1,2 +1,3 @@
 import './base.css';
 import './admin.css';
+import './folders.css';

@@ -2,8 +2,10 @@ import { ServerConnection } from '@jupyterlab/services';
 import { CommandRegistry } from '@lumino/commands';
 
 import { CommandIDs, PALETTE_COMMANDS } from '../commands';
-import plugin from '../index';
+import plugins from '../index';
 import { readSettings } from '../settings';
+
+const [plugin] = plugins;
 
 describe('the plugin', () => {
   it('adds the sidebar, the commands, a launcher tile and palette items', () => {
