@@ -198,7 +198,7 @@ def most_generous(policies: Sequence[ResourcePolicy]) -> ResourcePolicy:
         if key in ZERO_UNLIMITED:
             values[key] = type(got[0])(0) if any(not v for v in got) else max(got)
         elif key in LISTS:
-            values[key] = () if any(not v for v in got) else tuple(dict.fromkeys(_chain(got)))
+            values[key] = () if any(not v for v in got) else tuple(sorted(set(_chain(got))))
         else:
             values[key] = max(got)
     return ResourcePolicy(**values)
