@@ -36,10 +36,12 @@ export class ClusterFoldersDrive implements Contents.IDrive {
 
   constructor(readonly folders: FoldersClient) {}
 
+  /** The Jupyter server's settings (those of the folder routes' client). */
   get serverSettings(): ServerConnection.ISettings {
     return this.folders.client.serverSettings;
   }
 
+  /** Emitted after each change this drive makes (Lab's file browser follows it). */
   get fileChanged(): ISignal<this, Contents.IChangedArgs> {
     return this._fileChanged;
   }
@@ -85,6 +87,7 @@ export class ClusterFoldersDrive implements Contents.IDrive {
     return withContent(model, await this.folders.read(folder, inner), options);
   }
 
+  /** Where the browser downloads a file of a folder (an attachment). */
   async getDownloadUrl(localPath: string): Promise<string> {
     const { folder, inner } = splitPath(trimPath(localPath));
     if (!inner) {
@@ -236,14 +239,17 @@ export class ClusterFoldersDrive implements Contents.IDrive {
     return { id: 'current', last_modified: model.last_modified };
   }
 
+  /** None: data folders keep no checkpoints. */
   async listCheckpoints(): Promise<Contents.ICheckpointModel[]> {
     return [];
   }
 
+  /** Refused: there is no checkpoint to go back to. */
   async restoreCheckpoint(): Promise<void> {
     throw new ClusterAPIError('Data folders keep no checkpoints.', 400);
   }
 
+  /** Nothing to delete. */
   async deleteCheckpoint(): Promise<void> {
     return;
   }

@@ -1,0 +1,56 @@
+import { DocumentManager } from '@jupyterlab/docmanager';
+import { DocumentRegistry } from '@jupyterlab/docregistry';
+import { ServerConnection } from '@jupyterlab/services';
+import { ServiceManagerMock } from '@jupyterlab/services/lib/testutils';
+import { CommandRegistry } from '@lumino/commands';
+import { Signal } from '@lumino/signaling';
+
+import plugins from '../index';
+import { ClusterFoldersDrive } from '../folders-drive';
+import { FoldersBrowser } from '../folders-panel';
+import { SHOW_FOLDERS } from '../folders-plugin';
+
+describe('the data-folders plugin', () => {
+  it('adds the drive, the panel with its toolbar, and a command', () => {
+    const plugin = plugins.find(p => p.id === 'jupyter-cluster:folders')!;
+    expect(plugin.autoStart).toBe(true);
+    const services = new ServiceManagerMock();
+    const docManager = new DocumentManager({
+      registry: new DocumentRegistry(),
+      manager: services,
+      opener: { open: jest.fn(), opened: new Signal<any, any>({}) } as any
+    });
+    const addDrive = jest.fn();
+    const shell = { add: jest.fn(), activateById: jest.fn() };
+    const tracker = { add: jest.fn().mockResolvedValue(undefined) };
+    const app: any = {
+      commands: new CommandRegistry(),
+      shell,
+      serviceManager: {
+        serverSettings: ServerConnection.makeSettings({ baseUrl: 'http://h/' }),
+        contents: { addDrive }
+      }
+    };
+    plugin.activate(app, docManager, { tracker }, null, null);
+
+    expect(addDrive).toHaveBeenCalledWith(expect.any(ClusterFoldersDrive));
+    expect(addDrive.mock.calls[0][0].name).toBe('ClusterFolders');
+    const [panel, area] = shell.add.mock.calls[0];
+    expect(area).toBe('left');
+    expect(panel).toBeInstanceOf(FoldersBrowser);
+    expect(panel.id).toBe('jp-cluster-folders');
+    expect(tracker.add).toHaveBeenCalledWith(panel);
+    expect([...panel.toolbar.names()]).toEqual([
+      'new-folder',
+      'new-notebook',
+      'upload',
+      'rename',
+      'delete',
+      'download',
+      'refresh'
+    ]);
+    void app.commands.execute(SHOW_FOLDERS);
+    expect(shell.activateById).toHaveBeenCalledWith('jp-cluster-folders');
+    panel.dispose();
+  });
+});
