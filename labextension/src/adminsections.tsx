@@ -4,8 +4,8 @@
  * them, each with the server's waiting reason), the agents (./agentsview's
  * rows), usage per user (a table and a bar of CPU-hours each) and the
  * policies (each user's entry, GET limits/users/NAME, and the admin's own,
- * GET limits, shown as the server gives them; a note when this server has
- * no policies routes).
+ * GET limits, as a table of their limits, run-time changes marked; a note
+ * when this server has no policies routes).
  */
 
 import * as React from 'react';
@@ -168,17 +168,13 @@ export function PoliciesSection(props: {
       {users.map(([name, entry]) => (
         <details key={name} data-user={name} open={users.length === 1}>
           <summary>{trans.__('User %1', name)}</summary>
-          <pre className="jp-ClusterAdmin-json">
-            {JSON.stringify(entry, null, 2)}
-          </pre>
+          <PolicyTable entry={entry} />
         </details>
       ))}
       {policies && !policies.missing && (
         <details data-own="">
           <summary>{trans.__('Yours (GET limits)')}</summary>
-          <pre className="jp-ClusterAdmin-json">
-            {JSON.stringify(policies.limits, null, 2)}
-          </pre>
+          <PolicyTable entry={policies.limits} />
         </details>
       )}
       {policies && !policies.missing && (
@@ -189,5 +185,76 @@ export function PoliciesSection(props: {
         </p>
       )}
     </section>
+  );
+}
+
+type Limits = Record<string, unknown>;
+
+function isLimits(value: unknown): value is Limits {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** One limit's value as a person reads it: 0 or null is no limit. */
+export function limitText(value: unknown): string {
+  if (value === 0 || value === null || value === undefined || value === '') {
+    return getTrans().__('no limit');
+  }
+  if (Array.isArray(value)) {
+    return value.length ? value.join(', ') : getTrans().__('any');
+  }
+  return String(value);
+}
+
+/**
+ * A policy as a table: the effective limits (`effective` of a
+ * limits/users/NAME entry, `limits` of GET limits), each changed at run time
+ * marked, and where it comes from; anything else as the JSON it is.
+ */
+export function PolicyTable(props: { entry: unknown }): JSX.Element {
+  const trans = getTrans();
+  const entry = isLimits(props.entry) ? props.entry : {};
+  const limits = isLimits(entry.effective)
+    ? entry.effective
+    : isLimits(entry.limits)
+      ? entry.limits
+      : null;
+  if (limits === null) {
+    return (
+      <pre className="jp-ClusterAdmin-json">
+        {JSON.stringify(props.entry, null, 2)}
+      </pre>
+    );
+  }
+  const changed = isLimits(entry.changed) ? entry.changed : {};
+  const source = typeof entry.source === 'string' ? entry.source : '';
+  return (
+    <table className="jp-ClusterAdmin-table jp-ClusterAdmin-policy">
+      <tbody>
+        {source && (
+          <tr>
+            <th>{trans.__('from')}</th>
+            <td>{source}</td>
+          </tr>
+        )}
+        {Object.entries(limits).map(([key, value]) => (
+          <tr
+            key={key}
+            data-key={key}
+            data-changed={key in changed || undefined}
+          >
+            <th>{key}</th>
+            <td>
+              {limitText(value)}
+              {key in changed && (
+                <span className="jp-ClusterAdmin-changed">
+                  {' '}
+                  {trans.__('(changed at run time)')}
+                </span>
+              )}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }

@@ -271,7 +271,10 @@ describe('the admin panel', () => {
       usage: USAGE,
       limits: { user: 'carol' },
       'limits/users/alice': { effective: { sessions: 4 } },
-      'limits/users/bob': { effective: { sessions: 2 } }
+      'limits/users/bob': {
+        effective: { sessions: 2, cpu: 0, images: [] },
+        changed: { sessions: 2 }
+      }
     });
     const admin = new AdminModel(client);
     await admin.refresh(ownersOf(model.sessions));
@@ -290,9 +293,16 @@ describe('the admin panel', () => {
     panel.user = 'bob';
     await render(panel);
     expect(entries()).toEqual(['bob']);
-    expect(
-      panel.node.querySelector('details[data-user="bob"] pre')?.textContent
-    ).toContain('"sessions": 2');
+    const cells = rows('details[data-user="bob"] tr[data-key]').map(r => [
+      r.dataset.key,
+      r.querySelector('td')?.textContent,
+      r.dataset.changed ?? ''
+    ]);
+    expect(cells).toEqual([
+      ['sessions', '2 (changed at run time)', 'true'],
+      ['cpu', 'no limit', ''],
+      ['images', 'any', '']
+    ]);
   });
 
   it('ends a session with the reason the admin gives, or not at all', async () => {
