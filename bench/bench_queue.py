@@ -25,7 +25,10 @@ place the queue
     floor: the same page read with one bare SQL query on a connection of its own.
 a new launch's placement while the queue is full
     ours: one running session ends, then a new owner's launch: ``submit`` until it
-    is PREPARING (validation, insert, a pass over the whole queue).
+    is PREPARING (validation, insert, and its placement: alone, as fair share puts
+    a newcomer first; see ``engine/store/placing_first.py``). The loop is held back
+    from the termination until then, else its pass would give the room to the
+    queue first; a launch that arrives during a pass waits for it.
     floor: inserting that session and the pure ``place()`` of it (one row written,
     one decision).
 
@@ -197,15 +200,23 @@ def list_floor(path: str, owner: str, samples: int) -> list[float]:
 
 
 async def new_launch(manager: ClusterManager, index: int) -> float:
-    """End one running session, then time a new owner's launch until it is placed."""
+    """End one running session, then time a new owner's launch until it is placed.
+
+    The loop is held back meanwhile: its pass after the termination would give the
+    freed room to the waiting queue first. It runs again afterwards."""
+    loop = manager.launcher.queue
+    await loop.stop()
     running = [s for s in manager.store.list() if s.status is SessionStatus.PREPARING]
     victim = next(s for s in running if s.spec.resource_group == "default")
     await manager.terminate(victim.id)
     per = victim.spec.resources
     spec = manager.make_spec(cpu=per.cpu, mem=per.mem, name=f"new{index}")
+    gc.collect()
     with harness.Timer() as timer:
         session = await manager.submit(spec, owner=f"newcomer{index}")
     assert session.status is SessionStatus.PREPARING, session.status_reason
+    loop.start()
+    await loop.next_pass(60)
     return timer.seconds
 
 

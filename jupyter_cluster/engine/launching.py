@@ -26,7 +26,7 @@ from ..core.fast_network import GroupNetwork
 from ..core.images import auth_for, check_allowed
 from ..core.models import Container, LaunchSpec, Session
 from ..core.quota import Quota
-from ..core.scheduler import AgentSlot, place
+from ..core.scheduler import AgentSlot, Pending, place
 from ..core.state import ContainerStatus, SessionStatus
 from ..core.timings import LaunchClock
 from ..core.units import parse_size
@@ -103,8 +103,9 @@ class SessionLauncher:
         quota: Quota | None = None,
         kernel: bool = False,
     ) -> Session:
-        """Check a spec against agents and folders, record it PENDING, place the queue
-        once (so it starts at once if it fits and its turn has come).
+        """Check a spec against agents and folders, record it PENDING and place it if
+        it fits and its turn has come (alone when it is first in its group's queue
+        order, else by a pass over the whole queue).
 
         Raises :class:`InvalidRequest`/:class:`NotFound` (nothing stored) for
         input that can never work: unknown folder, group or image, a size that
@@ -144,7 +145,14 @@ class SessionLauncher:
         if kernel:
             self.store.set_kernel_id(session_id, session_id)
         self.store.set_driver(session_id, this_process())
-        await self.queue.run_pass({spec.image: slots})
+        policy = self._queue_policy()
+        first = self.store.place_if_first(
+            session_id, slots, order=policy.order, backfill=policy.backfill
+        )
+        if first is None:  # not first in its group's order: the whole queue decides
+            await self.queue.run_pass({spec.image: slots})
+        elif isinstance(first, Pending):
+            self.queue.wake()  # the others' places in the queue moved
         return self.store.require(session_id)
 
     async def _slots(self, image: str) -> list[AgentSlot]:

@@ -6,6 +6,8 @@ stores (as two processes) place the same queue at once."""
 
 from __future__ import annotations
 
+import random
+import sqlite3
 import threading
 import time
 from dataclasses import replace
@@ -193,3 +195,67 @@ def test_host_network_agents_take_one_container_each(store: Store) -> None:
     hosted = [replace(agent("h1", cpu=8), one_container=True)]
     assert store.place_waiting({"img": hosted}).placed == [a]
     assert status(store, b) is SessionStatus.PENDING
+
+
+def test_a_new_launch_first_in_its_order_is_placed_alone(store: Store) -> None:
+    agents = [agent(cpu=4)]
+    add(store, "big-running", cpu=2, owner="ann")
+    store.place_waiting({"img": agents})
+    waiting = add(store, "ann-waits", cpu=3, owner="ann")  # does not fit in the 2 left
+    store.place_waiting({"img": agents})
+    # FIFO: someone of the group waits, so the new one is not first: a pass decides.
+    fifo = add(store, "fifo", cpu=1, owner="bob")
+    assert store.place_if_first(fifo, agents) is None
+    assert status(store, fifo) is SessionStatus.PENDING
+    # Fair share: bob holds nothing, ann holds 2 CPUs: bob's launch comes first.
+    placed = store.place_if_first(fifo, agents, order="fair-share")
+    assert placed is not None and placed.agents == ("a1",)
+    assert status(store, fifo) is SessionStatus.PREPARING
+    assert set(store.require(fifo).timings) == {"queue", "place"}
+    assert status(store, waiting) is SessionStatus.PENDING
+    # Priority: a higher one is first; when it does not fit it says it is 1st.
+    high = add(store, "high", cpu=2, owner="ann", priority=3)
+    found = store.place_if_first(high, agents, order="priority")
+    assert found is not None and not isinstance(found, type(placed))
+    assert store.require(high).status_reason.startswith(
+        "1st in the queue of resource group default (priority): waiting for one agent"
+    )
+    low = add(store, "low", cpu=1, owner="cy", priority=-1)
+    assert store.place_if_first(low, agents, order="priority") is None
+
+
+def test_placing_alone_decides_as_a_whole_pass(tmp_path: Path) -> None:
+    """Random queues: whenever the new launch is placed alone, a pass over a copy of
+    the same store places it on the same agents (or leaves it waiting too)."""
+    rng = random.Random(7)
+    decided = 0
+    for case in range(40):
+        path = tmp_path / f"c{case}.db"
+        store = Store(path)
+        agents = [agent(f"a{i}", cpu=rng.choice([2, 4, 8]), swarm="s") for i in range(3)]
+        order = rng.choice(["fifo", "priority", "fair-share"])
+        for i in range(rng.randrange(0, 8)):
+            add(store, f"r{i}", cpu=rng.choice([1, 2, 3]), owner=rng.choice("abc"))
+        store.place_waiting({"img": agents}, order=order)
+        for i in range(rng.randrange(0, 4)):
+            add(store, f"w{i}", cpu=rng.choice([1, 2, 4]), owner=rng.choice("abc"),
+                priority=rng.randrange(3))  # fmt: skip
+        new = add(store, "new", cpu=rng.choice([1, 2]), owner=rng.choice("abcd"),
+                  priority=rng.randrange(3))  # fmt: skip
+        copy_path = tmp_path / f"c{case}-copy.db"
+        with sqlite3.connect(copy_path) as target, store.tx(write=False) as db:
+            db.backup(target)
+        other = Store(copy_path)
+        try:
+            alone = store.place_if_first(new, agents, order=order)
+            other.place_waiting({"img": agents}, order=order)
+            if alone is None:
+                continue
+            decided += 1
+            mine, theirs = store.require(new), other.require(new)
+            assert mine.status is theirs.status, (case, order)
+            assert [c.agent for c in mine.containers] == [c.agent for c in theirs.containers]
+        finally:
+            store.close()
+            other.close()
+    assert decided >= 10  # the shortcut was taken often enough to mean something

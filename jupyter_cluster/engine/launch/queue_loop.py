@@ -134,9 +134,13 @@ class QueueLoop:
         """Stop keeping the loop; it ends now unless drivers of this process wait."""
         self._kept = False
         task = self._task
-        if task is not None and not self._waiters:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+        if task is None or task.done() or self._waiters:
+            return
+        if task.get_loop() is not asyncio.get_running_loop():  # an earlier event loop's
+            self._task = None
+            return
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
 
     def _ensure(self) -> None:
         if self._task is None or self._task.done():

@@ -12,7 +12,6 @@ listings call these methods.
 from __future__ import annotations
 
 import builtins
-import logging
 import sqlite3
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -28,10 +27,10 @@ from ...core.state import ContainerStatus, SessionStatus
 from ...core.waiting_reasons import queue_reason
 from ...errors import Conflict
 from .drivers import Driver, describe, driver_alive
-from .queue_rows import QueueRows, WaitingRow
+from .placing_first import FirstPlacing
+from .queue_rows import WaitingRow
 from .rows import status_in
 
-log = logging.getLogger(__name__)
 #: How the reason of a session queued behind earlier ones begins.
 WAITING_BEHIND = "waiting behind"
 _ZERO = Resources(0, 0, 0, 0)
@@ -47,7 +46,7 @@ class QueuePass:
     seconds: float = 0.0
 
 
-class PlacingStore(QueueRows):
+class PlacingStore(FirstPlacing):
     """Placement queries and the placing write (see the module docstring)."""
 
     def _holdings(
@@ -249,9 +248,6 @@ class PlacingStore(QueueRows):
                 timings = {"queue": max(0.0, began - w.created_at)}
                 timings["place"] = time.monotonic() - clock
                 placed.append((w.id, result, timings))
-                if log.isEnabledFor(logging.DEBUG):
-                    for phase, seconds in timings.items():
-                        log.debug("session %s: phase %s took %.3f s", w.id, phase, seconds)
                 continue
             done.waiting += 1
             position[group] = position.get(group, 0) + 1

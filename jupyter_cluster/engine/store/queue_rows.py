@@ -10,6 +10,7 @@ a few JSON fields in SQL), and a placement written with two UPDATEs.
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from ...core.scheduler import Placement
 from .drivers import Driver
 from .rows import SessionRows, status_in
 
+log = logging.getLogger(__name__)
 _ZERO = Resources(0, 0, 0, 0)
 _PENDING = status_in(frozenset({state.SessionStatus.PENDING}))
 _ACTIVE = (
@@ -53,6 +55,7 @@ class Held:
     counts: dict[str, int] = field(default_factory=dict)
     owners: dict[tuple[str, str], Resources] = field(default_factory=dict)
     sessions: set[str] = field(default_factory=set)  # the ALLOCATING sessions' ids
+    capacity: dict[str, Resources] = field(default_factory=dict)  # per group (filled later)
 
 
 class QueueRows(SessionRows):
@@ -91,6 +94,12 @@ class QueueRows(SessionRows):
             ):
                 self._specs[sid] = LaunchSpec.from_dict(json.loads(spec))
                 self._owners[sid] = owner or ""
+
+    def _waiting_keys(self, db: sqlite3.Connection) -> list[Waiting]:
+        """Every PENDING session as the queue orders it (no reasons, no drivers)."""
+        rows = db.execute(f"SELECT id, created_at FROM sessions WHERE {_PENDING}").fetchall()
+        self._known(db, [r[0] for r in rows])
+        return [Waiting(sid, self._owners[sid], created, self._specs[sid]) for sid, created in rows]
 
     def _keep_known(self, ids: set[str]) -> None:
         """Forget the specs of sessions no longer waiting or holding room."""
@@ -136,8 +145,13 @@ class QueueRows(SessionRows):
         self, db: sqlite3.Connection, placed: list[tuple[str, Placement, dict[str, float]]]
     ) -> None:
         """Make PENDING sessions PREPARING on their placements' agents (host order):
-        (session id, placement, timings) each, written with two statements."""
+        (session id, placement, timings) each, written with two statements; their
+        ``queue`` and ``place`` timings are logged at debug level."""
         now = time.time()
+        if log.isEnabledFor(logging.DEBUG):
+            for sid, _, timings in placed:
+                for phase, seconds in timings.items():
+                    log.debug("session %s: phase %s took %.3f s", sid, phase, seconds)
         db.executemany(
             "UPDATE sessions SET status = ?, status_reason = '', updated_at = ?,"
             " record = json_set(record, '$.timings', json(?)) WHERE id = ?",

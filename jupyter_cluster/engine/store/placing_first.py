@@ -1,0 +1,112 @@
+"""A new launch placed alone when it is first in its group's queue order.
+
+A queue pass (:meth:`~.placing.PlacingStore.place_waiting`) tries a resource group's
+waiting sessions in the site's order; the first one is placed on the room there
+is now, whatever comes after it. So when a just-submitted session would come
+first in its group's order (FIFO: nobody of its group waits; priority: everyone
+waiting has a lower one; fair share: its owner holds the smallest dominant share
+of everyone waiting in the group), placing it alone decides exactly what a pass
+would decide for it, without ordering and trying the whole queue.
+:class:`~..launching.SessionLauncher` calls :meth:`FirstPlacing.place_if_first`
+at submit and falls back to a whole pass when it answers None.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+
+from ...core import scheduler
+from ...core.queue_order import LABELS, Waiting, dominant_share
+from ...core.resources import Resources
+from ...core.scheduler import AgentSlot, Pending, Placement
+from ...core.waiting_reasons import queue_reason
+from ...errors import InvalidRequest
+from .queue_rows import Held, QueueRows
+
+_ZERO = Resources(0, 0, 0, 0)
+
+
+def _is_first(mine: Waiting, others: Sequence[Waiting], order: str, held: Held) -> bool:
+    """Whether ``mine`` comes first among its group's waiting sessions in ``order``."""
+    if order == "priority":
+        return all(
+            (-o.spec.priority, *o.fifo_key) > (-mine.spec.priority, *mine.fifo_key) for o in others
+        )
+    if order != "fair-share" or not others:
+        return all(o.fifo_key > mine.fifo_key for o in others)
+    group = mine.spec.resource_group
+    capacity = held.capacity.get(group, _ZERO)
+    firsts: dict[str, tuple[float, str]] = {}
+    for o in others:
+        key = o.fifo_key
+        if o.owner not in firsts or key < firsts[o.owner]:
+            firsts[o.owner] = key
+    if mine.owner in firsts and firsts[mine.owner] < mine.fifo_key:
+        return False  # its owner's earlier session goes before it
+
+    def share(owner: str) -> float:
+        return dominant_share(held.owners.get((group, owner), _ZERO), capacity)
+
+    me_key = (share(mine.owner), mine.fifo_key)
+    return all((share(owner), key) > me_key for owner, key in firsts.items() if owner != mine.owner)
+
+
+class FirstPlacing(QueueRows):
+    """The submit-time shortcut of the queue (see the module docstring)."""
+
+    def place_if_first(
+        self,
+        session_id: str,
+        agents: Sequence[AgentSlot],
+        *,
+        order: str = "fifo",
+        backfill: bool = False,
+    ) -> Placement | Pending | None:
+        """In one write transaction: place the PENDING session ``session_id`` on
+        ``agents`` (as ``slots(image)`` gives them for its image) if it comes first
+        in its group's queue ``order``, or give it its waiting reason (1st in the
+        queue) if it does not fit; None (nothing changed) when it does not come
+        first, is no longer PENDING, or can never fit (a whole pass decides then)."""
+        began, clock = time.time(), time.monotonic()
+        with self.tx() as db:
+            rows = self._waiting_keys(db)
+            me = next((r for r in rows if r.id == session_id), None)
+            if me is None:
+                return None
+            group = me.spec.resource_group
+            others = [r for r in rows if r.spec.resource_group == group and r is not me]
+            held = self._held(db)
+            held.capacity = {}
+            for a in agents:
+                c = held.capacity.get(a.resource_group, _ZERO)
+                held.capacity[a.resource_group] = Resources(
+                    c.cpu + a.capacity.cpu, c.mem + a.capacity.mem, 0, c.gpu + len(a.gpu_ids)
+                )
+            if not _is_first(me, others, order, held):
+                return None
+            slots = [
+                replace(
+                    a,
+                    used=held.used.get(a.id, _ZERO),
+                    used_gpu_ids=frozenset(held.gpus.get(a.id, ())),
+                    containers=held.counts.get(a.id, 0),
+                )
+                for a in agents
+            ]
+            try:
+                result = scheduler.place(me.spec, slots)
+            except InvalidRequest:
+                return None
+            if isinstance(result, Placement):
+                timings = {"queue": max(0.0, began - me.created_at)}
+                timings["place"] = time.monotonic() - clock
+                self._write_placed(db, [(session_id, result, timings)])
+            else:
+                label = LABELS[order] + (", backfill" if backfill else "")
+                reason = queue_reason(me.spec, 1, label, why=result.reason)
+                db.execute(
+                    "UPDATE sessions SET status_reason = ? WHERE id = ?", (reason, session_id)
+                )
+            return result
