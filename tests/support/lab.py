@@ -105,12 +105,15 @@ def assert_results(results: dict[str, Any], output: str, artifacts: Path) -> Non
         statuses = statuses[1:]
     assert statuses[:2] == ["PREPARING", "RUNNING"], seen
     assert seen[session][-1].startswith("TERMINATED"), seen
-    assert seen[pending][0].startswith("PENDING: waiting for"), seen
+    # The waiting reason says the place in the queue, then what the session waits for.
+    waiting = seen[pending][0]
+    assert waiting.startswith("PENDING: 1st in the queue of resource group"), seen
+    assert "waiting for one agent" in waiting, seen
     assert seen[pending][-1].startswith("CANCELLED"), seen
     notes = "\n".join(results["notifications"])
     assert "is PREPARING: 0 of 3 containers running" in notes, notes
     assert "is RUNNING; its kernel runs in main1" in notes, notes
-    assert "is PENDING: waiting for" in notes, notes
+    assert "is PENDING: 1st in the queue" in notes, notes
 
     outputs = results["outputs"]
     assert "HOSTS=main1,sub1,sub2" in outputs["notebook"], outputs
