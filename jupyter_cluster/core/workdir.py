@@ -8,7 +8,9 @@ in every container of the session, and the kernel starts in the notebook's folde
 there (``ssh sub1 cat data.csv`` sees the same file). Otherwise, when the notebook
 lives in a data folder the session mounts (at ``/home/work/<folder>``), the kernel
 starts there (:func:`in_data_folder`); else in ``/home/work``, and its first output
-says why (:attr:`Workdir.note`).
+says why (:attr:`Workdir.note`). A notebook opened from Lab's data-folders drive
+(session path ``ClusterFolders:NAME/…``) is not under ``root_dir`` at all:
+:mod:`.drive_workdir` decides for it.
 
 :func:`plan_workdir` decides for a new session, :func:`map_cwd` for a kernel
 started or restarted in a running one. The provisioner does the IO (realpath, stat,
@@ -36,12 +38,16 @@ class Workdir:
 
     ``host_root``: the host directory to mount at :data:`MOUNT_POINT` (None: none);
     ``cwd``: the kernel's working directory in main1; ``note``: why that is not the
-    notebook's folder ("" when it is, or when no folder was asked for).
+    notebook's folder ("" when it is, or when no folder was asked for); ``mount``:
+    a data folder a new session mounts besides its launch's own (a ``Mount`` text,
+    ``NAME`` or ``NAME:ro``; "" none), for a notebook in the data-folders drive
+    (:mod:`.drive_workdir`).
     """
 
     host_root: str | None
     cwd: str
     note: str = ""
+    mount: str = ""
 
 
 def home(note: str) -> Workdir:

@@ -49,7 +49,7 @@ from .left_behind import close_on_loop
 from .options import LaunchOptions
 from .process import KernelProcess
 from .session_launch import launch_session
-from .workdir import NOTE_ENV, NotebookDir
+from .workdir import DRIVE_KWARG, NOTE_ENV, NotebookDir
 
 
 # mypy cannot see that jupyter_client's KernelProvisionerMeta derives from MetaHasTraits.
@@ -133,11 +133,14 @@ class ClusterProvisioner(LaunchOptions, NotebookDir, KernelProvisionerBase):  # 
 
         engine = self.engine
         gate = engine.launch_gate(launch_settings(self._engine_config(), self.log))
+        fields = self.launch_fields()
+        if self._workdir.mount:  # the notebook's data folder (see .workdir)
+            fields["mounts"] = [*fields["mounts"], self._workdir.mount]
         try:
             with launching() as stop:  # given up if the server stops meanwhile
                 return await launch_session(
                     engine,
-                    self.launch_fields(),
+                    fields,
                     self.launch_timeout,
                     lambda s: self._start_kernel(s, cmd, env),
                     submitted,
@@ -207,18 +210,25 @@ class ClusterProvisioner(LaunchOptions, NotebookDir, KernelProvisionerBase):  # 
         cmd += kwargs.pop("extra_arguments", [])
         kwargs.pop("env", None)
         attach = kwargs.pop("cluster_session_id", None)
+        drive = kwargs.pop(DRIVE_KWARG, None)  # a notebook in Lab's data-folders drive
         if attach:
             self.session_id = attach
         env = dict(self.kernel_spec.env or {})
         if self.session_id is None:
-            self._workdir = self.new_session_workdir(self.engine, kwargs)
+            if isinstance(drive, str):
+                self._workdir = await self.drive_workdir(self.engine, drive, None)
+            else:
+                self._workdir = self.new_session_workdir(self.engine, kwargs)
             self._note_workdir(env)
             await self._launch_session(cmd, env)
         else:
             session = await self.engine.get(self.session_id)
             if session.status not in USABLE:
                 raise ClusterError(f"cluster session {session.name} is {session.status.value}")
-            self._workdir = self.running_session_workdir(self.engine, session, kwargs)
+            if isinstance(drive, str):
+                self._workdir = await self.drive_workdir(self.engine, drive, session)
+            else:
+                self._workdir = self.running_session_workdir(self.engine, session, kwargs)
             self._note_workdir(env)
             self._reached(await self._link.attach(session, self.connection_info))
             env = {**self._link.route.kernel_env(session), **env}

@@ -12,6 +12,14 @@ notebook in one starts there when the server's folder is not mounted). The kerne
 gets the reason it starts in
 /home/work in :data:`NOTE_ENV`, which the in-container extension shows as the
 first output of the kernel's first cell (runtime/incluster.py).
+
+A notebook opened from Lab's data-folders drive (``ClusterFolders:NAME/sub``) is
+not under the server's folder: the server extension passes its drive-relative path
+as the :data:`DRIVE_KWARG` argument of the kernel's start
+(:mod:`jupyter_cluster.server.drive_kernels`), and :meth:`NotebookDir.drive_workdir`
+asks the engine which folders the owner may mount and lets
+:mod:`jupyter_cluster.core.drive_workdir` decide: the new session mounts ``NAME``
+and the kernel starts in ``/home/work/NAME/sub``.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from typing import Any
 from traitlets import Bool, HasTraits
 
 from ..config import local_owner
+from ..core.drive_workdir import map_drive_cwd, plan_drive_workdir
 from ..core.models import Session
 from ..core.resources import Mount
 from ..core.workdir import MOUNT_POINT, Workdir, in_data_folder, map_cwd, plan_workdir
@@ -31,6 +40,9 @@ from ..errors import ClusterError
 #: The kernel's environment variable holding why it does not start in the
 #: notebook's folder (read and removed by the in-container extension).
 NOTE_ENV = "JUPYTER_CLUSTER_WORKDIR_NOTE"
+#: The start_kernel argument with a notebook's folder in the data-folders drive
+#: (``NAME/sub``), set by the server extension for cluster kernels only.
+DRIVE_KWARG = "cluster_drive_path"
 #: Why a kernel of the shared service never gets this server's folder.
 SERVICE = "the kernel runs on the shared service's agents, which cannot see this server's files"
 
@@ -113,3 +125,17 @@ class NotebookDir(HasTraits):
         spec = session.spec
         folders = _data_folders(engine, session.owner, [m.name for m in spec.mounts])
         return in_data_folder(map_cwd(spec.workdir, cwd), cwd, folders)
+
+    async def drive_workdir(self, engine: Any, relative: str, session: Session | None) -> Workdir:
+        """Where the kernel of a notebook in drive folder ``relative`` (``NAME/sub``)
+        starts: in a new session (``session`` None) that mounts ``NAME`` if its owner
+        may (``Workdir.mount``: added to the launch's mounts), or in the running
+        ``session`` if it mounts it; else /home/work with a note. The owner's folders
+        come from the engine (this machine's, or the shared service's for the caller)."""
+        if session is not None:
+            return map_drive_cwd(relative, [m.name for m in session.spec.mounts])
+        try:
+            folders = {f.name: f.shared for f in await engine.list_folders(local_owner())}
+        except ClusterError:
+            folders = {}  # the note then says the folder is not the owner's
+        return plan_drive_workdir(relative, folders, getattr(self, "mounts", ()))

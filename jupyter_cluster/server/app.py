@@ -30,6 +30,7 @@ from ..engine.api import Engine, LaunchGate
 from ..errors import ClusterError, UnsafeSetting
 from ..paths import cluster_dir
 from ..provisioning import kernelspec
+from .drive_kernels import route_drive_paths
 from .handlers import default_handlers
 from .handlers.proxy import proxy_handlers
 from .service import SERVICE_SETTING, ClusterService
@@ -209,6 +210,8 @@ class ClusterApp(ExtensionApp, LaunchSettings):
             # Merged into the web app's settings after this returns.
             self.settings["log_function"] = partial(log_request, record_prometheus_metrics=False)
         self._install_kernelspec()
+        # A notebook in Lab's data-folders drive: its cluster kernel starts there.
+        route_drive_paths(self.serverapp.kernel_manager)
         self.service = ClusterService(self)
         self.settings[SERVICE_SETTING] = self.service
 
