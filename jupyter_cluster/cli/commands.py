@@ -128,6 +128,9 @@ async def _folder(engine: Engine[Any], args: argparse.Namespace) -> int:
     elif args.folder_command == "rm":
         await engine.remove_folder(args.name, owner)
         print(f"removed data folder {args.name}")
+    elif args.folder_command == "mv":
+        info = await engine.rename_folder(args.name, args.new_name, owner)
+        print(f"renamed data folder {args.name} to {info.name}")
     else:
         folders = await engine.list_folders(owner)
         rows = [(f.name, f.path) for f in folders]

@@ -1,6 +1,7 @@
 """The shared service's files inside data folders, as the Engine protocol's methods.
 
-Mixed into :class:`~jupyter_cluster.client.remote_engine.RemoteEngine`: in team mode a
+Mixed into :class:`~jupyter_cluster.client.remote_engine.RemoteEngine` (with the
+rename of a whole folder, ``PATCH folders/{name}``): in team mode a
 user's own Jupyter server (its REST handlers of ``folders/{name}/files/{path}``, so
 the Lab's folder panel) and the CLI's ``folder ls``/``folder cp`` reach the files
 through the service's same routes, with this server's token: the service decides
@@ -22,6 +23,7 @@ import httpx
 
 from ..core.folder_paths import join_parts
 from ..core.folder_streams import CHUNK
+from ..core.folders import FolderInfo
 from ..errors import Conflict, InvalidRequest, NotFound
 from .http import ServiceHTTP, raise_for
 
@@ -200,6 +202,12 @@ class RemoteFolderFiles:
         if any(e["name"] == path[-1] and e["type"] == "directory" for e in above.entries or ()):
             raise Conflict(f"{f'{name}/{join_parts(path)}'!r} is a directory; pick a file name")
         return RemoteUpload(self.http, files_path(name, path))
+
+    async def rename_folder(self, name: str, new_name: str, owner: str = "") -> FolderInfo:
+        """``PATCH folders/{name}`` ``{"name": new_name}`` on the service, which renames
+        the caller's own folder (and refuses a shared or mounted one)."""
+        reply = await self.http.call("PATCH", f"folders/{quote(name, safe='')}", {"name": new_name})
+        return FolderInfo.from_dict(reply)
 
     async def make_folder_dir(self, name: str, path: tuple[str, ...], owner: str = "") -> None:
         """``POST ?mkdir=1`` on the service."""

@@ -26,6 +26,7 @@ ACTIONS = (
     "key_access",
     "folder_create",
     "folder_remove",
+    "folder_rename",
     "policy_set",
     "policy_remove",
 )

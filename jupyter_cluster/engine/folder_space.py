@@ -117,3 +117,15 @@ class FolderSpace:
         if not self.own.root.is_dir():
             raise NotFound(f"no data folder named {name!r}")
         self.own.remove(name, in_use_by)
+
+    def rename(
+        self, name: str, new_name: str, in_use_by: builtins.list[str] | None = None
+    ) -> FolderInfo:
+        """Give one of the owner's folders a new name (never a shared one, nor a
+        shared folder's name); see :meth:`.folders.DataFolders.rename`."""
+        if self._is_shared(name):
+            raise Conflict(f"{name!r} is a shared folder; only an administrator renames it")
+        validate_folder_name(new_name, "name")
+        if new_name in self.shared_names:
+            raise Conflict(f"{new_name!r} is a shared folder; pick another name for your own")
+        return self.own.rename(name, new_name, in_use_by)

@@ -11,8 +11,11 @@ resolve ``--mount NAME`` into bind mounts).
 from __future__ import annotations
 
 import builtins
+import ctypes
+import errno
 import os
 import shutil
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -94,6 +97,64 @@ class DataFolders:
         if path.is_symlink():
             raise InvalidRequest(f"{name!r} is a link, not a folder; remove it by hand", "name")
         shutil.rmtree(path)
+
+    def rename(
+        self, name: str, new_name: str, in_use_by: builtins.list[str] | None = None
+    ) -> FolderInfo:
+        """Give folder ``name`` the new name ``new_name`` (valid as for :meth:`create`);
+        refused while a session mounts it (its containers bind-mount the folder by
+        its path) or when ``new_name`` exists. One rename(2) in the root's directory,
+        by name and without following a link, that never replaces what is there."""
+        validate_folder_name(name, "name")
+        validate_folder_name(new_name, "name")
+        if in_use_by:
+            raise Conflict(
+                f"data folder {name!r} is mounted by session(s) {', '.join(in_use_by)}: their "
+                "containers use it by its path; terminate them first, then rename it"
+            )
+        try:  # the root is the administrator's (or the service's per owner): may be a link
+            root = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            raise NotFound(f"no data folder named {name!r}") from None
+        try:
+            try:
+                st = os.stat(name, dir_fd=root, follow_symlinks=False)
+            except FileNotFoundError:
+                raise NotFound(f"no data folder named {name!r}") from None
+            if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+                raise InvalidRequest(f"{name!r} is a link or a file, not a folder", "name")
+            if name != new_name:
+                _rename_noreplace(root, name, new_name)
+        finally:
+            os.close(root)
+        return FolderInfo(new_name, str(self.root / new_name))
+
+
+_RENAME_NOREPLACE = 1  # linux/fs.h
+
+
+def _rename_noreplace(dir_fd: int, name: str, new_name: str) -> None:
+    """Rename entry ``name`` of ``dir_fd`` to ``new_name`` unless that exists: Linux's
+    renameat2(RENAME_NOREPLACE) in one step; elsewhere (or on a file system without
+    it) a check, then rename(2), which still never follows a link."""
+    exists = Conflict(f"a data folder named {new_name!r} already exists")
+    renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+    if renameat2 is not None:
+        if renameat2(dir_fd, name.encode(), dir_fd, new_name.encode(), _RENAME_NOREPLACE) == 0:
+            return
+        err = ctypes.get_errno()
+        if err in (errno.EEXIST, errno.ENOTEMPTY):
+            raise exists
+        if err == errno.ENOENT:  # removed meanwhile
+            raise NotFound(f"no data folder named {name!r}")
+        if err not in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+            raise OSError(err, os.strerror(err), name)
+    try:
+        os.stat(new_name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        os.rename(name, new_name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        return
+    raise exists
 
 
 def notebook_mount(host_root: str | None) -> tuple[BindMount, ...]:

@@ -331,6 +331,10 @@ class ClusterManager(FolderFileOps, ManagerSettings, UtilizationIdleSettings, Qu
         """Delete one of ``owner``'s folders; refused while an active session mounts it."""
         self.folders.remove(name, owner)
 
+    async def rename_folder(self, name: str, new_name: str, owner: str = "") -> FolderInfo:
+        """Rename one of ``owner``'s folders (see OwnerFolders.rename)."""
+        return self.folders.rename(name, new_name, owner)
+
     async def list_profiles(self, owner: str = "") -> builtins.list[Profile]:
         """``owner``'s own launch profiles (CLI ``profile ls``, ``GET profiles``)."""
         return list(self.user_profiles(owner).values())

@@ -64,3 +64,7 @@ class OwnerFolders:
     def remove(self, name: str, owner: str = "") -> None:
         """Delete one of ``owner``'s folders; refused while an active session mounts it."""
         self.space(owner).remove(name, self.mounting(name, owner))
+
+    def rename(self, name: str, new_name: str, owner: str = "") -> FolderInfo:
+        """Rename one of ``owner``'s folders; refused while an active session mounts it."""
+        return self.space(owner).rename(name, new_name, self.mounting(name, owner))

@@ -29,7 +29,7 @@ ACTIONS = {
     "TerminalsHandler": {"POST": "terminal"},
     "AccessHandler": {"GET": "key_access"},
     "FoldersHandler": {"POST": "folder_create"},
-    "FolderHandler": {"DELETE": "folder_remove"},
+    "FolderHandler": {"DELETE": "folder_remove", "PATCH": "folder_rename"},
     "LimitEntryHandler": {"PUT": "policy_set", "DELETE": "policy_remove"},
 }
 _LOG_SETTING = "jupyter_cluster_audit_log"
@@ -71,6 +71,8 @@ def event_of(handler: Any) -> AuditEvent | None:
         details = {"host": kwargs.get("host")}
     elif action.startswith("folder"):
         details = {"folder": kwargs.get("name") or data.get("name")}
+        if action == "folder_rename":  # the old name is the path's, the new the reply's
+            details["to"] = data.get("name")
     elif action.startswith("policy"):  # an admin's change of a user's or group's limits
         details = dict(getattr(handler, "audit_details", None) or {})
         target = kwargs.get("name") if kwargs.get("kind") == "users" else None

@@ -1,4 +1,4 @@
-"""REST handlers of data folders: ``GET/POST folders``, ``DELETE folders/{name}``.
+"""REST handlers of data folders: ``GET/POST folders``, ``PATCH/DELETE folders/{name}``.
 
 Every client acts on its own folders (and sees the shared read-only ones): on a
 single-user server those of its owner, on the shared service of a team those of
@@ -37,7 +37,19 @@ class FoldersHandler(ClusterHandler):
 
 
 class FolderHandler(ClusterHandler):
-    """Delete one of this user's data folders and its content."""
+    """Rename one of this user's data folders, or delete it and its content."""
+
+    @web.authenticated
+    @authorized
+    async def patch(self, name: str) -> None:
+        body = self.json_body()
+        new_name = body.get("name") if isinstance(body, dict) else None
+        if not isinstance(new_name, str):
+            self.reply({"message": "name: give the folder's new name", "field": "name"}, status=400)
+            return
+        info = await self.service.engine.rename_folder(name, new_name, self.owner)
+        self.set_header("Location", self.api_url("folders", info.name))
+        self.reply(info.to_dict())
 
     @web.authenticated
     @authorized
