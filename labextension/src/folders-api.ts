@@ -52,6 +52,14 @@ export class FoldersClient {
     });
   }
 
+  /** Give data folder `name` the name `to` (`PATCH folders/{name}`); the folder. */
+  renameFolder(name: string, to: string): Promise<IDataFolder> {
+    return this.client.request<IDataFolder>(['folders', name], {
+      method: 'PATCH',
+      body: JSON.stringify({ name: to })
+    });
+  }
+
   /** Remove data folder `name` and everything in it. */
   remove(name: string): Promise<void> {
     return this.client.request<void>(['folders', name], { method: 'DELETE' });

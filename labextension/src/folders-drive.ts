@@ -2,8 +2,9 @@
  * The "ClusterFolders" Contents drive: the user's data folders as a JupyterLab
  * drive, so Lab's file browser, document manager and notebooks work on them
  * (`ClusterFolders:data/train.ipynb` opens and saves like any notebook). The top
- * of the drive lists the data folders (shared ones read-only); below each, its
- * files. Every operation is a call of ./folders-api. The data-folders plugin
+ * of the drive lists the data folders (shared ones read-only; renamed there, a
+ * folder is renamed on the server); below each, its files. Every operation is a
+ * call of ./folders-api. The data-folders plugin
  * (./folders-plugin) adds it to the application's contents manager.
  */
 
@@ -21,6 +22,7 @@ import {
   folderModel,
   freeName,
   joinPath,
+  renameKind,
   splitPath,
   withContent
 } from './folders-models';
@@ -157,25 +159,21 @@ export class ClusterFoldersDrive implements Contents.IDrive {
     this._changed('delete', { path }, null);
   }
 
-  /** Rename or move inside one data folder (data folders keep their names). */
+  /**
+   * At the top, rename a data folder itself (the server refuses a shared one, or one
+   * a running session mounts); below, rename or move inside one data folder.
+   */
   async rename(oldPath: string, newPath: string): Promise<Contents.IModel> {
-    const from = splitPath(trimPath(oldPath));
-    const to = splitPath(trimPath(newPath));
-    if (!from.inner || !to.inner) {
-      throw new ClusterAPIError(
-        'A data folder keeps its name: create a new folder and move the files into it.',
-        400
-      );
+    const [path, target] = [trimPath(oldPath), trimPath(newPath)];
+    const [from, to] = [splitPath(path), splitPath(target)];
+    if (renameKind(from, to) === 'folder') {
+      await this.folders.renameFolder(from.folder, to.folder);
+      this._shared.delete(from.folder);
+    } else {
+      await this.folders.rename(from.folder, from.inner, to.inner);
     }
-    if (from.folder !== to.folder) {
-      throw new ClusterAPIError(
-        'Files move only inside their data folder: download and upload them to copy them to another.',
-        400
-      );
-    }
-    await this.folders.rename(from.folder, from.inner, to.inner);
-    const model = await this.get(trimPath(newPath), { content: false });
-    return this._changed('rename', { path: trimPath(oldPath) }, model);
+    const model = await this.get(target, { content: false });
+    return this._changed('rename', { path }, model);
   }
 
   /** Write a file or notebook (Lab's save); a directory model makes the directory. */

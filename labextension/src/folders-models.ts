@@ -7,6 +7,7 @@
 
 import { Contents } from '@jupyterlab/services';
 
+import { ClusterAPIError } from './api';
 import { IDataFolder, IFolderEntry } from './folders-api';
 
 /** A drive path split into the data folder and the path inside it. */
@@ -21,6 +22,32 @@ export interface IDrivePath {
 export function splitPath(path: string): IDrivePath {
   const parts = path.split('/').filter(p => p !== '');
   return { folder: parts[0] ?? '', inner: parts.slice(1).join('/') };
+}
+
+/**
+ * What renaming `from` to `to` is on the drive: a whole data folder's rename (both
+ * at the top) or a move inside one folder; anything else is refused.
+ */
+export function renameKind(
+  from: IDrivePath,
+  to: IDrivePath
+): 'folder' | 'inner' {
+  if (!from.inner && !to.inner && from.folder && to.folder) {
+    return 'folder';
+  }
+  if (!from.inner || !to.inner) {
+    throw new ClusterAPIError(
+      'A data folder is renamed at the top of the drive, files and directories inside it.',
+      400
+    );
+  }
+  if (from.folder !== to.folder) {
+    throw new ClusterAPIError(
+      'Files move only inside their data folder: download and upload them to copy them to another.',
+      400
+    );
+  }
+  return 'inner';
 }
 
 /** The last segment of `path`. */

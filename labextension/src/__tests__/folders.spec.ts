@@ -54,6 +54,16 @@ class FakeFolders {
     this.add(name);
     return { name, path: `/d/${name}`, shared: false };
   }
+  async renameFolder(name: string, to: string) {
+    this.calls.push(`renameFolder ${name} ${to}`);
+    const folder = this._writable(name);
+    if (this.data.has(to)) {
+      throw new Error(`a data folder named '${to}' already exists`);
+    }
+    this.data.delete(name);
+    this.data.set(to, folder);
+    return { name: to, path: `/d/${to}`, shared: false };
+  }
   async remove(name: string) {
     this.calls.push(`remove ${name}`);
     this._writable(name);
@@ -231,15 +241,43 @@ describe('the data-folders drive', () => {
     expect(changes).toEqual(['save  data/nb.ipynb', 'save  data/b.bin']);
   });
 
+  it('renames whole folders at the top, files inside a folder only', async () => {
+    const { fake, drive, changes } = setup();
+    fake.data.get('data')!.entries.set('a.txt', enc('a'));
+    const folder = await drive.rename('/data/', 'work');
+    expect([folder.path, folder.type, folder.writable]).toEqual([
+      'work',
+      'directory',
+      true
+    ]);
+    expect(fake.calls).toContain('renameFolder data work');
+    expect((await drive.get('')).content.map((m: any) => m.path)).toEqual([
+      'refs',
+      'work'
+    ]);
+    expect((await drive.get('work')).content.map((m: any) => m.path)).toEqual([
+      'work/a.txt'
+    ]);
+    await expect(drive.rename('refs', 'mine')).rejects.toThrow('read-only');
+    await expect(drive.rename('work', 'refs')).rejects.toThrow(
+      'already exists'
+    );
+    await expect(drive.rename('work', 'refs/work')).rejects.toThrow(
+      'renamed at the top'
+    );
+    await expect(drive.rename('work/a.txt', 'b.txt')).rejects.toThrow(
+      'renamed at the top'
+    );
+    await drive.rename('work', 'data');
+    expect(changes).toEqual(['rename data work', 'rename work data']);
+  });
+
   it('renames inside a folder only, and deletes files or whole folders', async () => {
     const { fake, drive, changes } = setup();
     fake.data.get('data')!.entries.set('a.txt', enc('a'));
     const renamed = await drive.rename('data/a.txt', 'data/b.txt');
     expect(renamed.path).toBe('data/b.txt');
     expect(fake.calls).toContain('rename data/a.txt b.txt');
-    await expect(drive.rename('data', 'data2')).rejects.toThrow(
-      'keeps its name'
-    );
     await expect(drive.rename('data/b.txt', 'refs/b.txt')).rejects.toThrow(
       'only inside their data folder'
     );
@@ -300,6 +338,7 @@ describe('the data-folder routes client', () => {
       text: async () => '{}'
     } as unknown as Response);
     await folders.rename('data', 'a.txt', 'sub/b.txt');
+    await folders.renameFolder('data', 'work');
     await folders.mkdir('data', 'sub');
     await folders.delete('data', 'sub');
     expect(
@@ -310,6 +349,7 @@ describe('the data-folder routes client', () => {
         'PATCH',
         '{"to":"sub/b.txt"}'
       ],
+      ['http://h/base/cluster/api/folders/data', 'PATCH', '{"name":"work"}'],
       [
         'http://h/base/cluster/api/folders/data/files/sub?mkdir=1',
         'POST',
