@@ -8,6 +8,10 @@ asks :func:`host_root_to_mount` whether the session mounts the server's root fol
 (the same decision as for a notebook's kernel, :func:`~jupyter_cluster.core.workdir.
 plan_workdir`), and starts the kernel with that ``path``: the provisioner then puts
 its working directory in the folder, in main1, or says why it starts in /home/work.
+A ``notebook_dir`` in Lab's data-folders drive (``ClusterFolders:NAME/sub``) mounts
+no server folder: its kernel starts in ``/home/work/NAME/sub`` when the launch
+mounts data folder ``NAME`` (:mod:`jupyter_cluster.core.drive_workdir`), else in
+/home/work, saying why.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..core.drive_workdir import drive_path
 from ..core.workdir import plan_workdir
 from ..errors import InvalidRequest
 
@@ -47,7 +52,10 @@ def take_notebook_dir(body: Any) -> tuple[Any, str | None]:
 def host_root_to_mount(engine: Any, root_dir: str, notebook_dir: str, enabled: bool) -> str | None:
     """The server's root folder (resolved) when a session whose kernel starts in
     ``notebook_dir`` mounts it, else None (the kernel then starts in /home/work and
-    says why). ``enabled``: ``c.ClusterProvisioner.mount_notebook_dir``."""
+    says why). ``enabled``: ``c.ClusterProvisioner.mount_notebook_dir``. None for a
+    folder in the data-folders drive, which is no folder of the server's."""
+    if drive_path(notebook_dir) is not None:
+        return None
     root = os.path.realpath(root_dir)
     cwd = os.path.realpath(os.path.join(root, notebook_dir))
     facts = getattr(engine, "host_folder_mount", None)  # a local ClusterManager only

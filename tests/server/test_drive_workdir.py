@@ -7,7 +7,10 @@ session mounts data folder NAME (the kernelspec does not) and the kernel starts 
 lands in the folder on the host, owned by work's uid, and a restart starts in the
 same folder. A drive path with ``..`` or naming another owner's folder mounts
 nothing: /home/work, and the first output says why. A local kernel for a drive
-notebook starts as jupyter_server starts it. Real server, real Docker.
+notebook starts as jupyter_server starts it. The Lab's launch dialog's kernel
+(REST ``start_kernel`` with a drive ``notebook_dir``) starts in a running session:
+in the folder when the launch mounts it, else in /home/work, saying why. Real
+server, real Docker.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import pytest
 
 from tests.support.constants import SMALL_BODY
 
-from .support import jp_async, ok_http
+from .support import jp_async, ok_http, wait_kernel
 from .test_workdir import run_cell
 
 pytestmark = pytest.mark.docker
@@ -136,3 +139,32 @@ async def test_a_local_kernel_for_a_drive_notebook_starts_as_before(
         ws.close()
     assert await ok_http(jp_fetch, "sessions") == []
     await close_notebook(jp_fetch, sid)
+
+
+@jp_async
+async def test_a_launch_dialogs_kernel_starts_in_a_drive_folder_its_session_mounts(
+    jp_fetch: Any, jp_ws_fetch: Any, cluster: Any
+) -> None:
+    info = await ok_http(jp_fetch, "folders", method="POST", body={"name": NAME})
+    (Path(info["path"]) / "data.csv").write_text(DATA)
+    body = {**SMALL_BODY, "start_kernel": True, "notebook_dir": f"ClusterFolders:{NAME}"}
+    for mounts, expected in (([NAME], f"/home/work/{NAME}\n"), ([], "/home/work\n")):
+        session = await ok_http(
+            jp_fetch, "sessions", method="POST", body={**body, "mounts": mounts}
+        )
+        assert session["mounts"] == mounts, session
+        ready = await wait_kernel(jp_fetch, session["id"])
+        ws = await jp_ws_fetch("api", "kernels", ready["kernel_id"], "channels")
+        try:
+            out = await run_cell(ws, "import os; print(os.getcwd())")
+            assert out[-1] == expected, out
+            if mounts:
+                assert out == [expected]  # nothing to explain
+                assert await run_cell(ws, "print(open('data.csv').read())") == [f"{DATA}\n"]
+            else:
+                note = "".join(out[:-1])
+                assert f"does not mount the notebook's data folder '{NAME}'" in note, out
+            assert await run_cell(ws, "print(os.path.exists('/mnt/lab'))") == ["False\n"]
+        finally:
+            ws.close()
+        await ok_http(jp_fetch, "sessions", session["id"], method="DELETE")

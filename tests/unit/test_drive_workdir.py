@@ -6,6 +6,7 @@ only (server.drive_kernels)."""
 from __future__ import annotations
 
 import asyncio
+import os
 from types import SimpleNamespace
 from typing import Any
 
@@ -15,6 +16,7 @@ from jupyter_cluster.core.drive_workdir import drive_path, map_drive_cwd, plan_d
 from jupyter_cluster.core.folders import FolderInfo
 from jupyter_cluster.provisioning.workdir import DRIVE_KWARG, NotebookDir
 from jupyter_cluster.server.drive_kernels import route_drive_paths
+from jupyter_cluster.server.notebook_dir import host_root_to_mount
 
 FOLDERS = {"proj": False, "common": True}  # name -> shared
 
@@ -136,3 +138,12 @@ def test_the_drive_path_reaches_cluster_kernels_only() -> None:
         {"kernel_name": "cluster", "path": "p/s"},
         {"kernel_name": "nosuch", "path": "ClusterFolders:p/s"},
     ]
+
+
+def test_a_launch_for_a_drive_folder_never_mounts_the_servers_folder(tmp_path: Any) -> None:
+    """The REST launch's ``notebook_dir`` in the drive: no server folder is mounted,
+    where the same launch for a folder of the (owned) root mounts the root."""
+    owner = os.stat(tmp_path).st_uid
+    engine = SimpleNamespace(host_folder_mount=lambda: ("", owner))
+    assert host_root_to_mount(engine, str(tmp_path), "", True) == str(tmp_path.resolve())
+    assert host_root_to_mount(engine, str(tmp_path), "ClusterFolders:proj", True) is None
