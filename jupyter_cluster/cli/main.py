@@ -15,6 +15,7 @@ Docker client…) is imported once the command line has been parsed
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from collections.abc import Sequence
@@ -52,12 +53,8 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
         parser.error(f"argument {bad!r} is not text (a NUL, or bytes that are not UTF-8)")
     args = parser.parse_args(argv)
     args.given = given  # the flags given, over a launch profile
-    import asyncio  # after parsing: --help and bad flags answer without it
-
-    from .commands import run
-
     try:
-        code = asyncio.run(run(args))
+        code = _carry_out(args)
     except (InvalidRequest, NotFound, Conflict) as exc:
         print(f"jupyter cluster: error: {exc}", file=sys.stderr)
         code = 2
@@ -71,6 +68,22 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
         print("jupyter cluster: interrupted; the launch was cancelled", file=sys.stderr)
         code = 130
     sys.exit(code)
+
+
+def _carry_out(args: argparse.Namespace) -> int:
+    """``ls``/``show``/``agents`` from the store when Docker agrees with it (see
+    :mod:`.quick`), else the engine: started, reconciled, asked."""
+    if args.command in ("ls", "show", "agents"):
+        from .quick import answer
+
+        code = answer(args)
+        if code is not None:
+            return code
+    import asyncio  # after parsing: --help and bad flags answer without it
+
+    from .commands import run
+
+    return asyncio.run(run(args))
 
 
 if __name__ == "__main__":

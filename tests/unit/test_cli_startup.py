@@ -5,14 +5,24 @@ start-up costs every command its import time: the SSH library, the HTTP client o
 team mode, the Docker client, the Jupyter server and kernel client. Each case runs a
 fresh interpreter that imports the CLI's entry point, parses a command line the
 way :func:`~jupyter_cluster.cli.main.main` does, and lists what got imported.
+
+``ls``, ``show`` and ``agents`` answer from the store when Docker agrees with it
+(``jupyter_cluster/cli/quick.py``): run whole against a fake Docker engine on a Unix
+socket with nothing to reconcile, they load neither the Docker client nor anything
+of team mode or kernels.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
+import socketserver
 import subprocess
 import sys
+import tempfile
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -88,3 +98,102 @@ def test_the_listing_commands_build_their_engine_without_team_mode_or_kernels(
     found = imported(ENGINE.format(argv=argv), env)
     assert "traitlets" in found  # the engine was built: its configuration is traitlets
     assert not found & set(NOT_FOR_LISTING), sorted(found & set(NOT_FOR_LISTING))
+
+
+# -- the listing commands' fast path (cli/quick.py) ------------------------------------
+
+#: Not imported by ``ls``/``show``/``agents`` when the store and Docker agree.
+NOT_ON_THE_FAST_PATH = ("aiohttp", "aiodocker", "asyncssh", "httpx", "jupyter_client", "zmq")
+
+RUN = """
+import json, sys
+from jupyter_cluster.cli.main import main
+try:
+    main({argv!r})
+except SystemExit as exc:
+    print("exit", exc.code)
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+class FakeDocker(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    """A Docker engine on a Unix socket that answers the fast path's GETs: no
+    containers, no networks, and a ``docker info`` of 4 CPUs and 8 GiB."""
+
+    daemon_threads = True
+    paths: list[str]
+
+    class Handler(socketserver.StreamRequestHandler):
+        def handle(self) -> None:
+            line = self.rfile.readline().decode()
+            while self.rfile.readline() not in (b"\r\n", b""):
+                pass
+            path = line.split()[1]
+            self.server.paths.append(path)  # type: ignore[attr-defined]
+            if path.startswith(("/containers/json?", "/networks?")):
+                body: object = []
+            elif path == "/info":
+                body = {"ID": "fake", "NCPU": 4, "MemTotal": 8 << 30, "Runtimes": {"runc": {}}}
+            else:
+                self.wfile.write(b"HTTP/1.0 404 Not Found\r\n\r\n{}")
+                return
+            data = json.dumps(body).encode()
+            self.wfile.write(b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n" + data)
+
+
+@pytest.fixture
+def fake_docker(tmp_path: Path) -> Iterator[tuple[FakeDocker, dict[str, str]]]:
+    """A :class:`FakeDocker` and the environment of a workspace whose one agent it is."""
+    short = tempfile.mkdtemp(prefix="jc-")  # a socket's path must stay short
+    server = FakeDocker(os.path.join(short, "docker.sock"), FakeDocker.Handler)
+    server.paths = []
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    (tmp_path / "jupyter_cluster_config.py").write_text(
+        f"c.ClusterManager.agents = [{{'id': 'solo', 'url': 'unix://{server.server_address}'}}]\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "DOCKER"))}
+    env |= {"JUPYTER_CONFIG_DIR": str(tmp_path), "JUPYTER_DATA_DIR": str(tmp_path)}
+    try:
+        yield server, env
+    finally:
+        server.shutdown()
+        server.server_close()
+        shutil.rmtree(short, ignore_errors=True)
+
+
+def run_cli(argv: list[str], env: dict[str, str]) -> tuple[str, set[str]]:
+    """The output of ``jupyter cluster ARGV`` run in a fresh interpreter, and the
+    top-level packages it imported."""
+    out = subprocess.run(
+        [sys.executable, "-c", RUN.format(argv=argv)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env=env,
+    ).stdout
+    *printed, modules = out.splitlines()
+    return "\n".join(printed), {name.split(".")[0] for name in json.loads(modules)}
+
+
+@pytest.mark.parametrize("argv", [["ls"], ["ls", "--all", "--json"], ["agents"], ["show", "nope"]])
+def test_the_listing_commands_answer_without_the_engine_when_docker_agrees(
+    argv: list[str], fake_docker: tuple[FakeDocker, dict[str, str]]
+) -> None:
+    server, env = fake_docker
+    printed, found = run_cli(argv, env)
+    assert not found & set(NOT_ON_THE_FAST_PATH), sorted(found & set(NOT_ON_THE_FAST_PATH))
+    assert "jupyter_cluster" in found
+    asked = {p.split("?")[0] for p in server.paths}
+    assert {"/containers/json", "/networks"} <= asked  # the store was checked against Docker
+    if argv == ["ls"]:
+        assert printed == "no sessions (launch one with `jupyter cluster launch`)\nexit 0"
+    elif argv[0] == "ls":
+        assert printed.endswith("[]\nexit 0")
+    elif argv == ["agents"]:
+        [_, row, _] = printed.splitlines()
+        assert row.split()[:4] == ["solo", "default", "4", "CPU"], printed
+        assert "8g" in row and "available" in row, printed
+    else:  # an unknown session: the engine's error and exit code
+        assert printed == "exit 2"
