@@ -1,4 +1,5 @@
-"""``jupyter cluster usage``: allocated CPU-, memory- and GPU-hours per user.
+"""``jupyter cluster usage``: allocated CPU-, memory- and GPU-hours per user, and
+the CPU time (seconds) their sessions' containers measurably used.
 
 Reads the sessions the engine lists (ended ones included, as long as its history
 keeps them) and prints :func:`jupyter_cluster.core.usage.report`: a table per user
@@ -21,7 +22,15 @@ from ..core.usage import parse_time, report
 from ..engine.api import Engine
 from . import format as cli_format
 
-USER_COLUMNS = ("user", "sessions", "running_hours", "cpu_hours", "mem_gib_hours", "gpu_hours")
+USER_COLUMNS = (
+    "user",
+    "sessions",
+    "running_hours",
+    "cpu_hours",
+    "mem_gib_hours",
+    "gpu_hours",
+    "cpu_seconds_used",
+)
 SESSION_COLUMNS = ("id", "name", "owner", "status", "size", *USER_COLUMNS[1:])
 
 

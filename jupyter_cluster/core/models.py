@@ -42,6 +42,10 @@ class Container:
     #: when it last did (seconds since the epoch); recorded by a server's OOM watch.
     oom_kills: int = 0
     oom_killed_at: float | None = None
+    #: CPU seconds the container's processes used, as Docker last counted them (its
+    #: cumulative counter, read while it runs and just before its removal:
+    #: :mod:`jupyter_cluster.engine.cpu_time`); None if never read.
+    cpu_seconds: float | None = None
 
     def with_(self, **changes: Any) -> Container:
         return replace(self, **changes)
@@ -60,11 +64,13 @@ class Container:
             "status_reason": self.status_reason,
             "oom_kills": self.oom_kills,
             "oom_killed_at": self.oom_killed_at,
+            "cpu_seconds": self.cpu_seconds,
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Container:
         killed_at = data.get("oom_killed_at")
+        cpu = data.get("cpu_seconds")
         return cls(
             host=data["host"],
             role=data["role"],
@@ -78,6 +84,7 @@ class Container:
             status_reason=data.get("status_reason") or "",
             oom_kills=int(data.get("oom_kills") or 0),
             oom_killed_at=None if killed_at is None else float(killed_at),
+            cpu_seconds=None if cpu is None else float(cpu),
         )
 
 
@@ -109,6 +116,13 @@ class Session:
     def name(self) -> str:
         """The user's name for the session, or a short form of its id."""
         return self.spec.name or self.id[:8]
+
+    @property
+    def cpu_seconds_used(self) -> float | None:
+        """CPU seconds its containers used, as last read (see
+        :attr:`Container.cpu_seconds`); None if none was ever read."""
+        read = [c.cpu_seconds for c in self.containers if c.cpu_seconds is not None]
+        return sum(read) if read else None
 
     @property
     def hosts(self) -> list[str]:

@@ -15,6 +15,12 @@ never became RUNNING (its launch failed or it was cancelled: no ``bootstrap``
 phase) is charged nothing. A query for a period ``[since, until)`` charges only
 the part of each session's running time inside it.
 
+Measured CPU time (``cpu_seconds_used``) is what the session's containers really
+used: Docker's CPU counters, read while they run and just before they are removed
+(:mod:`jupyter_cluster.engine.cpu_time`), summed over the containers (0 when never
+read). It cannot be split by time: a session counts all of it in any period its
+running time overlaps.
+
 The server's ``GET cluster/api/usage`` and the CLI's ``jupyter cluster usage``
 call :func:`session_usage` and :func:`per_user` on the sessions their engine lists
 (ended ones included, as long as the history keeps them: ``history_max_age_days``).
@@ -44,6 +50,8 @@ class Usage:
     cpu_hours: float = 0.0
     mem_gib_hours: float = 0.0
     gpu_hours: float = 0.0
+    #: CPU seconds the containers measurably used (see the module docstring).
+    cpu_seconds_used: float = 0.0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -52,16 +60,18 @@ class Usage:
             self.cpu_hours + other.cpu_hours,
             self.mem_gib_hours + other.mem_gib_hours,
             self.gpu_hours + other.gpu_hours,
+            self.cpu_seconds_used + other.cpu_seconds_used,
         )
 
     def to_dict(self) -> dict[str, float | int]:
-        """The REST and ``--json`` shape (hours rounded to 1/10000)."""
+        """The REST and ``--json`` shape (hours rounded to 1/10000, seconds to 1/1000)."""
         return {
             "sessions": self.sessions,
             "running_hours": round(self.running_hours, 4),
             "cpu_hours": round(self.cpu_hours, 4),
             "mem_gib_hours": round(self.mem_gib_hours, 4),
             "gpu_hours": round(self.gpu_hours, 4),
+            "cpu_seconds_used": round(self.cpu_seconds_used, 3),
         }
 
 
@@ -79,8 +89,8 @@ def session_usage(
     session: Session, now: float, since: float | None = None, until: float | None = None
 ) -> Usage:
     """The session's usage within ``[since, until)`` (either open), charged until
-    ``now`` if it has not ended. ``sessions`` is 1 when some running time falls in
-    the period, else 0 (and so is everything else)."""
+    ``now`` if it has not ended, with all its measured CPU time. ``sessions`` is 1
+    when some running time falls in the period, else 0 (and so is everything else)."""
     interval = running_interval(session, now)
     if interval is None:
         return Usage()
@@ -93,7 +103,10 @@ def session_usage(
         return Usage()
     hours = (end - start) / HOUR
     n, res = session.spec.size, session.spec.resources
-    return Usage(1, hours, n * res.cpu * hours, n * res.mem / GIB * hours, n * res.gpu * hours)
+    used = session.cpu_seconds_used or 0.0
+    return Usage(
+        1, hours, n * res.cpu * hours, n * res.mem / GIB * hours, n * res.gpu * hours, used
+    )
 
 
 def per_user(

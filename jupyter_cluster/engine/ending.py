@@ -1,8 +1,9 @@
 """SessionTerminator: how the engine ends a session: cancel it, or remove its containers.
 
 Owned by :class:`~jupyter_cluster.engine.manager.ClusterManager`, which hands it the
-store, the agent pool and the log archive. Front ends (CLI ``rm``, REST ``DELETE``,
-the provisioner, idle clean-up) reach :meth:`SessionTerminator.terminate` through
+store, the agent pool and the log archive; before removing containers it keeps their
+logs and their measured CPU time (:mod:`.cpu_time`). Front ends (CLI ``rm``, REST
+``DELETE``, the provisioner, idle clean-up) reach :meth:`SessionTerminator.terminate` through
 the manager; the reconciler calls it to finish an interrupted termination (or one
 that waited for an agent that did not answer), and the
 launcher (:mod:`.launching`) calls :meth:`~SessionTerminator.abandon` when the
@@ -18,9 +19,10 @@ from collections.abc import Callable
 
 from ..core.agent_loss import removal_waits_reason
 from ..core.models import Session
-from ..core.state import ALLOCATING, FINAL, ContainerStatus, SessionStatus
+from ..core.state import ALLOCATING, FINAL, USABLE, ContainerStatus, SessionStatus
 from ..errors import ClusterError
 from .agents.pool import AgentPool
+from .cpu_time import read_before_removal, record
 from .launch.teardown import tear_down
 from .log_archive import LogArchive
 from .store.sessions import Store
@@ -60,6 +62,12 @@ class SessionTerminator:
         if session.status in FINAL:
             return session
         was_preparing = session.status is SessionStatus.PREPARING
+        # Its measured CPU time, read (as its logs are kept) before the removal; not
+        # again when finishing a removal that waited for agents (the first one read).
+        reads_cpu = session.status in USABLE or (
+            session.status is SessionStatus.TERMINATING
+            and not session.status_reason.startswith("waiting for ")
+        )
         # Finishing another process's termination (reconciliation) keeps its reason.
         if not reason and session.status is SessionStatus.TERMINATING:
             reason = (
@@ -67,8 +75,15 @@ class SessionTerminator:
             )
         if session.status is not SessionStatus.ERROR:
             session = self.store.set_status(session.id, SessionStatus.TERMINATING, reason)
+        reading = (
+            asyncio.ensure_future(read_before_removal(session, self.pool.agents))
+            if reads_cpu
+            else None
+        )
         if self.keep_logs():  # the logs outlive the containers (read them with `logs`)
             await self.log_archive.keep(session, self.pool.logs)
+        if reading is not None:
+            record(self.store, session.id, await reading)
         lost: set[str] = set()
         problems = await tear_down(session, self.pool.agents, self.store.manager_id, lost=lost)
         # While PREPARING, the launching process (maybe another one) may still be

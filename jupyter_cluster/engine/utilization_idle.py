@@ -13,7 +13,8 @@ registered activity source (a server adds what it knows of its kernels and
 terminals: :mod:`jupyter_cluster.server.idle`), and applies the pure rule
 (:mod:`jupyter_cluster.core.utilization_idle`): warn through the status reason, end
 with a reason, record the end in the audit log. Batch sessions are exempt while
-their command runs.
+their command runs. The CPU counters it reads are kept for usage accounting too
+(:mod:`.cpu_time`).
 
 The settings are ``c.ClusterManager.*``
 (:class:`~.utilization_settings.UtilizationIdleSettings`, a base of the manager).
@@ -49,6 +50,7 @@ from ..core.utilization_idle import (
 )
 from ..errors import AgentError, ClusterError
 from .agents.pool import AgentPool
+from .cpu_time import MIN_GROWTH, record
 from .gpu_stats import read_gpus
 from .store.audit_log import AuditLog
 from .store.drivers import driver_alive
@@ -171,6 +173,12 @@ class UtilizationWatch:
     async def read(self, session: Session) -> Reading:
         """The session's busiest container's CPU % and busiest GPU's % now."""
         found = await asyncio.gather(*(self._container(c) for c in session.containers))
+        counted = {  # the CPU time so far, kept for usage accounting (see .cpu_time)
+            c.host: self._counters[c.container_id][0] / 1e9
+            for c in session.containers
+            if c.container_id in self._counters
+        }
+        record(self.store, session.id, counted, MIN_GROWTH)
         cpus = [cpu for cpu, _ in found if cpu is not None]
         gpus = [gpu for _, gpu in found if gpu is not None]
         return Reading(max(cpus) if cpus else None, max(gpus) if gpus else None)

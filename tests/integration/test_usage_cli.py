@@ -1,5 +1,6 @@
 """``jupyter cluster usage`` (issue 26 item 5): allocated hours from the engine's
-history, as a table, CSV and JSON, with a period and a user."""
+history, as a table, CSV and JSON, with a period and a user; and the CPU time
+sessions' containers measurably used, read from Docker before their removal."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ def test_usage_counts_a_sessions_running_time_after_it_ended(ws: Workspace) -> N
 
     table = ws.ok_cli("usage").stdout.splitlines()
     assert table[0].split() == [
-        "USER", "SESSIONS", "RUNNING_HOURS", "CPU_HOURS", "MEM_GIB_HOURS", "GPU_HOURS"
+        "USER", "SESSIONS", "RUNNING_HOURS", "CPU_HOURS", "MEM_GIB_HOURS", "GPU_HOURS",
+        "CPU_SECONDS_USED",
     ]  # fmt: skip
     assert table[1].split()[:2] == [owner or "-", "1"]
     rows = list(csv.DictReader(io.StringIO(ws.ok_cli("usage", "--sessions", "--csv").stdout)))
@@ -41,3 +43,28 @@ def test_usage_counts_a_sessions_running_time_after_it_ended(ws: Workspace) -> N
     assert ws.json("usage", "--user", "nobody-here")["users"] == []
     bad = ws.cli("usage", "--since", "yesterday-ish")
     assert bad.returncode == 2 and "--since" in bad.stderr, bad
+
+
+#: Burns 1.5 s of CPU (process time, whatever the container's CPU limit), then ends.
+BURN = "import time\nwhile time.process_time() < 1.5:\n    pass\n"
+
+
+def test_measured_cpu_time_is_kept_after_the_session_ended(ws: Workspace) -> None:
+    busy = ws.launch("--cpu", "1", "--mem", "256m", "--name", "busy")
+    idle = ws.launch(*SMALL_FLAGS, "--name", "idle")
+    done = ws.exec(busy["id"], "main1", "python3", "-c", BURN)
+    assert done.returncode == 0, str(done)
+    ws.ok_cli("rm", busy["id"], idle["id"])
+
+    rows = {
+        r["name"]: r
+        for r in csv.DictReader(io.StringIO(ws.ok_cli("usage", "--sessions", "--csv").stdout))
+    }
+    assert 1.0 <= float(rows["busy"]["cpu_seconds_used"]) < 60, rows["busy"]
+    assert 0.0 <= float(rows["idle"]["cpu_seconds_used"]) < 0.5, rows["idle"]
+    assert rows["busy"]["status"] == "TERMINATED"
+    [user] = csv.DictReader(io.StringIO(ws.ok_cli("usage", "--csv").stdout))
+    total = float(rows["busy"]["cpu_seconds_used"]) + float(rows["idle"]["cpu_seconds_used"])
+    assert abs(float(user["cpu_seconds_used"]) - total) < 0.01, user
+    shown = ws.show(busy["id"])  # kept with each container
+    assert shown["containers"][0]["cpu_seconds"] >= 1.0, shown["containers"]

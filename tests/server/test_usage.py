@@ -1,7 +1,8 @@
 """``GET cluster/api/usage`` on a server with several users (issue 26 item 5).
 
-Alice runs a session for a few seconds and ends it. She sees her allocated hours
-(allocation * running time, ended sessions included); Bob sees none of hers and
+Alice runs a session for a few seconds, burns CPU in it and ends it. She sees her
+allocated hours (allocation * running time, ended sessions included) and the CPU
+time it measurably used; Bob sees none of hers and
 gets 403 asking for them; Carol (an admin) sees everyone's and any one user's.
 """
 
@@ -16,6 +17,8 @@ from .support import call, jp_async, ok_http, wait_status
 from .test_owners import ALICE, BOB, CAROL, TokenUsers
 
 pytestmark = pytest.mark.docker
+#: Burns 1.5 s of CPU (process time, whatever the container's CPU limit), then ends.
+BURN = "import time\nwhile time.process_time() < 1.5:\n    pass\n"
 
 
 @pytest.fixture
@@ -37,6 +40,7 @@ async def test_users_see_their_own_usage_and_admins_everyones(jp_fetch: Any, clu
     )
     sid = session["id"]
     await wait_status(jp_fetch, sid, "RUNNING", headers=ALICE)
+    assert await cluster.engine.exec(sid, "sub1", ["python3", "-c", BURN]) == 0
     await asyncio.sleep(3)
     live = await ok_http(jp_fetch, "usage", headers=ALICE)
     [row] = [r for r in live["sessions"] if r["id"] == sid]
@@ -55,6 +59,12 @@ async def test_users_see_their_own_usage_and_admins_everyones(jp_fetch: Any, clu
     [alice] = mine["users"]
     assert alice["user"] == "alice" and alice["sessions"] == 1
     assert alice["cpu_hours"] == row["cpu_hours"] and alice["gpu_hours"] == 0
+    # measured CPU time, read before the containers were removed, outlives them
+    assert 1.0 <= row["cpu_seconds_used"] < 60, row
+    assert alice["cpu_seconds_used"] == row["cpu_seconds_used"]
+    shown = await ok_http(jp_fetch, "sessions", sid, headers=ALICE)
+    used = {c["host"]: c["cpu_seconds"] for c in shown["containers"]}
+    assert used["sub1"] >= 1.0 and used["main1"] < used["sub1"], used
 
     # a period that ended before the session began charges nothing
     early = await ok_http(jp_fetch, "usage", params={"until": "2000-01-01"}, headers=ALICE)

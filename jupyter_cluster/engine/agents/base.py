@@ -310,6 +310,12 @@ class Agent(Protocol):
         CPU over about a second, memory, network, block IO); read by core.stats."""
         ...
 
+    async def cpu_seconds(self, container_id: str) -> float:
+        """CPU seconds the running container's processes have used so far (Docker's
+        cumulative counter, one read with no second sample); read just before a
+        session's containers are removed (:mod:`jupyter_cluster.engine.cpu_time`)."""
+        ...
+
     def oom_events(
         self, labels: Mapping[str, str], *, since: float | None = None
     ) -> AsyncIterator[OomEvent]:

@@ -47,6 +47,7 @@ class FakeContainer:
     oom_killed: bool = False
     finished_at: str = ""
     cpu_percent: float = 0.0  # what stats() reports
+    cpu_seconds: float = 0.0  # what cpu_seconds() reports (a test sets it)
     mem_used: int = 0
     ports: dict[int, tuple[str, int]] = field(default_factory=dict)
     lines: list[str] = field(default_factory=list)
@@ -186,6 +187,16 @@ class FakeAgent(FakeImages):
             "networks": {"eth0": {"rx_bytes": 10, "tx_bytes": 20}},
             "pids_stats": {"current": 1},
         }
+
+    async def cpu_seconds(self, container_id: str) -> float:
+        """The CPU seconds a test set on the running container's box."""
+        self._enter("cpu_seconds", container_id)
+        box = self._get(container_id)
+        if box.status != "running":
+            raise AgentError(
+                f"agent {self.id}: container {container_id[:12]} is not running", self.id
+            )
+        return box.cpu_seconds
 
     def exit(self, container_id: str, code: int = 0, *, oom: bool = False) -> None:
         """Mark a container as exited with ``code`` (``oom``: by the out-of-memory

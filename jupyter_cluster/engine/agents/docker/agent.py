@@ -220,6 +220,25 @@ class DockerAgent:
             )
         return sample
 
+    async def cpu_seconds(self, container_id: str) -> float:
+        """CPU seconds the container used so far: Docker's cumulative counter from a
+        one-shot stats read (no second sample to wait for, unlike :meth:`stats`)."""
+        conn = self.connection
+        found = await conn.call(
+            f"reading the CPU time of {container_id[:12]}",
+            conn.client._query_json(
+                f"containers/{container_id}/stats", params={"stream": "0", "one-shot": "1"}
+            ),
+        )
+        sample: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+        if not sample or str(sample.get("read", "")).startswith("0001-01-01"):
+            raise AgentError(
+                f"agent {self.config.id}: container {container_id[:12]} is not running",
+                self.config.id,
+            )
+        usage = (sample.get("cpu_stats") or {}).get("cpu_usage") or {}
+        return int(usage.get("total_usage") or 0) / 1e9
+
     async def logs(
         self,
         container_id: str,
