@@ -3,7 +3,8 @@
 Every error a front end can show derives from :class:`ClusterError`; its message
 says what was wrong and what to do. Front ends map the subclasses to their own
 conventions: the CLI exits with code 2 for :class:`InvalidRequest` and
-:class:`NotFound`, the REST handlers answer 400 and 404.
+:class:`NotFound`, the REST handlers answer 400 and 404 (and 403 for
+:class:`Forbidden`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,11 @@ class NotFound(ClusterError):
 
 class Conflict(ClusterError):
     """The request clashes with the current state (e.g. a name already in use)."""
+
+
+class Forbidden(ClusterError):
+    """The caller is known but may not do this (e.g. read another user's limits without
+    being an admin): HTTP 403, as the shared service answered it."""
 
 
 class TooMany(ClusterError):

@@ -3,8 +3,10 @@
 Used by :class:`~jupyter_cluster.client.remote_engine.RemoteEngine` (async calls) and
 its store view (blocking calls, made from worker threads). A reply's status maps
 back to the error the service raised: 400 → InvalidRequest (with its field),
-404 → NotFound, 409 → Conflict, 401/403 → ClusterError saying the token was
-refused, anything else or no answer → AgentError naming the service. The token is
+404 → NotFound, 409 → Conflict, 403 with the service's reason (e.g. only admins
+may do that) → Forbidden carrying that reason, 401 or a bare 403 (the token
+itself was refused) → ClusterError saying so, anything else or no answer →
+AgentError naming the service. No message carries the token. The token is
 sent only to an address that only the real service can hold (:mod:`.address`,
 checked before every request).
 """
@@ -16,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from ..errors import AgentError, ClusterError, Conflict, InvalidRequest, NotFound
+from ..errors import AgentError, ClusterError, Conflict, Forbidden, InvalidRequest, NotFound
 from .address import check, parse
 
 API = "cluster/api"
@@ -44,6 +46,9 @@ def raise_for(response: httpx.Response, url: str) -> None:
         raise NotFound(message)
     if status == 409:
         raise Conflict(message)
+    if status == 403 and message not in ("", response.reason_phrase):
+        # a known user refused by a handler, with why: not a token problem
+        raise Forbidden(f"the cluster service refused: {message}")
     if status in (401, 403):
         raise ClusterError(
             f"the cluster service at {url} refused this server's token ({status}: {message}); "

@@ -28,7 +28,15 @@ from jupyter_server.utils import url_path_join
 
 from ...config import local_owner
 from ...core.models import Session
-from ...errors import AgentError, ClusterError, Conflict, InvalidRequest, NotFound, TooMany
+from ...errors import (
+    AgentError,
+    ClusterError,
+    Conflict,
+    Forbidden,
+    InvalidRequest,
+    NotFound,
+    TooMany,
+)
 from .. import audit
 from ..service import SERVICE_SETTING, ClusterService
 
@@ -47,6 +55,8 @@ def status_for(exc: ClusterError) -> int:
         return 404
     if isinstance(exc, Conflict):
         return 409
+    if isinstance(exc, Forbidden):
+        return 403  # the shared service's refusal, passed on by a user's server
     if isinstance(exc, TooMany):
         return 429
     return 502  # AgentError, LaunchFailed, a failed clean-up: Docker's side failed
