@@ -66,14 +66,26 @@ sys.path.insert(0, {repo!r})
 from tests.hub.lab_config import configure  # noqa: E402
 configure(c, {lab_dir!r})
 '''
+#: The Hub group of the tests' resource policy (see :data:`SERVICE_CONFIG`), and its
+#: limits: stricter than the default's (3 sessions, 16 containers, 8 CPUs, 16g each), yet
+#: room for a kernel of the session kernelspec (1 CPU, 1g).
+POLICY_GROUP = "policy-team"
+POLICY_LIMITS = {"sessions": 2, "max_size": 2, "max_cpu": 1, "max_mem": "1g"}
 #: The cluster service's own configuration in the tests (its JUPYTER_CONFIG_DIR): small
 #: sessions by default (the per-user session limit the tests push against is a
 #: command-line setting, in place of the example's: see :func:`write_config`).
-SERVICE_CONFIG = """\
+SERVICE_CONFIG = (
+    """\
 c.ClusterApp.default_launch_options = {"cpu": 0.25, "mem": "256m"}
 c.ClusterApp.events_poll_interval = 0.2
 c.ClusterManager.pending_poll_interval = 0.2
+# The Hub group whose policy tests/hub/test_team_policies.py tries (it makes the group
+# and puts alice in it only while it runs: nobody is in it otherwise); a change of a
+# user's groups reaches the service within seconds, not the default minute.
+c.HubTokenIdentityProvider.cache_seconds = 2.0
 """
+    + f"c.ClusterApp.resource_policies = {dict(groups={POLICY_GROUP: POLICY_LIMITS})!r}\n"
+)
 #: Most sessions one user may hold at once on the tests' service.
 MAX_SESSIONS = 3
 
