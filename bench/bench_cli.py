@@ -10,7 +10,9 @@ ours: ``jupyter-cluster ls``, ``show <session>``, ``agents`` and ``--help`` (the
     which execs the same script), each a fresh process, output to /dev/null.
     floor: ``docker ps`` (a fresh Docker CLI asking the engine). Goal: each median
     ≤ 0.2 s on the machine (an absolute goal: the rows say met or MISSED in their
-    note and below the table; the ratio is for comparing machines).
+    note and below the table; the ratio is for comparing machines). The notes of
+    ``ls``/``show``/``agents`` also say whether they answered from the store (the
+    fast path) or through the engine, and why.
 logs: ``jupyter-cluster logs <session> main1 > /dev/null`` against ``docker logs
     <main1's container> > /dev/null``, the same log. Goal: ratio ≤ 1.2.
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -64,6 +67,18 @@ def timed(*command: str) -> float:
     return seconds
 
 
+def which_path(command: list[str]) -> str:
+    """For ``ls``/``show``/``agents``: "; fast path" when the command answered from the
+    store (nothing to reconcile), else "; engine: <why>" (what it says on stderr when
+    ``JUPYTER_CLUSTER_QUICK_DEBUG`` is set); "" for the other commands."""
+    if not {"ls", "show", "agents"} & set(command):
+        return ""
+    env = {**os.environ, "JUPYTER_CLUSTER_QUICK_DEBUG": "1"}
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    why = [line for line in done.stderr.splitlines() if "full path:" in line]
+    return f"; engine: {why[0].split('full path:', 1)[1].strip()}" if why else "; fast path"
+
+
 def cli(*words: str) -> list[str]:
     """The console script's command line."""
     return [str(BIN / "jupyter-cluster"), *words]
@@ -104,7 +119,7 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                 )
                 row = harness.result(NAME, f"{case} vs docker ps", "seconds", ours, floor)
                 verdict = "met" if row["ours_median"] <= CLI_GOAL else "MISSED"
-                row["note"] = f"goal: median ≤ {CLI_GOAL} s ({verdict})"
+                row["note"] = f"goal: median ≤ {CLI_GOAL} s ({verdict}){which_path(command)}"
                 rows.append(row)
             ours, floor = await harness.alternate(
                 args.repeat,

@@ -71,9 +71,9 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
 
 
 def _carry_out(args: argparse.Namespace) -> int:
-    """``ls``/``show``/``agents`` from the store when Docker agrees with it (see
-    :mod:`.quick`), else the engine: started, reconciled, asked."""
-    if args.command in ("ls", "show", "agents"):
+    """``ls``/``show``/``agents``/``logs`` without the engine when Docker agrees with
+    the store (see :mod:`.quick`), else the engine: started, reconciled, asked."""
+    if args.command in ("ls", "show", "agents", "logs"):
         from .quick import answer
 
         code = answer(args)

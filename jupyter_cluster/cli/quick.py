@@ -1,10 +1,11 @@
-"""The fast path of ``jupyter cluster ls``, ``show`` and ``agents``: answer from the store
-when Docker agrees with it, without loading the engine.
+"""The fast path of ``jupyter cluster ls``, ``show``, ``agents`` and ``logs``: answer from
+the store (and the agent's socket) when Docker agrees with the store, without loading
+the engine.
 
 Every command is a fresh Python, and the engine's start-up (importing the manager and
 its Docker client, aiodocker over aiohttp, then reconciling the store with every
-agent) costs a second where ``docker ps`` takes a hundredth. These three commands
-only read, so :func:`answer` (called by :func:`~jupyter_cluster.cli.main.main` before
+agent) costs a second where ``docker ps`` takes a hundredth. These commands only
+read, so :func:`answer` (called by :func:`~jupyter_cluster.cli.main.main` before
 anything else is imported) does what the engine's start-up would, read-only:
 
 1. reads the ``jupyter_cluster_config`` files and the ``c.ClusterManager`` settings
@@ -19,17 +20,21 @@ anything else is imported) does what the engine's start-up would, read-only:
    session runs and is recorded running; every launch in progress has a live
    driver; no session is TERMINATING, RUNNING_DEGRADED (it may be restored) or near
    its time limit; every agent answered;
-5. prints what the engine would print: the same store queries and formatting.
+5. prints what the engine would print: the same store queries and formatting
+   (``agents``: :mod:`.quick_agents`; ``logs``: :mod:`.quick_logs`, which reads the
+   log from the agent's socket).
 
 Anything else falls back (:func:`answer` returns None) to the engine's full start,
 which reconciles and then answers: team mode (``service_url``), agents over TLS or
 SSH, agents injected by ``agent_factory``, an agent that does not answer, GPU
-detection that needs a probe, Swarm members (``agents``), and any discrepancy. So a
+detection that needs a probe (``agents``), a log the engine must read (``logs``: see
+:mod:`.quick_logs`), and any discrepancy. So a
 session whose container died still shows degraded (or ended) as before, and the
 fast path changes nothing in the store but the history pruning the engine would
 do anyway. With ``JUPYTER_CLUSTER_QUICK_DEBUG`` set (read at each command), a
-fall-back says why on stderr. ``tests/unit/test_cli_startup.py`` checks what it imports;
-``tests/integration/test_cli_quick.py`` checks both paths against Docker.
+fall-back says why on stderr. ``tests/unit/test_cli_startup.py`` checks what it
+imports, ``tests/unit/test_cli_quick.py`` when it falls back, and
+``tests/integration/test_cli_quick.py`` both paths against Docker.
 """
 
 from __future__ import annotations
@@ -49,7 +54,7 @@ from ..core.time_limits import effective_lifetime, lifetime_due
 from . import format as cli_format
 
 #: The commands this path can answer.
-COMMANDS = frozenset({"ls", "show", "agents"})
+COMMANDS = frozenset({"ls", "show", "agents", "logs"})
 
 
 class Fallback(Exception):
@@ -218,13 +223,17 @@ def _check_session(session: Session, states: dict[str, Any], store: Any) -> None
 
 
 def _print(args: argparse.Namespace, store: Any, settings: Any, agents: Any) -> int:
-    """What the engine's ``ls``/``show``/``agents`` print."""
+    """What the engine's ``ls``/``show``/``agents``/``logs`` print."""
     if args.command == "ls":
         sessions = store.list(include_ended=args.all)
         _emit(args, [s.to_dict() for s in sessions], cli_format.sessions_table(sessions))
     elif args.command == "show":
         session = store.resolve(args.session, None)
         _emit(args, session.to_dict(), cli_format.session_details(session))
+    elif args.command == "logs":
+        from .quick_logs import print_log
+
+        return print_log(args, store, agents)
     else:
         from .quick_agents import agent_rows
 

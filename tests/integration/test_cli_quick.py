@@ -86,3 +86,26 @@ def test_a_container_of_no_session_is_removed_by_the_engine(ws: Workspace) -> No
         assert (listed, engine) == ([], False)
     finally:
         docker("rm", "-f", stray_id, check=False)
+
+
+def test_logs_are_read_without_the_engine_as_docker_has_them(ws: Workspace) -> None:
+    bootstrap = "seq 5000; printf 'caf\\303\\251 no newline'"
+    session = ws.launch("--name", "quicklog", *SMALL, "--bootstrap", bootstrap)
+    container = session["containers"][0]["container_id"]
+    try:
+        command = (sys.executable, "-X", "importtime", "-m", "jupyter_cluster.cli", "logs")
+        result = run((*command, "quicklog", "main1"), env=ws.env, cwd=ws.root, timeout=180)
+        assert result.returncode == 0, str(result)
+        assert "aiodocker" not in result.stderr, "logs loaded the engine with nothing to reconcile"
+        lines = result.stdout.splitlines()
+        theirs = docker("logs", container).stdout.splitlines()
+        assert len(lines) == len(theirs) and sorted(lines) == sorted(theirs)
+        numbers = [line for line in lines if line.isdigit()]
+        assert numbers == [str(n) for n in range(1, 5001)]
+        assert any("café no newline" in line for line in lines), lines[-5:]
+        tail = ws.ok_cli("logs", "quicklog", "main1", "--tail", "3").stdout
+        assert tail.splitlines() == theirs[-3:]
+    finally:
+        ws.ok_cli("rm", session["id"])
+    ended = ws.ok_cli("logs", "quicklog", "main1").stdout  # the kept copy, by the engine
+    assert "5000" in ended.splitlines()

@@ -177,7 +177,10 @@ def run_cli(argv: list[str], env: dict[str, str]) -> tuple[str, set[str]]:
     return "\n".join(printed), {name.split(".")[0] for name in json.loads(modules)}
 
 
-@pytest.mark.parametrize("argv", [["ls"], ["ls", "--all", "--json"], ["agents"], ["show", "nope"]])
+@pytest.mark.parametrize(
+    "argv",
+    [["ls"], ["ls", "--all", "--json"], ["agents"], ["show", "nope"], ["logs", "nope", "main1"]],
+)
 def test_the_listing_commands_answer_without_the_engine_when_docker_agrees(
     argv: list[str], fake_docker: tuple[FakeDocker, dict[str, str]]
 ) -> None:

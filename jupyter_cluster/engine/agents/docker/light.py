@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import socket
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 #: Where the Docker engine listens when neither the agent's url nor DOCKER_HOST says.
@@ -55,6 +55,15 @@ class LightDocker:
 
     def get(self, path: str, query: Mapping[str, str] | None = None) -> Any:
         """The decoded JSON answer to ``GET path?query``; LightDockerError otherwise."""
+        body = b"".join(self.stream(path, query))
+        try:
+            return json.loads(body)
+        except ValueError:
+            raise LightDockerError(f"GET {path}: not JSON") from None
+
+    def stream(self, path: str, query: Mapping[str, str] | None = None) -> Iterator[bytes]:
+        """The body of ``GET path?query`` as it arrives (pieces of up to 256 KiB);
+        LightDockerError when the engine cannot be reached or answers an error."""
         if query:
             path += "?" + "&".join(f"{k}={_quote(v)}" for k, v in query.items())
         request = f"GET {path} HTTP/1.0\r\nHost: docker\r\nAccept: application/json\r\n\r\n"
@@ -63,20 +72,25 @@ class LightDocker:
                 sock.settimeout(self.timeout)
                 sock.connect(self.path)
                 sock.sendall(request.encode("ascii"))
-                pieces = []
-                while piece := sock.recv(1 << 16):
-                    pieces.append(piece)
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    piece = sock.recv(1 << 16)
+                    if not piece:
+                        break
+                    head += piece
+                head, _, body = head.partition(b"\r\n\r\n")
+                words = head.split(b"\r\n", 1)[0].split()
+                status = int(words[1]) if len(words) > 1 and words[1].isdigit() else 0
+                if not 200 <= status < 300:
+                    while piece := sock.recv(1 << 16):
+                        body += piece
+                    raise LightDockerError(f"GET {path}: {status} {body[:200]!r}")
+                if body:
+                    yield body
+                while piece := sock.recv(1 << 18):
+                    yield piece
         except OSError as exc:
             raise LightDockerError(f"GET {path}: {exc}") from None
-        head, _, body = b"".join(pieces).partition(b"\r\n\r\n")
-        status_line = head.split(b"\r\n", 1)[0].split()
-        status = int(status_line[1]) if len(status_line) > 1 and status_line[1].isdigit() else 0
-        if not 200 <= status < 300:
-            raise LightDockerError(f"GET {path}: {status} {body[:200]!r}")
-        try:
-            return json.loads(body)
-        except ValueError:
-            raise LightDockerError(f"GET {path}: not JSON") from None
 
     def containers(self, labels: Mapping[str, str]) -> list[dict[str, Any]]:
         """Containers, running or not, carrying all of ``labels`` (``docker ps -a``'s rows)."""
@@ -92,6 +106,28 @@ class LightDocker:
 
     def close(self) -> None:
         """Nothing to close: each request has its own connection (kept for callers)."""
+
+
+def log_payload(pieces: Iterator[bytes], tty: bool) -> Iterator[bytes]:
+    """The bytes of a ``logs`` answer without Docker's framing: without a TTY every
+    piece of output comes as an 8-byte header (stream, length) and its bytes. Taken
+    apart a read at a time, as :func:`~.logs.log_text` does for the engine."""
+    if tty:
+        yield from pieces
+        return
+    pending = bytearray()
+    for data in pieces:
+        pending += data
+        parts, at, end = [], 0, len(pending)
+        while end - at >= 8:
+            length = int.from_bytes(pending[at + 4 : at + 8], "big")
+            if end - at - 8 < length:
+                break
+            parts.append(pending[at + 8 : at + 8 + length])
+            at += 8 + length
+        del pending[:at]
+        if parts:
+            yield b"".join(parts)
 
 
 def _quote(text: str) -> str:
