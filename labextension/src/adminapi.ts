@@ -28,6 +28,8 @@ export interface IUsageTotals {
   cpu_hours: number;
   mem_gib_hours: number;
   gpu_hours: number;
+  /** CPU seconds the containers measurably used (absent from older servers). */
+  cpu_seconds_used?: number;
 }
 
 /** `GET usage`: per user and per session. */
@@ -43,6 +45,8 @@ export interface IUsageReport {
     status: string;
     size: number;
     resources: IResources;
+    created_at?: number;
+    ended_at?: number | null;
   })[];
 }
 

@@ -2,7 +2,8 @@
  * The "Cluster admin" panel's sections below its sessions (./adminpanel): the
  * queue (waiting sessions per resource group, in the order the server lists
  * them, each with the server's waiting reason), the agents (./agentsview's
- * rows), usage per user (a table and a bar of CPU-hours each) and the
+ * rows), usage per user (./usageview's table: allocated hours, the CPU time
+ * used and a bar of CPU-hours each) and the
  * policies (each user's entry, GET limits/users/NAME, and the admin's own,
  * GET limits, as a table of their limits, run-time changes marked; a note
  * when this server has no policies routes).
@@ -15,6 +16,7 @@ import { AgentItem } from './agentsview';
 import { IAgent, ISession } from './api';
 import { getTrans } from './i18n';
 import { describeShape } from './indicator';
+import { UsageTable } from './usageview';
 
 /**
  * The queue: PENDING sessions per resource group, each group in the order
@@ -86,8 +88,6 @@ export function AgentsTable(props: {
   );
 }
 
-const hours = (n: number) => n.toFixed(2);
-
 export function UsageSection(props: {
   usage: IUsageReport | null;
   user: string;
@@ -97,7 +97,6 @@ export function UsageSection(props: {
   const users = (props.usage?.users ?? []).filter(
     u => !props.user || u.user === props.user
   );
-  const most = Math.max(0, ...users.map(u => u.cpu_hours));
   return (
     <section className="jp-ClusterAdmin-usage">
       <h2>{trans.__('Usage (allocated, all time)')}</h2>
@@ -105,41 +104,7 @@ export function UsageSection(props: {
       {!users.length && !props.error && (
         <p className="jp-ClusterAdmin-empty">{trans.__('No usage yet.')}</p>
       )}
-      {users.length > 0 && (
-        <table className="jp-ClusterAdmin-table">
-          <thead>
-            <tr>
-              <th>{trans.__('User')}</th>
-              <th>{trans.__('Sessions')}</th>
-              <th>{trans.__('Running h')}</th>
-              <th>{trans.__('CPU h')}</th>
-              <th>{trans.__('Memory GiB·h')}</th>
-              <th>{trans.__('GPU h')}</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {users.map(u => (
-              <tr key={u.user} data-user={u.user}>
-                <td>{u.user}</td>
-                <td>{u.sessions}</td>
-                <td>{hours(u.running_hours)}</td>
-                <td>{hours(u.cpu_hours)}</td>
-                <td>{hours(u.mem_gib_hours)}</td>
-                <td>{hours(u.gpu_hours)}</td>
-                <td className="jp-ClusterAdmin-barCell">
-                  <div
-                    className="jp-ClusterAdmin-bar"
-                    style={{
-                      width: `${most ? (100 * u.cpu_hours) / most : 0}%`
-                    }}
-                  />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      {users.length > 0 && <UsageTable users={users} />}
     </section>
   );
 }

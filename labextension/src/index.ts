@@ -2,8 +2,8 @@
  * jupyter-cluster's JupyterLab extension: a launcher tile and a dialog to launch
  * cluster sessions, a sidebar that lists them live, a log panel per session,
  * terminals into any container, palette commands, the notebook's session in the
- * status bar and, for admins, a "Cluster admin" panel. It talks to the server
- * extension's REST API under `{baseUrl}cluster/api/`.
+ * status bar, a "Cluster usage" tab and, for admins, a "Cluster admin" panel.
+ * It talks to the server extension's REST API under `{baseUrl}cluster/api/`.
  */
 
 import {
@@ -31,6 +31,7 @@ import { IClusterSettings, readSettings } from './settings';
 import { ClusterIndicatorExtension, revealSession } from './indicator';
 import { addStatusItem } from './statusbar';
 import { addAdminCommand } from './admincommand';
+import { addUsageCommand } from './usagecommand';
 import { foldersPlugin } from './folders-plugin';
 /* eslint-enable jupyter/prefer-lazy-imports */
 
@@ -87,6 +88,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
     }
     // Admins (the server says who is) get the "Cluster admin" panel.
     const admin = addAdminCommand(app, model, palette);
+    // Everyone gets "Cluster Usage": their own usage (an admin's: everyone's).
+    addUsageCommand(app, client, palette);
 
     addCommands({
       app,

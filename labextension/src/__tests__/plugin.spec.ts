@@ -4,6 +4,7 @@ import { CommandRegistry } from '@lumino/commands';
 import { CommandIDs, PALETTE_COMMANDS } from '../commands';
 import plugins from '../index';
 import { readSettings } from '../settings';
+import { USAGE_COMMAND } from '../usagecommand';
 
 const [plugin] = plugins;
 
@@ -43,9 +44,10 @@ describe('the plugin', () => {
       rank: 0,
       args: { isLauncher: true }
     });
-    expect(palette.addItem.mock.calls.map(c => c[0].command)).toEqual(
-      PALETTE_COMMANDS
-    );
+    expect(palette.addItem.mock.calls.map(c => c[0].command)).toEqual([
+      USAGE_COMMAND, // "Cluster Usage", for everyone
+      ...PALETTE_COMMANDS
+    ]);
     expect(docRegistry.addWidgetExtension).toHaveBeenCalledWith(
       'Notebook',
       expect.objectContaining({ createNew: expect.any(Function) })
