@@ -95,8 +95,9 @@ def queue_reason(
     how the queue is ordered, e.g. "fair share") and what it waits for.
 
     ``why``: the scheduler's reason, for a session tried now (the head of the
-    queue, or any with backfill); ``ahead``: the name of the first session it
-    waits behind otherwise. Written by the store's queue pass.
+    queue, or any with backfill); ``ahead``: the first session it waits behind
+    otherwise, named only when it is the same owner's (names are per owner).
+    Written by the store's queue pass.
     """
     where = f"{ordinal(position)} in the queue of resource group {spec.resource_group} ({order})"
     if why:

@@ -259,3 +259,17 @@ def test_placing_alone_decides_as_a_whole_pass(tmp_path: Path) -> None:
             store.close()
             other.close()
     assert decided >= 10  # the shortcut was taken often enough to mean something
+
+
+def test_a_waiting_reason_never_names_another_users_session(store: Store) -> None:
+    """Names are per owner: bob learns that he waits behind someone, not alice's name."""
+    add(store, "full", cpu=4, owner="carol")
+    alices = add(store, "alices-secret-run", cpu=2, owner="alice")
+    bobs = add(store, "bobs", cpu=2, owner="bob")
+    alices_second = add(store, "alices-second", cpu=2, owner="alice")
+    store.place_waiting({"img": [agent(cpu=4)]})
+    assert store.require(alices).status_reason.startswith("1st in the queue")
+    bob_reason = store.require(bobs).status_reason
+    assert "(next: another user's session)" in bob_reason, bob_reason
+    assert "alices-secret-run" not in bob_reason
+    assert "(next: alices-secret-run)" in store.require(alices_second).status_reason

@@ -119,9 +119,11 @@ class PlacingStore(FirstPlacing):
             ahead = [] if backfill else self._ahead(db, session)
             result: Placement | Pending
             if ahead:
+                mine = ahead[0].owner == session.owner  # names are per owner
+                name = ahead[0].name if mine else "another user's session"
                 result = Pending(
                     f"{WAITING_BEHIND} {len(ahead)} earlier session(s) of resource group "
-                    f"{session.spec.resource_group} (first in, first out; next: {ahead[0].name})"
+                    f"{session.spec.resource_group} (first in, first out; next: {name})"
                 )
             else:
                 result = scheduler.place(session.spec, slots)
@@ -231,7 +233,7 @@ class PlacingStore(FirstPlacing):
         results = place_queue(specs, slots, backfill=backfill, images=images, refuse=True)
         label = LABELS[order] + (", backfill" if backfill else "")
         position: dict[str, int] = {}
-        head: dict[str, str] = {}
+        head: dict[str, tuple[str, str]] = {}  # group -> first waiting's (owner, name)
         reasons: list[tuple[str, str]] = []
         placed: list[tuple[str, Placement, dict[str, float]]] = []
         for w, result in zip(ordered, results, strict=True):
@@ -252,8 +254,11 @@ class PlacingStore(FirstPlacing):
             done.waiting += 1
             position[group] = position.get(group, 0) + 1
             why = result.reason if group not in head or backfill else ""
-            head.setdefault(group, row.name)
-            reason = queue_reason(w.spec, position[group], label, why=why, ahead=head[group])
+            head.setdefault(group, (w.owner, row.name))
+            # Names are per owner: another user's session is never named to this one.
+            owner, name = head[group]
+            ahead = name if owner == w.owner else "another user's session"
+            reason = queue_reason(w.spec, position[group], label, why=why, ahead=ahead)
             if reason != row.reason:
                 reasons.append((reason, w.id))
         self._write_placed(db, placed)
