@@ -3,7 +3,10 @@
 :class:`LaunchOptions` holds the traits a cluster kernelspec sets (its
 ``metadata.kernel_provisioner.config``, written by :mod:`.kernelspec`) or a config
 file sets as ``c.ClusterProvisioner.<name>``; :class:`~.provisioner.ClusterProvisioner`
-inherits them and launches a session of :meth:`LaunchOptions.launch_fields`.
+inherits them and launches a session of :meth:`LaunchOptions.launch_fields`. In team
+mode it asks only for what was set (:meth:`LaunchOptions.given_fields`), so the
+shared service's launch defaults, within the caller's resource policy, fill in the
+rest, as the kernelspec a user's server writes says.
 """
 
 from __future__ import annotations
@@ -39,6 +42,31 @@ class LaunchOptions(HasTraits):
         help="Seconds the kernel may take to answer, pending time included; then the "
         "start fails and the session is cancelled or removed.",
     )
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        sections = [self._section(cls.__name__) for cls in type(self).mro()]
+        self._given = {
+            name
+            for name in self.trait_names(config=True)
+            if name in kwargs or any(name in section for section in sections)
+        }
+
+    def _section(self, name: str) -> dict[str, Any]:
+        config = getattr(self, "config", None)
+        section = dict.get(config, name) if isinstance(config, dict) else None
+        return section if isinstance(section, dict) else {}
+
+    def given_fields(self) -> dict[str, Any]:
+        """:meth:`launch_fields` with None for each option neither the kernelspec nor a
+        config file set (the provisioner's own defaults): a client of the shared service
+        sends only the others, and the service's defaults apply to the rest. Called by
+        the provisioner in team mode."""
+        fields = self.launch_fields()
+        for name in fields:
+            if name not in self._given and name != "mounts":
+                fields[name] = None
+        return fields
 
     def launch_fields(self) -> dict[str, Any]:
         """These options as ``ClusterManager.make_spec`` keywords."""

@@ -133,7 +133,9 @@ class ClusterProvisioner(LaunchOptions, NotebookDir, KernelProvisionerBase):  # 
 
         engine = self.engine
         gate = engine.launch_gate(launch_settings(self._engine_config(), self.log))
-        fields = self.launch_fields()
+        # a client of the shared service asks only for what was set: its defaults do the rest
+        remote = getattr(engine, "http", None) is not None
+        fields = self.given_fields() if remote else self.launch_fields()
         if self._workdir.mount:  # the notebook's data folder (see .workdir)
             fields["mounts"] = [*fields["mounts"], self._workdir.mount]
         try:

@@ -67,10 +67,11 @@ from tests.hub.lab_config import configure  # noqa: E402
 configure(c, {lab_dir!r})
 '''
 #: The Hub group of the tests' resource policy (see :data:`SERVICE_CONFIG`), and its
-#: limits: stricter than the default's (3 sessions, 16 containers, 8 CPUs, 16g each), yet
-#: room for a kernel of the session kernelspec (1 CPU, 1g).
+#: limits: stricter than the default's (3 sessions, 16 containers, 8 CPUs, 16g each), and
+#: than a cluster kernel's own defaults (1 CPU, 1g): a kernel started in a user's server
+#: gets the service's launch defaults (below), so it fits.
 POLICY_GROUP = "policy-team"
-POLICY_LIMITS = {"sessions": 2, "max_size": 2, "max_cpu": 1, "max_mem": "1g"}
+POLICY_LIMITS = {"sessions": 2, "max_size": 2, "max_cpu": 0.5, "max_mem": "512m"}
 #: The cluster service's own configuration in the tests (its JUPYTER_CONFIG_DIR): small
 #: sessions by default (the per-user session limit the tests push against is a
 #: command-line setting, in place of the example's: see :func:`write_config`).

@@ -3,7 +3,7 @@ deciding which policy applies, users' CLIs and servers passing requests on.
 
 The service's configuration (:mod:`.launch`) gives the Hub group
 :data:`~.launch.POLICY_GROUP` a policy stricter than the default (2 sessions, 2
-containers of at most 1 CPU and 1g each). The ``policy_team`` fixture makes that
+containers of at most half a CPU and 512m each). The ``policy_team`` fixture makes that
 group on the Hub and puts alice in it for this module only; then
 
 - alice, as her Unix user through her CLI and through her own server, sees the
@@ -94,7 +94,7 @@ def test_alice_is_held_to_her_groups_policy_through_her_cli_and_her_server(
     mine = json.loads(cli(hub, "alice", "limits", "--json").stdout)
     assert (mine["user"], mine["source"], mine["groups"]) == ("alice", group, [POLICY_GROUP])
     limits = mine["limits"]
-    assert (limits["sessions"], limits["max_size"], limits["max_cpu"]) == (2, 2, 1)
+    assert (limits["sessions"], limits["max_size"], limits["max_cpu"]) == (2, 2, 0.5)
     assert limits["max_mem"] == POLICY_LIMITS["max_mem"]
     via_server = ok(hub.server_call("alice", "GET", f"{API}/limits", alice)).json()
     assert (via_server["source"], via_server["limits"]) == (group, limits)
@@ -105,9 +105,9 @@ def test_alice_is_held_to_her_groups_policy_through_her_cli_and_her_server(
     too_big = hub.server_call("alice", "POST", f"{API}/sessions", alice, json=body)
     assert too_big.status_code == 400, too_big.text
     assert too_big.json()["message"] == "size: must be 1 to 2, got 3"
-    done = cli(hub, "alice", "launch", "--cpu", "2", "--mem", "256m")
+    done = cli(hub, "alice", "launch", "--cpu", "1", "--mem", "256m")
     assert done.returncode == 2, (done.stdout, done.stderr)
-    assert "cpu: at most 1 CPUs per container, got 2" in done.stderr, done.stderr
+    assert "cpu: at most 0.5 CPUs per container, got 1" in done.stderr, done.stderr
     assert active_sessions(hub, "alice", alice) == []
 
     # within it: runs (REST through her server, and her CLI)
@@ -134,13 +134,15 @@ def test_alice_is_held_to_her_groups_policy_through_her_cli_and_her_server(
     ids = {s["id"] for s in active_sessions(hub, "alice", alice)}
     assert ids == {first["id"], second["id"]}
 
-    # room for one: a kernel's session takes it, and counts against the cap
+    # room for one: a kernel's session takes it, and counts against the cap; it has the
+    # service's launch defaults (0.25 CPU, 256m: within her policy, unlike a cluster
+    # kernel's own defaults of 1 CPU and 1g)
     done = cli(hub, "alice", "rm", second["id"])
     assert done.returncode == 0, done.stderr
     kernel = hub.server_call("alice", "POST", "api/kernels", alice, json=KERNEL, timeout=240)
     started = ok(kernel).json()
     held = own_limits(hub, alice)["held"]
-    assert held["sessions"] == 2, held
+    assert (held["sessions"], held["cpu"], held["mem"]) == (2, 0.75, 3 * 256 * 2**20), held
     third = hub.server_call("alice", "POST", f"{API}/sessions", alice, json=SMALL_BODY)
     assert third.status_code == 409 and "the limit is 2" in third.text, third.text
     ok(hub.server_call("alice", "DELETE", f"api/kernels/{started['id']}", alice), 204)
