@@ -1,7 +1,8 @@
 /*
  * The status bar names the current notebook's cluster session, and an admin's
  * "Cluster Admin" panel shows every session, the queue, agents, usage and
- * policies and ends a session with a reason: headless Chromium against a real
+ * policies and ends a session with a reason, and the "Cluster Usage" tab shows
+ * usage per user and a chart: headless Chromium against a real
  * `jupyter lab` and Docker. Started by tests/browser/test_lab_admin.py, which
  * launches RUNNING_ID (with a kernel) and WAITING_ID (PENDING), reads
  * results.json and cleans up.
@@ -129,5 +130,27 @@ runInLab(async ({ page, step, shot, results }) => {
       },
     );
     await shot("admin-panel-ended");
+  });
+
+  await step("usage-tab", async () => {
+    // "Cluster Usage", for every user: the owner of a single-user server is an
+    // admin, so every user's row (with a user column) and a bar per session.
+    await page.evaluate(async () => {
+      await window.jupyterapp.commands.execute("cluster:usage"); // a widget: not returned
+    });
+    const tab = "#jp-cluster-usage";
+    await page.locator(`${tab} tbody tr`).first().waitFor();
+    await page.locator(`${tab} .jp-ClusterUsage-chart g`).first().waitFor();
+    out.usageTabUsers = await page.$$eval(`${tab} tbody tr`, (trs) =>
+      trs.map((tr) => tr.dataset.user),
+    );
+    out.usageTabHeader = await page.$$eval(`${tab} thead th`, (ths) =>
+      ths.map((th) => th.textContent),
+    );
+    out.usageTabBars = await page.$$eval(
+      `${tab} .jp-ClusterUsage-chart g`,
+      (gs) => gs.map((g) => g.dataset.sessionId),
+    );
+    await shot("usage-tab");
   });
 });

@@ -8,7 +8,8 @@ status bar's item (the session's name, real shape and status; a click shows it i
 the sidebar), then opens the admin panel from the palette: both sessions with their
 owner, the waiting one in the queue with the server's reason, the agents, usage and
 the owner's policy entry (or the note that a server has no policies routes), and
-ends the waiting session with a reason, which the session then carries. Screenshots
+ends the waiting session with a reason, which the session then carries; then the
+"Cluster Usage" tab (every user has the command) with its table and chart. Screenshots
 (``admin-panel.png``) and ``results.json`` go to ``test-artifacts/browser-admin/``. A
 non-admin's side (403, no admin flag) is tested against the server in
 ``tests/server/test_admin_view.py``.
@@ -102,3 +103,8 @@ def test_the_admin_panel_and_the_status_bar(_lab: Lab) -> None:  # noqa: F811
     assert out["policyUsers"] == ([] if limits_code == 404 else [owner]), out
     assert out["ended"]["status"] == "CANCELLED", out
     assert REASON in out["ended"]["status_reason"], out
+    # "Cluster Usage" (every user's command): the admin's view has a user column,
+    # the measured CPU time, and a bar for the session that ran
+    assert out["usageTabUsers"] == [owner], out
+    assert out["usageTabHeader"][0] == "User" and "CPU used" in out["usageTabHeader"], out
+    assert running["id"] in out["usageTabBars"], out
