@@ -15,7 +15,7 @@ the background (:class:`Upkeep`), who drives a detached launch
 from __future__ import annotations
 
 import builtins
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
 from ..core.access import Access
@@ -164,11 +164,19 @@ class MainRoute(Protocol):
         ...
 
     async def open(
-        self, km: Any, session: Session, previous: Mapping[str, Any], *, stage: str
+        self,
+        km: Any,
+        session: Session,
+        previous: Mapping[str, Any],
+        *,
+        stage: str,
+        starting: Callable[[KernelEndpoint], Awaitable[None]] | None = None,
     ) -> KernelEndpoint:
         """Point the kernel manager ``km`` at main1; ``stage`` is ``launched`` (main1
         just created), ``attach`` (a running session) or ``reattach`` (a restarted
-        server finds its kernel again)."""
+        server finds its kernel again). A route may call ``starting`` (at
+        ``launched``) with an endpoint without connection info as soon as the kernel
+        can start, while it connects the kernel manager; it returns once both are done."""
         ...
 
     async def terminal_argv(

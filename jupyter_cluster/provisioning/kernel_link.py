@@ -10,7 +10,7 @@ team mode); the link holds the route and what it leaves open.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, NamedTuple
 
 from jupyter_client.connect import KernelConnectionInfo
@@ -46,10 +46,28 @@ class KernelLink:
         """Where the kernel listens in main1 if not the transport's default."""
         return self.route.kernel_ip
 
-    async def launched(self, session: Session) -> Reached:
+    async def launched(
+        self, session: Session, start: Callable[[KernelProcess], Awaitable[None]]
+    ) -> Reached:
         """A session being launched: main1 once its container runs (over SSH: once
-        the session is RUNNING); the kernel is not started yet."""
-        return self._reached(await self._open(session, {}, "launched"))
+        the session is RUNNING), the kernel started by ``start`` on its handle. The
+        route may have it started while it connects the kernel manager (through
+        main1's agent: the kernel's start-up then overlaps sshd's and the tunnel's);
+        otherwise it is started once connected."""
+        started: KernelProcess | None = None
+
+        async def starting(endpoint: KernelEndpoint) -> None:
+            nonlocal started
+            started = self._reached(endpoint).process
+            await start(started)
+
+        assert self.km is not None, "ClusterProvisioner runs under a KernelManager"
+        endpoint = await self.route.open(self.km, session, {}, stage="launched", starting=starting)
+        reached = self._reached(endpoint)
+        if started is None:
+            await start(reached.process)
+            return reached
+        return reached._replace(process=started)
 
     async def attach(self, session: Session, previous: Mapping[str, Any]) -> Reached:
         """A running session (a restart, or a kernel started in an existing session);

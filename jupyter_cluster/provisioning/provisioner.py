@@ -157,12 +157,17 @@ class ClusterProvisioner(LaunchOptions, NotebookDir, KernelProvisionerBase):  # 
             raise
 
     async def _start_kernel(self, s: Session, cmd: list[str], env: dict[str, str]) -> None:
-        """Start the kernel in main1 of ``s``, a session being launched."""
-        process = self._reached(await self._link.launched(s))
+        """Start the kernel in main1 of ``s``, a session being launched (as soon as
+        main1 runs, while the kernel manager is connected to it: see KernelLink)."""
         env = {**self._link.route.kernel_env(s), **env}
-        connection = kernel_side_connection(self.parent, self._link.transport, self._link.kernel_ip)
-        await process.start(cmd, connection, env=env, cwd=self._workdir.cwd)
-        await process.confirm_start()  # a command main1 cannot run fails the start now
+
+        async def start(process: KernelProcess) -> None:
+            link = self._link
+            connection = kernel_side_connection(self.parent, link.transport, link.kernel_ip)
+            await process.start(cmd, connection, env=env, cwd=self._workdir.cwd)
+            await process.confirm_start()  # a command main1 cannot run fails the start now
+
+        self._reached(await self._link.launched(s, start))
 
     async def _here(self) -> None:
         """Make sure the engine, link and process handle belong to the running loop.

@@ -11,8 +11,9 @@ container runs: its start-up overlaps the other containers'.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from jupyter_client.connect import KernelConnectionInfo
 
@@ -25,6 +26,22 @@ from ..errors import ClusterError
 from . import terminal
 from .ports import connect_kernel, kernel_listen_address, wait_running
 from .tunnel import KernelTunnel
+
+T = TypeVar("T")
+
+
+async def both(first: Awaitable[Any], second: Awaitable[T]) -> tuple[Any, T]:
+    """Await ``first`` and ``second`` concurrently; if either fails, the other is
+    cancelled (and awaited) before the error goes on."""
+    tasks = [asyncio.ensure_future(first), asyncio.ensure_future(second)]
+    try:
+        done = await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    return done[0], done[1]
 
 
 class AgentRoute:
@@ -56,16 +73,32 @@ class AgentRoute:
         return naming.container_env(session, session.containers[0])
 
     async def open(
-        self, km: Any, session: Session, previous: Mapping[str, Any], *, stage: str
+        self,
+        km: Any,
+        session: Session,
+        previous: Mapping[str, Any],
+        *,
+        stage: str,
+        starting: Callable[[KernelEndpoint], Awaitable[None]] | None = None,
     ) -> KernelEndpoint:
-        """Point ``km`` at main1's kernel (see MainRoute.open)."""
+        """Point ``km`` at main1's kernel (see MainRoute.open). At ``launched``,
+        ``starting`` (if given) is called as soon as main1 runs, while ``km`` is
+        connected: the kernel's start-up overlaps sshd's and the SSH tunnel's."""
         main = session.containers[0]
         agent = self.agent(main.agent or "")
         container_id = main.container_id or ""
+        user = f"{self.work_uid}:{self.work_uid}"
         connection = None
         if stage == "launched":
             state = await wait_running(agent, container_id)
-            connection = await self._connect(km, agent, state, session.id, previous)
+            connecting = self._connect(km, agent, state, session.id, previous)
+            if starting is None:
+                connection = await connecting
+            else:
+                self.transport = agent.config.kernel_transport  # what the kernel needs
+                self.kernel_ip = kernel_listen_address(agent, state)
+                early = KernelEndpoint(agent, container_id, None, user)
+                connection = (await both(starting(early), connecting))[1]
         elif stage == "attach":
             state = await self._running(agent, container_id, session)
             connection = await self._connect(km, agent, state, session.id, previous)
@@ -74,7 +107,6 @@ class AgentRoute:
             if found is None or not found.running:
                 raise ClusterError(f"main1 of cluster session {session.name} is not running")
             connection = await self._connect(km, agent, found, session.id, previous)
-        user = f"{self.work_uid}:{self.work_uid}"
         return KernelEndpoint(agent, container_id, connection, user)
 
     @staticmethod

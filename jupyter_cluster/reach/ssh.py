@@ -46,10 +46,17 @@ class SshRoute:
         return {}
 
     async def open(
-        self, km: Any, session: Session, previous: Mapping[str, Any], *, stage: str
+        self,
+        km: Any,
+        session: Session,
+        previous: Mapping[str, Any],
+        *,
+        stage: str,
+        starting: Callable[[KernelEndpoint], Awaitable[None]] | None = None,
     ) -> KernelEndpoint:
         """Tunnel the kernel's ports to main1 and open a shell that runs the kernel
-        process (the same at every stage)."""
+        process (the same at every stage; ``starting`` is not called: the kernel
+        runs through that shell, so it starts after)."""
         access = await self.access(session.id)
         await self.close()
         self._tunnel = await tunnel_kernel(
