@@ -45,8 +45,8 @@ def test_usage_counts_a_sessions_running_time_after_it_ended(ws: Workspace) -> N
     assert bad.returncode == 2 and "--since" in bad.stderr, bad
 
 
-#: Burns 1.5 s of CPU (process time, whatever the container's CPU limit), then ends.
-BURN = "import time\nwhile time.process_time() < 1.5:\n    pass\n"
+#: Burns 2 s of CPU (process time, whatever the container's CPU limit), then ends.
+BURN = "import time\nwhile time.process_time() < 2:\n    pass\n"
 
 
 def test_measured_cpu_time_is_kept_after_the_session_ended(ws: Workspace) -> None:
@@ -60,8 +60,9 @@ def test_measured_cpu_time_is_kept_after_the_session_ended(ws: Workspace) -> Non
         r["name"]: r
         for r in csv.DictReader(io.StringIO(ws.ok_cli("usage", "--sessions", "--csv").stdout))
     }
-    assert 1.0 <= float(rows["busy"]["cpu_seconds_used"]) < 60, rows["busy"]
-    assert 0.0 <= float(rows["idle"]["cpu_seconds_used"]) < 0.5, rows["idle"]
+    assert 1.5 <= float(rows["busy"]["cpu_seconds_used"]) < 60, rows["busy"]
+    # an idle session's containers used only what starting them took (about 0.1 s)
+    assert 0.0 <= float(rows["idle"]["cpu_seconds_used"]) < 1.0, rows["idle"]
     assert rows["busy"]["status"] == "TERMINATED"
     [user] = csv.DictReader(io.StringIO(ws.ok_cli("usage", "--csv").stdout))
     total = float(rows["busy"]["cpu_seconds_used"]) + float(rows["idle"]["cpu_seconds_used"])
