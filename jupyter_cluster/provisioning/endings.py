@@ -21,11 +21,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.api import Engine
+from .kernel_link import KernelLink
+from .process import KernelProcess
 
 #: Sessions being ended in the background (``end_session_in_background``).
 ENDING: set[asyncio.Task[None]] = set()
@@ -48,9 +50,40 @@ GIVE_UP_TIMEOUT = 60.0
 _stopping = False
 
 
-async def _end(engine: Engine[Any], session_id: str) -> None:
-    """Remove a TERMINATING session's containers; then close the provisioner's engine."""
+#: The kernel's own end, awaited before its session's containers are removed.
+Before = Callable[[], Awaitable[None]]
+
+
+def stopping() -> bool:
+    """Whether the server stops (sessions then end in the foreground)."""
+    return _stopping
+
+
+async def kernel_ended(
+    process: KernelProcess | None, link: KernelLink | None, grace: float
+) -> None:
+    """Let the kernel end by itself (it was asked to: ``grace`` seconds at most; then
+    removing its container ends it), then close its handle and link (kept open until
+    then: the link carries the shutdown request to it). Called before its session's
+    containers are removed, in the background when ``shutdown_kernel`` returned
+    without waiting for the kernel's end (see the provisioner's ``poll``)."""
     try:
+        if process is not None and await process.poll() is None:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(process.wait(), grace)
+    finally:
+        if process is not None:
+            await process.close()
+        if link is not None:
+            await link.close()
+
+
+async def _end(engine: Engine[Any], session_id: str, before: Before | None = None) -> None:
+    """Remove a TERMINATING session's containers (after ``before``: the kernel's end);
+    then close the provisioner's engine."""
+    try:
+        if before is not None:
+            await before()
         await engine.terminate(session_id)
     except Exception:  # the server's reconciliation finishes TERMINATING sessions
         logging.getLogger(__name__).exception("ending cluster session %s failed", session_id)
@@ -58,19 +91,25 @@ async def _end(engine: Engine[Any], session_id: str) -> None:
         await engine.close()
 
 
-async def end_session(engine: Engine[Any], session_id: str, background: bool) -> None:
-    """Terminate ``session_id``, then close ``engine`` (the provisioner's own).
+async def end_session(
+    engine: Engine[Any], session_id: str, background: bool, before: Before | None = None
+) -> None:
+    """Terminate ``session_id`` once ``before`` (the kernel's end, if given) is done,
+    then close ``engine`` (the provisioner's own).
 
     With ``background``, and an engine that can mark it (a local one), the session
-    is only marked TERMINATING here; its removal goes on in the background (see
-    :data:`ENDING`), which closes the engine when done. Not once the server stops.
+    is only marked TERMINATING here; the rest (``before`` included) goes on in the
+    background (see :data:`ENDING`), which closes the engine when done. Not once
+    the server stops.
     """
     closing: Engine[Any] | None = engine
     try:
         if background and not _stopping and engine.mark_ending(session_id):
-            in_background(_end(engine, session_id))
+            in_background(_end(engine, session_id, before))
             closing = None  # _end closes it
         else:
+            if before is not None:
+                await before()
             await engine.terminate(session_id)
     finally:
         if closing is not None:

@@ -189,9 +189,13 @@ class KernelProcess:
     async def _sh(self, script: str) -> int:
         return await self.agent.exec(self.container_id, ["/bin/sh", "-c", script])
 
-    async def poll(self) -> int | None:
-        """None while the kernel runs, else its exit code."""
+    async def poll(self, within: float = 0.0) -> int | None:
+        """None while the kernel runs, else its exit code. With ``within`` (seconds),
+        a kernel this handle started that is still running is given that long to
+        end, and its end is answered the moment it happens (a shutdown's polls)."""
         if self._task is not None:
+            if not self._task.done() and within > 0:
+                await asyncio.wait({self._task}, timeout=within)  # never cancels it
             if not self._task.done():
                 return None
             if self._task.cancelled() or self._task.exception() is not None:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+from functools import partial
 from typing import Any
 
 from jupyter_client.connect import KernelConnectionInfo
@@ -42,7 +43,7 @@ from ..core.workdir import Workdir, home
 from ..engine.api import Engine
 from ..errors import ClusterError
 from ..reach.ports import kernel_side_connection
-from .endings import end_session, in_background, launching
+from .endings import end_session, in_background, kernel_ended, launching, stopping
 from .kernel_link import KernelLink, Reached
 from .kernel_ready import kernel_ready_seconds
 from .left_behind import close_on_loop
@@ -50,6 +51,11 @@ from .options import LaunchOptions
 from .process import KernelProcess
 from .session_launch import launch_session
 from .workdir import DRIVE_KWARG, NOTE_ENV, NotebookDir
+
+#: Seconds each poll may wait for the kernel to end once its shutdown was requested:
+#: more than jupyter_client's 0.1 s between polls, so the end is never missed until
+#: the next one, and well under its wait before it sends SIGTERM.
+SHUTDOWN_POLL = 1.0
 
 
 # mypy cannot see that jupyter_client's KernelProvisionerMeta derives from MetaHasTraits.
@@ -67,8 +73,10 @@ class ClusterProvisioner(LaunchOptions, NotebookDir, KernelProvisionerBase):  # 
     end_session_in_background = Bool(
         False,
         config=True,
-        help="Let shutdown_kernel return once the kernel has ended and its session is "
-        "TERMINATING, and remove the containers and network in the background. The "
+        help="Let shutdown_kernel return once the kernel was asked to end and its "
+        "session is TERMINATING; the kernel's own exit (within the kernel manager's "
+        "shutdown_wait_time) and removing the containers and network go on in the "
+        "background (a restart still waits for the kernel's exit). The "
         "server extension turns this on for its kernels (it keeps running, waits for "
         "these removals when it stops, and its reconciliation finishes any that were "
         "cut short); off by default, since a script's event loop may end first.",
@@ -90,6 +98,8 @@ class ClusterProvisioner(LaunchOptions, NotebookDir, KernelProvisionerBase):  # 
     _moved = False
     #: Whether the kernel manager tells this provisioner when it gives the kernel up.
     _hears_death = False
+    #: What the kernel manager asked the kernel: "end", "restart", or "" (see :meth:`poll`).
+    _ending = ""
 
     # -- helpers -------------------------------------------------------------------
 
@@ -296,15 +306,52 @@ class ClusterProvisioner(LaunchOptions, NotebookDir, KernelProvisionerBase):  # 
             self.log.warning("the kernel died for good: ending cluster session %s", self.session_id)
             in_background(self.cleanup(restart=False))
 
+    async def shutdown_requested(self, restart: bool = False) -> None:
+        """The kernel manager asked the kernel to end: from now on :meth:`poll`
+        answers its end as it happens (see :data:`SHUTDOWN_POLL`), or at once when
+        it need not be waited for (:meth:`_ends_in_background`)."""
+        self._ending = "restart" if restart else "end"
+
+    def _ends_in_background(self) -> bool:
+        """Whether the kernel, asked to end for good, ends with its session in the
+        background (a server's kernels, ``end_session_in_background``, unless the
+        server stops): shutdown_kernel then returns without waiting for the kernel's
+        own exit, which the background ending awaits before removing the containers
+        (see :func:`~.endings.kernel_ended`)."""
+        return (
+            self._ending == "end"
+            and self.end_session_in_background
+            and not self.keep_session
+            and not stopping()
+            and self.session_id is not None
+        )
+
     async def poll(self) -> int | None:
-        """``KernelManager.is_alive``: None while the kernel runs, else its exit code."""
+        """``KernelManager.is_alive``: None while the kernel runs, else its exit code.
+
+        Once a shutdown was requested, jupyter_client polls every 0.1 s until the
+        kernel has ended; each poll then waits up to :data:`SHUTDOWN_POLL` for the
+        kernel's ``docker exec`` to end, so its end is seen at once, not at the next
+        poll (the wait is cut short, never the kernel, when the manager gives up).
+        A kernel that ends in the background counts as ended (code 0 if still exiting).
+        """
         process = await self._handle()
-        return None if process is None else await process.poll()
+        if process is None:
+            return None
+        if self._ends_in_background():
+            code = await process.poll()
+            return 0 if code is None else code
+        return await process.poll(SHUTDOWN_POLL if self._ending else 0.0)
 
     async def wait(self) -> int | None:
-        """Wait for the kernel process to end (shutdown); its exit code."""
+        """Wait for the kernel process to end (shutdown); its exit code (at once for
+        a kernel that ends in the background, see :meth:`poll`)."""
         process = await self._handle()
-        return 0 if process is None else await process.wait()
+        if process is None:
+            return 0
+        if self._ends_in_background():
+            return await self.poll()
+        return await process.wait()
 
     async def send_signal(self, signum: int) -> None:
         """``KernelManager.signal_kernel`` / interrupt: signal the kernel in main1."""
@@ -324,24 +371,31 @@ class ClusterProvisioner(LaunchOptions, NotebookDir, KernelProvisionerBase):  # 
         """Forget the kernel process; unless restarting, terminate the whole session."""
         await self._here()
         self._moved = False
+        background = self._ends_in_background()
+        self._ending = ""
         if self._ready_task is not None:  # a restart before the first answer, too
             self._ready_task.cancel()
             await asyncio.gather(self._ready_task, return_exceptions=True)
             self._ready_task = None
-        if self._process is not None:
-            await self._process.close()
-            self._process = None
+        process, self._process = self._process, None
         if restart:
+            if process is not None:
+                await process.close()
             return
-        await self._link.close()
+        link, self._link_ = self._link_, None
+        grace = float(getattr(self.parent, "shutdown_wait_time", 5.0))
+        ended = partial(kernel_ended, process if background else None, link, grace)
+        if not background and process is not None:
+            await process.close()
         session_id, self.session_id = self.session_id, None
         engine, self._engine = self._engine, None
         if session_id is None or self.keep_session:
+            await ended()
             if engine is not None:
                 await engine.close()
             return
         engine = engine or self._engine_for_cleanup()
-        await end_session(engine, session_id, self.end_session_in_background)
+        await end_session(engine, session_id, self.end_session_in_background, ended)
 
     def _engine_for_cleanup(self) -> Engine[Any]:
         """The engine, made now if this provisioner never needed it (then closed by
