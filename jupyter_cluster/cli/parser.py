@@ -79,6 +79,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DURATION",
         help="terminate the session after this long, e.g. 90s, 30m, 2h (from its launch)",
     )
+    launch.add_argument(
+        "--priority",
+        type=int,
+        default=None,
+        metavar="N",
+        help="its place in a queue ordered by priority (higher first), within your "
+        "resource policy's range (see `limits`)",
+    )
     wait = sub.add_parser(
         "wait",
         help="wait until a session ends; exit with its batch job's code (0 for an "
@@ -308,4 +316,6 @@ def launch_fields(args: argparse.Namespace) -> dict[str, Any]:
         fields["max_lifetime"] = args.max_lifetime
     if getattr(args, "retries", 0):
         fields["retries"] = args.retries
+    if getattr(args, "priority", None) is not None:
+        fields["priority"] = args.priority
     return fields

@@ -58,6 +58,7 @@ _PLAIN = (
     "retries",
     "env",
     "apps",
+    "priority",
 )
 
 

@@ -50,3 +50,18 @@ def test_the_store_keeps_the_priority(tmp_path: Path) -> None:
         assert store.require("s1").spec.priority == 7
     finally:
         store.close()
+
+
+def test_the_cli_and_the_services_client_pass_a_launch_priority_on() -> None:
+    """`launch --priority N` reaches make_spec; in team mode it goes in the REST body,
+    where the service's gate checks it against the caller's policy."""
+    from jupyter_cluster.cli.parser import build_parser, launch_fields
+    from jupyter_cluster.client.remote_engine import RemoteEngine
+
+    fields = launch_fields(build_parser().parse_args(["launch", "--priority", "3"]))
+    assert fields["priority"] == 3
+    assert "priority" not in launch_fields(build_parser().parse_args(["launch"]))
+    engine = RemoteEngine("https://cluster.example", "token")
+    assert engine.make_spec(size=1, priority=3).body["priority"] == 3
+    with pytest.raises(SystemExit):  # argparse: not a whole number
+        build_parser().parse_args(["launch", "--priority", "high"])
