@@ -12,7 +12,7 @@ ours: ``jupyter-cluster ls``, ``show <session>``, ``agents`` and ``--help`` (the
     ≤ 0.2 s on the machine (an absolute goal: the rows say met or MISSED in their
     note and below the table; the ratio is for comparing machines). The notes of
     ``ls``/``show``/``agents`` also say whether they answered from the store (the
-    fast path) or through the engine, and why.
+    fast path) or through the engine, and why (the ``logs`` row's note too).
 logs: ``jupyter-cluster logs <session> main1 > /dev/null`` against ``docker logs
     <main1's container> > /dev/null``, the same log. Goal: ratio ≤ 1.2.
 
@@ -68,10 +68,10 @@ def timed(*command: str) -> float:
 
 
 def which_path(command: list[str]) -> str:
-    """For ``ls``/``show``/``agents``: "; fast path" when the command answered from the
-    store (nothing to reconcile), else "; engine: <why>" (what it says on stderr when
-    ``JUPYTER_CLUSTER_QUICK_DEBUG`` is set); "" for the other commands."""
-    if not {"ls", "show", "agents"} & set(command):
+    """For ``ls``/``show``/``agents``/``logs``: "; fast path" when the command answered
+    without the engine (nothing to reconcile), else "; engine: <why>" (what it says on
+    stderr when ``JUPYTER_CLUSTER_QUICK_DEBUG`` is set); "" for the other commands."""
+    if not {"ls", "show", "agents", "logs"} & set(command):
         return ""
     env = {**os.environ, "JUPYTER_CLUSTER_QUICK_DEBUG": "1"}
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
@@ -134,7 +134,8 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                     ours,
                     floor,
                     goal=LOGS_GOAL,
-                    note=f"{args.lines} lines of seq in main1's log",
+                    note=f"{args.lines} lines of seq in main1's log"
+                    + which_path(cli("logs", SESSION, "main1")),
                 )
             )
         finally:

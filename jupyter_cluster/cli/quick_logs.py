@@ -4,7 +4,8 @@ straight from its local engine's socket, in HTTP/1.0, and written in big pieces.
 Called by :func:`.quick.answer` once it found nothing to reconcile. It prints what
 the engine's ``logs`` prints (:meth:`~jupyter_cluster.engine.reading.SessionReader.logs`
 through :func:`~jupyter_cluster.cli.container_commands.logs`): the same lines, split
-by the same :class:`~jupyter_cluster.core.lines.LineSplitter`. The engine answers
+as :class:`~jupyter_cluster.core.lines.LineSplitter` splits them (without a Python
+step per line while no line is too long). The engine answers
 instead (:class:`~.quick.Fallback`) for ``--follow``, for a terminal without
 ``--raw`` (escapes are taken out there), for a session that ended (its log is the
 copy kept then) or a container not created yet, and when the engine cannot be read
@@ -19,7 +20,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.lines import LineSplitter
+from ..core.lines import MAX_LINE, LineSplitter
 from ..core.state import ENDED, ContainerStatus
 from ..engine.agents.docker.light import LightDocker, LightDockerError, log_payload
 from ..errors import ClusterError
@@ -50,18 +51,45 @@ def print_log(
     query = {"stdout": "1", "stderr": "1", "follow": "0", "tail": tail}
     out = _Writer()
     decoder = codecs.getincrementaldecoder("utf-8")(errors="ignore")
-    splitter = LineSplitter()
+    lines = _Lines()
     try:
         pieces = docker.stream(f"/containers/{container.container_id}/logs", query)
         for payload in log_payload(pieces, tty):
-            out.write(splitter.feed(decoder.decode(payload)))
+            out.write(lines.feed(decoder.decode(payload)))
     except LightDockerError as exc:
         if not out.written:
             raise Fallback(str(exc)) from None
         raise ClusterError(f"reading the log of {args.host}: {exc}") from None
-    out.write([*splitter.feed(decoder.decode(b"", final=True)), splitter.flush()])
+    out.write(lines.feed(decoder.decode(b"", final=True)))
+    out.write([lines.flush()])
     out.flush()
     return 0
+
+
+class _Lines:
+    """What :class:`~jupyter_cluster.core.lines.LineSplitter` makes of the text fed,
+    without a Python step per line while no line is too long: whole lines go out as
+    they came, the start of an unfinished one is kept. The first line too long hands
+    the rest to a LineSplitter, whose output is the same (it splits a line every
+    ``MAX_LINE`` characters from its start, wherever the pieces were cut)."""
+
+    def __init__(self) -> None:
+        self.rest = ""
+        self.splitter: LineSplitter | None = None
+
+    def feed(self, text: str) -> list[str]:
+        if self.splitter is not None:
+            return self.splitter.feed(text)
+        text = self.rest + text
+        if max(map(len, text.split("\n"))) >= MAX_LINE:
+            self.rest, self.splitter = "", LineSplitter()
+            return self.splitter.feed(text)
+        end = text.rfind("\n") + 1
+        self.rest = text[end:]
+        return [text[:end]]
+
+    def flush(self) -> str:
+        return self.splitter.flush() if self.splitter is not None else self.rest
 
 
 class _Writer:

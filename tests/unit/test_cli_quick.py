@@ -3,11 +3,13 @@ change nothing (``jupyter_cluster/cli/quick.py``).
 
 :func:`~jupyter_cluster.cli.quick._check` is given a real store and agents that
 answer with Docker's rows; every discrepancy reconciliation or the lifetime sweep
-would act on must make it fall back to the engine.
+would act on must make it fall back to the engine. Its ``logs`` splits lines as
+the engine does.
 """
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +19,9 @@ from typing import Any
 import pytest
 
 from jupyter_cluster.cli.quick import Fallback, _check
+from jupyter_cluster.cli.quick_logs import _Lines
 from jupyter_cluster.core import naming
+from jupyter_cluster.core.lines import MAX_LINE, LineSplitter
 from jupyter_cluster.core.models import LaunchSpec, Session
 from jupyter_cluster.core.naming import plan_containers
 from jupyter_cluster.core.state import ContainerStatus, SessionStatus
@@ -155,3 +159,17 @@ def test_history_past_its_limits_is_pruned_then_the_engine_runs(store: Store) ->
         _check(store, settings(history_max_age_days=1.0), agents([], []))
     assert store.get(s.id) is None
     _check(store, settings(history_max_age_days=1.0), agents([], []))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_logs_split_lines_as_the_engine_does(seed: int) -> None:
+    rng = random.Random(seed)
+    lengths = [0, 1, 5, MAX_LINE - 1, MAX_LINE, MAX_LINE + 1, 3 * MAX_LINE + 7]
+    text = "\n".join("x" * rng.choice(lengths[: 3 + seed % 5]) for _ in range(30))
+    text += rng.choice(["", "\n", "tail"])
+    cuts = sorted(rng.sample(range(len(text) + 1), min(len(text), 12)))
+    pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    engine, ours = LineSplitter(), _Lines()
+    theirs = "".join(line for p in pieces for line in engine.feed(p)) + engine.flush()
+    mine = "".join(line for p in pieces for line in ours.feed(p)) + ours.flush()
+    assert mine == theirs
