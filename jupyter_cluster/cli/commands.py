@@ -28,6 +28,7 @@ from ..paths import cluster_dir
 from . import container_commands
 from . import format as cli_format
 from .parser import launch_fields
+from .records import record, record_launch
 
 
 def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
@@ -124,12 +125,15 @@ async def _folder(engine: Engine[Any], args: argparse.Namespace) -> int:
         return await (folder_cp if args.folder_command == "cp" else folder_ls)(engine, args)
     if args.folder_command == "create":
         info = await engine.create_folder(args.name, owner)
+        record(engine, "folder_create", details={"folder": info.name})
         print(f"created data folder {info.name} at {info.path}")
     elif args.folder_command == "rm":
         await engine.remove_folder(args.name, owner)
+        record(engine, "folder_remove", details={"folder": args.name})
         print(f"removed data folder {args.name}")
     elif args.folder_command == "mv":
         info = await engine.rename_folder(args.name, args.new_name, owner)
+        record(engine, "folder_rename", details={"folder": args.name, "to": info.name})
         print(f"renamed data folder {args.name} to {info.name}")
     else:
         folders = await engine.list_folders(owner)
@@ -148,6 +152,7 @@ async def _command(engine: Engine[Any], args: argparse.Namespace) -> int:
         else:
             spec = engine.make_spec(**launch_fields(args))
         session = await engine.submit(spec, owner=local_owner())
+        record_launch(engine, session)
         if session.spec.command:  # a batch job outlives this process: a driver has it
             await engine.hand_off(session, _spawn_driver)
             if not args.no_wait:
@@ -190,7 +195,10 @@ async def _command(engine: Engine[Any], args: argparse.Namespace) -> int:
     elif cmd == "top":
         await container_commands.top(engine, args)
     elif cmd == "rm":
-        ended = [await engine.terminate(ref) for ref in args.sessions]
+        ended = []
+        for ref in args.sessions:
+            ended.append(await engine.terminate(ref))
+            record(engine, "terminate", ended[-1], {"reason": "requested"})
         _emit(
             args,
             [s.to_dict() for s in ended],

@@ -19,6 +19,7 @@ from ..core.state import USABLE
 from ..engine.api import Engine
 from ..errors import ClusterError, InvalidRequest
 from . import format as cli_format
+from .records import record_exec
 
 
 class BatchedOutput:
@@ -139,6 +140,7 @@ async def _exec_all(engine: Engine[Any], args: argparse.Namespace, cmd: list[str
             out.write(streams[1].close())
             err.write(streams[2].close())
 
+    record_exec(engine, session, session.hosts, cmd)
     return worst_exit(await asyncio.gather(*(one(h) for h in session.hosts)))
 
 
@@ -154,4 +156,7 @@ async def exec_in(engine: Engine[Any], args: argparse.Namespace) -> int:
         target.write(data)
         target.flush()
 
-    return await engine.exec(args.session, args.host, command, on_output=write)
+    session = await engine.get(args.session)
+    session.locate(args.host)  # an unknown host is refused before it is recorded
+    record_exec(engine, session, [args.host], command)
+    return await engine.exec(session.id, args.host, command, on_output=write)

@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ..core.access import Access
+from ..core.audit import AuditEvent
 from ..core.folders import FolderInfo
 from ..core.launch_env import RESERVED_NAMES
 from ..core.models import LaunchSpec, Session
@@ -331,6 +332,9 @@ class RemoteEngine(RemoteFolderFiles):
 
     async def hand_off(self, session: Session, spawn: Callable[[str], int]) -> None:
         """Nothing to do: the service drives its launches itself."""
+
+    def record_action(self, event: AuditEvent) -> None:
+        """Nothing: the service records every request it serves (key handouts too)."""
 
     def mark_ending(self, session_id: str) -> bool:
         """False: the service ends sessions; terminate asks it in the foreground."""

@@ -3,7 +3,8 @@
 An :class:`AuditEvent` is one line of the append-only audit log (kept in the
 engine's store by :class:`~jupyter_cluster.engine.store.audit_log.AuditLog`,
 written by the server for each request that changes or reaches into a session:
-:mod:`jupyter_cluster.server.audit`). Its ``details`` never hold a secret: no
+:mod:`jupyter_cluster.server.audit`, and by a local engine for what the CLI does
+without a server: ``Engine.record_action``). Its ``details`` never hold a secret: no
 environment values, keys or tokens, and no command text. A bootstrap or batch
 command may carry a password or token in its text, so only its SHA-256 and length
 are kept (:func:`fingerprint`): enough to tell whether two launches ran the same
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +25,7 @@ ACTIONS = (
     "launch",
     "terminate",
     "terminal",
+    "exec",
     "key_access",
     "folder_create",
     "folder_remove",
@@ -92,3 +95,25 @@ class AuditEvent:
 
     def details_json(self) -> str:
         return json.dumps(dict(self.details), sort_keys=True)
+
+
+def session_event(
+    actor: str,
+    front_end: str,
+    action: str,
+    session: Any = None,
+    details: Mapping[str, Any] | None = None,
+) -> AuditEvent:
+    """The record of ``actor`` doing ``action`` now through ``front_end``, on
+    ``session`` (a :class:`~jupyter_cluster.core.models.Session`, or None for a
+    folder or policy: then the actor's own)."""
+    return AuditEvent(
+        at=time.time(),
+        actor=actor,
+        front_end=front_end,
+        action=action,
+        session_id=session.id if session is not None else None,
+        session_name=session.name if session is not None else None,
+        target_owner=session.owner if session is not None else actor,
+        details=dict(details or {}),
+    )

@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
 from ..core.access import Access
+from ..core.audit import AuditEvent
 from ..core.folder_streams import FolderRead, FolderUpload
 from ..core.folders import FolderInfo
 from ..core.models import LaunchSpec, Session
@@ -282,6 +283,13 @@ class Engine(Protocol[SpecT]):
         """Have a launch driven after this process exits (``launch --no-wait``):
         ``spawn(session_id)`` starts a detached driver and returns its pid, unless
         the engine drives its launches itself."""
+        ...
+
+    def record_action(self, event: AuditEvent) -> None:
+        """Keep ``event`` (see :func:`~jupyter_cluster.core.audit.session_event`) in the
+        audit log of what this engine did for a front end that has no server of its
+        own (the CLI); the shared service's client keeps nothing (the service
+        records every request it serves, SSH key handouts included)."""
         ...
 
     def mark_ending(self, session_id: str) -> bool:

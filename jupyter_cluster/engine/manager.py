@@ -45,6 +45,7 @@ from .agents.base import Agent, OutputCallback
 from .agents.pool import AgentPool
 from .agents.registry import agent_configs, make_agent
 from .api import PolicySource, Upkeep
+from .audit_actions import AuditActions
 from .batch import BatchUpkeep, JobRunner
 from .ending import SessionTerminator
 from .fast_network import FastNetworking
@@ -74,7 +75,9 @@ if TYPE_CHECKING:
     from ..reach.agent import AgentRoute
 
 
-class ClusterManager(FolderFileOps, ManagerSettings, UtilizationIdleSettings, QueueSettings):
+class ClusterManager(
+    AuditActions, FolderFileOps, ManagerSettings, UtilizationIdleSettings, QueueSettings
+):
     """Launch and manage cluster sessions on the configured Docker agents.
 
     Configured as ``c.ClusterManager.*`` (the traits are in :mod:`.settings`).
