@@ -32,7 +32,7 @@ import pytest
 from tests.support.constants import API, SMALL_BODY, SMALL_FLAGS
 from tests.support.waiting import wait_for
 
-from .launch import POLICY_GROUP, POLICY_LIMITS
+from .launch import MAX_SESSIONS, POLICY_GROUP, POLICY_LIMITS
 from .support import ADMIN, Hub, active_sessions, end_sessions, launch, ok, wait_running
 
 pytestmark = pytest.mark.docker
@@ -69,12 +69,15 @@ def policy_team(hub: Hub, team: dict[str, str]) -> Iterator[dict[str, str]]:
         wait_source(hub, alice, f"groups {POLICY_GROUP}")
         yield team
     finally:
-        for name in [k["id"] for k in hub.server_call("alice", "GET", "api/kernels", alice).json()]:
-            hub.server_call("alice", "DELETE", f"api/kernels/{name}", alice)
-        end_sessions(hub, "alice", alice)
-        hub.service_call("DELETE", f"{API}/limits/users/alice", team[ADMIN])
-        ok(hub.api("DELETE", f"groups/{POLICY_GROUP}"))
-        wait_source(hub, alice, "default")
+        try:
+            kernels = ok(hub.server_call("alice", "GET", "api/kernels", alice)).json()
+            for kernel in kernels:
+                hub.server_call("alice", "DELETE", f"api/kernels/{kernel['id']}", alice)
+            end_sessions(hub, "alice", alice)
+        finally:  # other hub tests launch as alice: her default policy back in any case
+            hub.service_call("DELETE", f"{API}/limits/users/alice", team[ADMIN])
+            ok(hub.api("DELETE", f"groups/{POLICY_GROUP}"))
+            wait_source(hub, alice, "default")
 
 
 def cli(hub: Hub, user: str, *argv: str) -> Any:
@@ -167,7 +170,17 @@ def test_bob_can_neither_read_nor_change_alices_entry(
         assert "only admins read or change other users' limits" in done.stderr, done.stderr
         assert "token" not in done.stderr, done.stderr  # his token was fine: no such hint
     entry = ok(hub.service_call("GET", path, admin)).json()
-    assert not entry["changed"], entry  # nothing of bob's reached it
+    assert entry["changed"] is None, entry  # nothing of bob's reached it
+    # an admin's own server passes the same route on (as the Lab's admin view uses it);
+    # an entry's "effective" is what the entry makes of the default (no groups applied)
+    entry = ok(hub.server_call(ADMIN, "GET", path, admin)).json()
+    assert (entry["changed"], entry["effective"]["sessions"]) == (None, MAX_SESSIONS), entry
+    # a token the service refuses still says so (and which scope it needs), naming no token
+    narrow = hub.token("bob", ["read:users:name!user=bob"])
+    done = hub.run_as("bob", [CLI, "limits"], env={"JUPYTERHUB_API_TOKEN": narrow})
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert "refused this server's token" in done.stderr, done.stderr
+    assert "access:services!service=cluster" in done.stderr and narrow not in done.stderr
 
 
 def test_an_admin_changes_alices_entry_at_run_time_audited(
