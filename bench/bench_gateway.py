@@ -32,9 +32,10 @@ Measured, alternating (the order rotates every repeat), after one untimed run of
 
 - start → ``kernel_info`` reply, each against the floor's, and ours against
   gateway_provisioners';
-- ``shutdown_kernel()`` until it returns (ours: the session's containers and
-  network are gone then; gateway_provisioners: also until its container is gone,
-  as its ``docker run --rm`` may still be removing it), each against removing the
+- ``shutdown_kernel()`` until it returns (ours as in a server: the kernel was
+  asked to end, its exit and the removal go on in the background; gateway_provisioners:
+  also until its container is gone, which its ``shutdown_requested`` force-removes),
+  each against removing the
   floor's container (``force``), and ours against gateway_provisioners' (the
   issue's goal: no slower, ratio <= 1.0);
 - an empty cell's round trip (``--calls`` 200, one call of each kind in turn, the
@@ -127,7 +128,8 @@ async def lifecycle(
 
         down: list[float] = []
         # As in a Jupyter server (the extension's default there): shutdown_kernel returns
-        # once the kernel has ended; the containers are removed in the background.
+        # once the kernel was asked to end; its exit, then removing the containers, go
+        # on in the background (awaited below, untimed).
         config = cluster_config()
         config.ClusterProvisioner.end_session_in_background = True
         samples["ours"].append(await ours_launch("bench-1", 1, args.timeout, down, config))
