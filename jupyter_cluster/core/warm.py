@@ -2,11 +2,18 @@
 give up. Pure; the engine's :mod:`~jupyter_cluster.engine.warm_pool` does the IO.
 
 A *warm set* is what a single-node session of one *shape* (image, per-container
-resources, size) needs on one agent, made and started ahead of any session: a private
+resources, size; and, when it has them, its owner's data folders, its notebook's
+folder and its GPUs) needs on one agent, made and started ahead of any session: a private
 network and the containers ``main1``, ``sub1``, … on it (Docker fixes a container's
 hostname, network aliases and published ports at creation, so they are made as what
 they will be). Its containers wait, doing nothing, until a launch of that shape takes
 the whole set; the launch then gives them the session's keys, files and environment.
+
+Bind mounts and GPUs are fixed at creation too, so a set is made for them and taken
+only by an exact match: the shape names the folders and the owner they resolve for
+(a set made with one owner's folders is never another's), and the set records what
+they resolved to (:attr:`WarmSet.fit`, the bind mounts' sources and the folders'
+identity) and the GPU ids each container holds (the ones the scheduler gives next).
 
 Warm sets are not seen by the scheduler: a session is placed as if they did not exist,
 and the sets that would then overcommit its agent are removed (:func:`to_evict`). So
@@ -23,24 +30,38 @@ from typing import Any
 from ..errors import InvalidRequest
 from . import naming
 from .models import Session
-from .resources import Resources
+from .resources import Mount, Resources
 
-_ALLOWED = frozenset({"image", "cpu", "mem", "shm", "size", "count", "resource_group"})
+_ALLOWED = frozenset(
+    {"image", "cpu", "mem", "shm", "gpu", "size", "count", "resource_group"}
+    | {"mounts", "owner", "workdir"}
+)
 
 
 @dataclass(frozen=True)
 class WarmShape:
-    """What a warm set is made for: an image, per-container resources, a size."""
+    """What a warm set is made for: an image, per-container resources, a size; data
+    folders (``mounts``) as ``owner`` sees them, and the notebook's folder."""
 
     image: str
     resources: Resources
     size: int = 1
+    owner: str = ""
+    mounts: tuple[Mount, ...] = ()
+    workdir: str | None = None
 
     @property
     def key(self) -> str:
-        """A short stable text for labels and the store (``image|cpu|mem|shm|size``)."""
+        """A stable text for labels and the store (``image|cpu|mem|shm|size``, then
+        ``|gpu=N`` and the owner, folders and notebook folder when it has them)."""
         r = self.resources
-        return f"{self.image}|{r.cpu:g}|{r.mem}|{r.shm}|{self.size}"
+        key = f"{self.image}|{r.cpu:g}|{r.mem}|{r.shm}|{self.size}"
+        if r.gpu:
+            key += f"|gpu={r.gpu}"
+        if self.mounts or self.workdir:
+            folders = ",".join(f"{m.name}:{'ro' if m.readonly else 'rw'}" for m in self.mounts)
+            key += f"|owner={self.owner}|mounts={folders}|workdir={self.workdir or ''}"
+        return key
 
     @property
     def hosts(self) -> tuple[str, ...]:
@@ -71,6 +92,15 @@ class WarmSet:
     agent: str
     shape_key: str
     total: Resources
+    #: What its bind mounts resolved to when made ("" without any): see ``mount_fit``.
+    fit: str = ""
+    #: The GPU ids each of its containers holds, in host order.
+    gpu_ids: tuple[tuple[str, ...], ...] = ()
+
+    @property
+    def gpus(self) -> frozenset[str]:
+        """Every GPU id the set holds."""
+        return frozenset(g for ids in self.gpu_ids for g in ids)
 
 
 def parse_targets(
@@ -86,30 +116,58 @@ def parse_targets(
             raise InvalidRequest(f"{where}: unknown key {unknown[0]!r}; use {allowed}", "warm_pool")
         try:
             resources = Resources.parse(
-                cpu=entry.get("cpu", 1.0), mem=entry.get("mem", "1g"), shm=entry.get("shm", "64m")
+                cpu=entry.get("cpu", 1.0),
+                mem=entry.get("mem", "1g"),
+                shm=entry.get("shm", "64m"),
+                gpu=entry.get("gpu", 0),
             )
+            mounts = tuple(Mount.parse(m) for m in entry.get("mounts") or ())
         except InvalidRequest as exc:
             raise InvalidRequest(f"{where}: {exc}", "warm_pool") from exc
+        workdir = entry.get("workdir") or None
+        if workdir is not None and not str(workdir).startswith("/"):
+            raise InvalidRequest(f"{where}: workdir must be an absolute path", "warm_pool")
         size, count = entry.get("size", 1), entry.get("count", 1)
         if not isinstance(size, int) or not 1 <= size <= max_size:
             raise InvalidRequest(f"{where}: size must be 1 to {max_size}", "warm_pool")
         if not isinstance(count, int) or not 0 <= count <= 64:
             raise InvalidRequest(f"{where}: count must be 0 to 64 (sets per agent)", "warm_pool")
-        shape = WarmShape(str(entry.get("image") or default_image), resources, size)
+        owner = str(entry.get("owner") or "")
+        image = str(entry.get("image") or default_image)
+        shape = WarmShape(image, resources, size, owner, mounts, workdir and str(workdir))
         targets.append(WarmTarget(shape, count, str(entry.get("resource_group") or "")))
     return targets
 
 
 def shape_of(session: Session) -> WarmShape | None:
-    """The shape of a placed session, or None when no warm set can serve it: data
-    folders, the notebook's folder and GPUs are fixed when a container is created,
-    and a set lives on one agent (so a session spread over several launches cold)."""
+    """The shape of a placed session, or None when no warm set can serve it: a set
+    lives on one agent (so a session spread over several launches cold). Folders are
+    the owner's: the shape names the owner only when it has some."""
     spec = session.spec
-    if spec.mounts or spec.workdir or spec.resources.gpu:
-        return None
     if len({c.agent for c in session.containers}) != 1:
         return None
-    return WarmShape(spec.image, spec.resources, spec.size)
+    owner = session.owner if spec.mounts or spec.workdir else ""
+    return WarmShape(spec.image, spec.resources, spec.size, owner, spec.mounts, spec.workdir)
+
+
+def gpus_of(session: Session) -> tuple[tuple[str, ...], ...]:
+    """The GPU ids the scheduler gave each of a placed session's containers."""
+    return tuple(c.gpu_ids for c in session.containers) if session.spec.resources.gpu else ()
+
+
+def pick_gpus(
+    agent_gpus: Sequence[str], held: frozenset[str], shape: WarmShape
+) -> tuple[tuple[str, ...], ...] | None:
+    """The GPU ids a new set of ``shape`` holds, per host: the lowest free ones, as
+    the scheduler gives them (so the next session of that shape is given exactly
+    these); None when too few are free. ``held``: ids of sessions and other sets."""
+    k = shape.resources.gpu
+    if not k:
+        return ()
+    free = [g for g in agent_gpus if g not in held]
+    if len(free) < k * shape.size:
+        return None
+    return tuple(tuple(free[i * k : (i + 1) * k]) for i in range(shape.size))
 
 
 def refill_plan(
@@ -140,7 +198,7 @@ def refill_plan(
             have = sum(1 for w in mine if w.shape_key == target.shape.key)
             for _ in range(target.count - have):
                 need = target.shape.total
-                if need.cpu > free.cpu + 1e-9 or need.mem > free.mem:
+                if need.cpu > free.cpu + 1e-9 or need.mem > free.mem or need.gpu > free.gpu:
                     break
                 free = _minus(free, need)
                 plan.append((agent_id, target.shape))
@@ -148,16 +206,32 @@ def refill_plan(
 
 
 def to_evict(
-    capacity: Resources, used: Resources, warm: Sequence[WarmSet], keep_key: str = ""
+    capacity: Resources,
+    used: Resources,
+    warm: Sequence[WarmSet],
+    keep_key: str = "",
+    used_gpus: frozenset[str] = frozenset(),
 ) -> list[WarmSet]:
-    """The warm sets of one agent to remove so that sessions (``used``) and the pool
-    fit its ``capacity``; sets of other shapes than ``keep_key`` go first."""
+    """The warm sets of one agent to remove so that sessions (``used``, holding the
+    GPU ids ``used_gpus``) and the pool fit its ``capacity``: first every set holding
+    a GPU a session was given, then sets of other shapes than ``keep_key``."""
+    evicted = [w for w in warm if w.gpus & used_gpus]
     total = used
     for held in warm:
-        total = Resources(total.cpu + held.total.cpu, total.mem + held.total.mem, 0, 0)
-    evicted = []
-    for held in sorted(warm, key=lambda w: w.shape_key == keep_key):  # other shapes first
-        if total.cpu <= capacity.cpu + 1e-9 and total.mem <= capacity.mem:
+        if held not in evicted:
+            total = Resources(
+                total.cpu + held.total.cpu,
+                total.mem + held.total.mem,
+                0,
+                total.gpu + held.total.gpu,
+            )
+    rest = [w for w in warm if w not in evicted]
+    for held in sorted(rest, key=lambda w: w.shape_key == keep_key):  # other shapes first
+        if (
+            total.cpu <= capacity.cpu + 1e-9
+            and total.mem <= capacity.mem
+            and total.gpu <= capacity.gpu
+        ):
             break
         evicted.append(held)
         total = _minus(total, held.total)
@@ -165,4 +239,4 @@ def to_evict(
 
 
 def _minus(a: Resources, b: Resources) -> Resources:
-    return Resources(a.cpu - b.cpu, a.mem - b.mem, 0, 0)
+    return Resources(a.cpu - b.cpu, a.mem - b.mem, 0, a.gpu - b.gpu)

@@ -30,8 +30,9 @@ from ..core.scheduler import AgentSlot, Pending, place
 from ..core.state import ContainerStatus, SessionStatus
 from ..core.timings import LaunchClock
 from ..core.units import parse_size
+from ..core.warm import WarmShape
 from ..errors import InvalidRequest, LaunchFailed
-from .agents.base import Limits
+from .agents.base import BindMount, Limits
 from .agents.pool import AgentPool
 from .ending import SessionTerminator
 from .folder_space import FolderSpace
@@ -79,8 +80,18 @@ class SessionLauncher:
         self.folders_for = folders
         self.limits = limits
         self.networks = networks
+        warm.resolve = lambda shape, agent: self.mounts_on(agent, shape.owner, shape)
         #: This process's scheduling loop (one per engine process).
         self.queue = QueueLoop(store, self._slots, self._queue_policy)
+
+    def mounts_on(
+        self, agent_id: str, owner: str, spec: LaunchSpec | WarmShape
+    ) -> tuple[BindMount, ...]:
+        """The bind mounts of ``spec``'s data folders (as ``owner`` sees them) and
+        notebook folder on an agent: a launch's, and a warm set's made for its shape."""
+        root = self.pool.get(agent_id).config.data_root or self.settings.data_root
+        folders = self.folders_for(owner).bind_mounts(spec.mounts, root)
+        return folders + notebook_mount(spec.workdir)
 
     def quota(self, sessions: int = 0) -> Quota:
         """The per-owner limits (``max_*_per_owner``); ``sessions`` tightens the
@@ -225,18 +236,17 @@ class SessionLauncher:
         try:
             keys = generate_session_keys(session.id, session.hosts)
             self.store.save_keys(session.id, keys)
-            mounts = {}
-            for agent_id in {c.agent for c in session.containers if c.agent}:
-                root = self.pool.get(agent_id).config.data_root or self.settings.data_root
-                folders = self.folders_for(session.owner)
-                mounts[agent_id] = folders.bind_mounts(session.spec.mounts, root)
-                mounts[agent_id] += notebook_mount(session.spec.workdir)
+            mounts = {
+                agent_id: self.mounts_on(agent_id, session.owner, session.spec)
+                for agent_id in {c.agent for c in session.containers if c.agent}
+            }
             network = self.networks(session.spec.resource_group)
             # Warm sets have plain networks and containers: not for fast-network groups,
             # nor where egress is walled off the agents (a restricted bridge's name).
             # Taken before make_room: taken ones are not evicted.
             walled = AGENT in self.limits().egress_deny
-            warm = {} if network.special or walled else self.warm.take(session)
+            main_mounts = mounts.get(session.containers[0].agent or "", ())
+            warm = {} if network.special or walled else self.warm.take(session, main_mounts)
             if warm:
                 session = self.store.require(session.id)  # with the set's network
             await self.warm.make_room(session)

@@ -57,12 +57,16 @@ class ManagerSettings(LoggingConfigurable):
         them instead of creating new ones (off when empty). One dict per shape: image
         (default: default_image), cpu, mem, shm (per container, as in a launch), size
         (prepare the host names main1 … sub{size-1}), count (warm containers of each of
-        those host names per agent, default 1), resource_group (default: every agent).
-        A launch matches when its image and resources are equal and it mounts no data
-        folder and asks for no GPU. The pool is kept by the server (refilled in the
-        background, removed when it stops), only in capacity that is free, and never
-        while a session waits for room; a placed session removes warm containers that
-        would overcommit its agent.""",
+        those host names per agent, default 1), resource_group (default: every agent),
+        gpu (GPUs per container: the set holds the ids the scheduler gives next),
+        mounts (data folders, ["name", "name:ro"]) with owner (whose folders; default
+        the local user) and workdir (a notebook folder to mount). A single-node launch
+        matches when its image, resources, folders and owner (when it has folders) are
+        equal and its folders and GPU ids are the ones the set was made with. The pool
+        is kept by the server (refilled in the background, removed when it stops), only
+        in capacity that is free, and never while a session waits for room; a placed
+        session removes warm containers that would overcommit its agent or hold its
+        GPUs.""",
     )
     warm_pool_interval = Float(
         5.0,

@@ -21,69 +21,41 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Callable
-from importlib.resources import files as package_files
+from collections.abc import Callable, Sequence
 
 from ..core import naming
 from ..core.models import Session
 from ..core.resources import Resources
 from ..core.state import LIVE, SessionStatus
-from ..core.warm import WarmShape, WarmTarget, refill_plan, shape_of, to_evict
+from ..core.warm import (
+    WarmShape,
+    WarmTarget,
+    gpus_of,
+    pick_gpus,
+    refill_plan,
+    shape_of,
+    to_evict,
+)
 from ..errors import AgentError
-from .agents.base import Agent, ContainerSpec, FileEntry, Limits
+from .agents.base import Agent, BindMount, ContainerSpec, FileEntry, Limits
 from .agents.pool import AgentPool
 from .launch.bring_up import published_ports_of
-from .launch.warm_adoption import WARM_ENV_FILE, WARM_GO_FIFO
 from .store.sessions import Store
+from .warm_fit import MountResolver, mount_fit, no_mounts, stale_sets
+from .warm_prestart import (
+    PRESTART,
+    PRESTART_NOT_READY,
+    PRESTART_READY,
+    WAIT_SCRIPT,
+    prestart_code,
+    prestart_script,
+    prestarted,
+)
 from .warm_table import WarmTable
 
+__all__ = ["PRESTART_NOT_READY", "PRESTART_READY", "WarmPool", "mount_fit"]
+
 log = logging.getLogger(__name__)
-PRESTART = f"{naming.RUNTIME_DIR}/prestart.py"
-#: Lines runtime/prestart.py prints (in the container's log) once it is ready or not.
-PRESTART_READY = "jupyter-cluster: kernel interpreter ready"
-PRESTART_NOT_READY = "jupyter-cluster: no kernel interpreter ahead"
-#: Seconds a warm main1 may take to import ipykernel ahead.
-PRESTART_TIMEOUT = 120.0
-#: A warm container's first process: wait for the signal, then be a normal container.
-WAIT_SCRIPT = (
-    f"mkdir -p -m 0700 {WARM_GO_FIFO.rsplit('/', 1)[0]} && mkfifo -m 0600 {WARM_GO_FIFO} && "
-    f'read -r go <{WARM_GO_FIFO} && [ "$go" = go ] && set -a && . {WARM_ENV_FILE} && '
-    f"set +a && exec /bin/sh {naming.RUNTIME_DIR}/start.sh"
-)
-
-
-# main1 first starts, as work, an interpreter that imports ipykernel ahead and waits
-# for its kernel (runtime/prestart.py; the kernel's start-up hands it over). Without
-# python3 or setpriv in the image, kernels start the usual way.
-def prestart_script(uid: int) -> str:
-    """The warm main1's prestart, as work with ``uid`` (ContainerHardening.work_uid)."""
-    owner = f"{uid}:{uid}"
-    return (
-        f"if command -v python3 >/dev/null && command -v setpriv >/dev/null; then "
-        f"mkdir -p -m 0700 {naming.PRESTART_DIR} && chown {owner} {naming.PRESTART_DIR} && "
-        f"mkfifo -m 0600 {naming.PRESTART_DIR}/go && chown {owner} {naming.PRESTART_DIR}/go && "
-        f"(setpriv --reuid={uid} --regid={uid} --clear-groups python3 {PRESTART} "
-        f"</dev/null 2>&1 &); else echo '{PRESTART_NOT_READY}: no python3 or setpriv'; fi; "
-    )
-
-
-def _prestart_code() -> bytes:
-    return (package_files("jupyter_cluster.runtime") / "prestart.py").read_bytes()
-
-
-async def _prestarted(agent: Agent, container_id: str) -> None:
-    """Wait until a warm main1's kernel interpreter is ready (or known not to be)."""
-
-    async def follow() -> None:
-        async for line in agent.logs(container_id, follow=True):
-            if line.startswith(PRESTART_NOT_READY):
-                log.warning("jupyter-cluster: warm main1 %s: %s", container_id[:12], line.strip())
-                return
-            if line.startswith(PRESTART_READY):
-                return
-        raise AgentError(f"warm container {container_id[:12]} exited", agent.id)
-
-    await asyncio.wait_for(follow(), PRESTART_TIMEOUT)
 
 
 class WarmPool:
@@ -96,12 +68,14 @@ class WarmPool:
         targets: list[WarmTarget],
         limits: Callable[[], Limits],
         interval: float = 5.0,
+        resolve: MountResolver = no_mounts,
     ) -> None:
         self.store = store
         self.agents = agents
         self.targets = targets
         self.limits = limits
         self.interval = interval
+        self.resolve = resolve
         self.table = WarmTable(store)
         self.wake = asyncio.Event()
         self._lock = asyncio.Lock()
@@ -111,13 +85,17 @@ class WarmPool:
 
     # -- taking ------------------------------------------------------------------------
 
-    def take(self, session: Session) -> dict[str, str]:
-        """A warm set for a placed session: its container ids by host (the session's
-        from now on; its network is recorded as the session's), or {} (launch cold)."""
+    def take(self, session: Session, mounts: Sequence[BindMount] = ()) -> dict[str, str]:
+        """A warm set for a placed session whose containers get ``mounts``: its
+        container ids by host (the session's from now on; its network is recorded as
+        the session's), or {} (launch cold). Only a set made with the same resolved
+        mounts and the GPU ids the session was given matches."""
         shape = shape_of(session)
         if shape is None or not self.targets:
             return {}
-        network, taken = self.table.take(session.id, session.containers[0].agent or "", shape.key)
+        agent = session.containers[0].agent or ""
+        fit = mount_fit(mounts)
+        network, taken = self.table.take(session.id, agent, shape.key, fit, gpus_of(session))
         if taken:
             self.store.set_network(session.id, network)
             self.wake.set()
@@ -130,15 +108,26 @@ class WarmPool:
         if not ready:
             return
         shape = shape_of(session)
-        usage = self.store.usage()
+        usage, gpus = self.store.usage(), self._gpus_held()
         for agent_id in {c.agent for c in session.containers if c.agent}:
             mine = [w for w in ready if w.agent == agent_id]
             if not mine:
                 continue
             info = await self.agents.get(agent_id).info()
             held = usage.get(agent_id, Resources(0, 0, 0, 0))
-            evict = to_evict(info.capacity, held, mine, shape.key if shape else "")
+            keep = shape.key if shape else ""
+            evict = to_evict(info.capacity, held, mine, keep, frozenset(gpus.get(agent_id, ())))
             await self._remove_sets([w.set_id for w in evict])
+
+    def _gpus_held(self) -> dict[str, set[str]]:
+        """The GPU ids live sessions were given, per agent."""
+        held: dict[str, set[str]] = {}
+        for s in self.store.list():
+            if s.status in LIVE:
+                for c in s.containers:
+                    if c.agent and c.gpu_ids:
+                        held.setdefault(c.agent, set()).update(c.gpu_ids)
+        return held
 
     # -- keeping -------------------------------------------------------------------------
 
@@ -159,8 +148,10 @@ class WarmPool:
             await asyncio.shield(self.drain())
 
     async def fill(self) -> int:
-        """One refill pass: make the sets :func:`refill_plan` says; how many were made."""
+        """One refill pass: remove folder sets gone stale, then make the sets
+        :func:`refill_plan` says; how many were made."""
         async with self._lock:
+            await self._remove_sets(stale_sets(self.table.ready(), self.targets, self.resolve))
             infos = await asyncio.gather(*(a.info() for a in self.agents.agents.values()))
             agents = {i.id: (i.resource_group, i.capacity) for i in infos if i.reachable}
             waiting = frozenset(
@@ -170,18 +161,29 @@ class WarmPool:
             )
             ready, used = self.table.ready(), self.store.usage()
             plan = refill_plan(self.targets, agents, used, ready, waiting)
-            results = await asyncio.gather(
-                *(self._make_set(self.agents.get(a), shape) for a, shape in plan),
-                return_exceptions=True,
-            )
+            gpus = {i.id: i.gpu_ids for i in infos}
+            held = self._gpus_held()
+            for w in ready:
+                held.setdefault(w.agent, set()).update(w.gpus)
+            made = []
+            for agent_id, shape in plan:
+                ids = pick_gpus(gpus.get(agent_id, ()), frozenset(held.get(agent_id, ())), shape)
+                if ids is None:
+                    continue
+                held.setdefault(agent_id, set()).update(g for per in ids for g in per)
+                made.append(self._make_set(self.agents.get(agent_id), shape, ids))
+            results = await asyncio.gather(*made, return_exceptions=True)
         for result in results:
             if isinstance(result, BaseException):
                 log.warning("jupyter-cluster: a warm set could not be made: %s", result)
         return sum(1 for r in results if not isinstance(r, BaseException))
 
-    async def _make_set(self, agent: Agent, shape: WarmShape) -> None:
+    async def _make_set(
+        self, agent: Agent, shape: WarmShape, gpu_ids: tuple[tuple[str, ...], ...]
+    ) -> None:
         if not await agent.has_image(shape.image):
             raise AgentError(f"agent {agent.id} has no image {shape.image}", agent.id)
+        mounts = self.resolve(shape, agent.id)
         set_id = uuid.uuid4().hex
         network = f"jc-warm-{set_id[:12]}"
         await agent.create_network(
@@ -190,20 +192,33 @@ class WarmPool:
         made: dict[str, str] = {}
         try:
             results = await asyncio.gather(
-                *(self._make_container(agent, shape, set_id, network, h) for h in shape.hosts),
+                *(
+                    self._make_container(agent, shape, set_id, network, h, mounts, gpu)
+                    for h, gpu in zip(shape.hosts, gpu_ids or [()] * shape.size, strict=True)
+                ),
                 return_exceptions=True,
             )
             made = {h: r for h, r in zip(shape.hosts, results, strict=True) if isinstance(r, str)}
             failed = [r for r in results if isinstance(r, BaseException)]
             if failed:
                 raise failed[0]
-            self.table.add_set(set_id, agent.id, shape.key, network, made, shape.total)
+            fit = mount_fit(mounts)
+            self.table.add_set(
+                set_id, agent.id, shape.key, network, made, shape.total, fit, gpu_ids
+            )
         except BaseException:
             await asyncio.shield(self._remove(agent.id, network, list(made.values())))
             raise
 
     async def _make_container(
-        self, agent: Agent, shape: WarmShape, set_id: str, network: str, host: str
+        self,
+        agent: Agent,
+        shape: WarmShape,
+        set_id: str,
+        network: str,
+        host: str,
+        mounts: tuple[BindMount, ...],
+        gpu_ids: tuple[str, ...],
     ) -> str:
         role = "main" if host == shape.hosts[0] else "sub"
         limits = self.limits()
@@ -220,16 +235,18 @@ class WarmPool:
             ),
             resources=shape.resources,
             command=("/bin/sh", "-c", prestart + WAIT_SCRIPT),
+            gpu_ids=gpu_ids,
+            mounts=mounts,
             publish=published_ports_of(role, agent),
             limits=limits,
         )
         container_id = await agent.create_container(spec)
         try:
             if role == "main":
-                await agent.put_files(container_id, [FileEntry(PRESTART, _prestart_code(), 0o644)])
+                await agent.put_files(container_id, [FileEntry(PRESTART, prestart_code(), 0o644)])
             await agent.start_container(container_id)
             if role == "main":
-                await _prestarted(agent, container_id)
+                await prestarted(agent, container_id)
         except BaseException:
             with contextlib.suppress(AgentError):
                 await agent.remove_container(container_id)

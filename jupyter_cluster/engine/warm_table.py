@@ -20,8 +20,11 @@ from .store.sessions import Store
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS warm (container_id TEXT PRIMARY KEY, set_id TEXT NOT NULL,"
     " agent TEXT NOT NULL, shape TEXT NOT NULL, host TEXT NOT NULL, network TEXT NOT NULL,"
-    " total TEXT NOT NULL, session_id TEXT, created_at REAL NOT NULL)"
+    " total TEXT NOT NULL, session_id TEXT, created_at REAL NOT NULL,"
+    " fit TEXT NOT NULL DEFAULT '', gpus TEXT NOT NULL DEFAULT '[]')"
 )
+#: Columns added since the table's first version (a store made before has none).
+_ADDED = {"fit": "TEXT NOT NULL DEFAULT ''", "gpus": "TEXT NOT NULL DEFAULT '[]'"}
 
 
 class WarmTable:
@@ -31,6 +34,10 @@ class WarmTable:
         self.store = store
         with store.tx() as db:
             db.execute(_SCHEMA)
+            have = {r[1] for r in db.execute("PRAGMA table_info(warm)").fetchall()}
+            for column, kind in _ADDED.items():
+                if column not in have:
+                    db.execute(f"ALTER TABLE warm ADD COLUMN {column} {kind}")
 
     def add_set(
         self,
@@ -40,15 +47,18 @@ class WarmTable:
         network: str,
         containers: Mapping[str, str],
         total: Resources,
+        fit: str = "",
+        gpu_ids: tuple[tuple[str, ...], ...] = (),
     ) -> None:
-        """Record a made and started set (``containers``: id by host) as ready."""
-        now, held = time.time(), json.dumps(total.to_dict())
+        """Record a made and started set (``containers``: id by host) as ready, with
+        what its mounts resolved to (``fit``) and its GPU ids per host."""
+        now, held, gpus = time.time(), json.dumps(total.to_dict()), json.dumps(gpu_ids)
         with self.store.tx() as db:
             db.executemany(
                 "INSERT INTO warm (container_id, set_id, agent, shape, host, network, total,"
-                " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                " created_at, fit, gpus) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (cid, set_id, agent, shape_key, host, network, held, now)
+                    (cid, set_id, agent, shape_key, host, network, held, now, fit, gpus)
                     for host, cid in containers.items()
                 ],
             )
@@ -57,18 +67,37 @@ class WarmTable:
         """Every warm set nobody has taken."""
         with self.store.tx(write=False) as db:
             rows = db.execute(
-                "SELECT DISTINCT set_id, agent, shape, total FROM warm WHERE session_id IS NULL"
+                "SELECT DISTINCT set_id, agent, shape, total, fit, gpus FROM warm"
+                " WHERE session_id IS NULL"
             ).fetchall()
-        return [WarmSet(r[0], r[1], r[2], Resources.from_dict(json.loads(r[3]))) for r in rows]
+        return [
+            WarmSet(
+                r[0],
+                r[1],
+                r[2],
+                Resources.from_dict(json.loads(r[3])),
+                r[4],
+                tuple(tuple(ids) for ids in json.loads(r[5])),
+            )
+            for r in rows
+        ]
 
-    def take(self, session_id: str, agent: str, shape_key: str) -> tuple[str, dict[str, str]]:
-        """Give ``session_id`` the oldest ready set of that agent and shape: its network
-        and container ids by host; ("", {}) when there is none."""
+    def take(
+        self,
+        session_id: str,
+        agent: str,
+        shape_key: str,
+        fit: str = "",
+        gpu_ids: tuple[tuple[str, ...], ...] = (),
+    ) -> tuple[str, dict[str, str]]:
+        """Give ``session_id`` the oldest ready set of that agent and shape whose mounts
+        resolved to ``fit`` and whose GPU ids are ``gpu_ids``: its network and container
+        ids by host; ("", {}) when there is none."""
         with self.store.tx() as db:
             row = db.execute(
                 "SELECT set_id, network FROM warm WHERE session_id IS NULL AND agent = ? AND"
-                " shape = ? ORDER BY created_at LIMIT 1",
-                (agent, shape_key),
+                " shape = ? AND fit = ? AND gpus = ? ORDER BY created_at LIMIT 1",
+                (agent, shape_key, fit, json.dumps(gpu_ids)),
             ).fetchone()
             if row is None:
                 return "", {}

@@ -41,8 +41,12 @@ def test_targets_are_validated_with_the_entry_named() -> None:
     (target,) = parse_targets([{"cpu": 1, "mem": "1g", "size": 3}], DEFAULT_IMAGE, 16)
     assert target.shape.hosts == ("main1", "sub1", "sub2")
     assert target.shape.total == Resources(cpu=3.0, mem=3 * GIB, shm=3 * 64 * 1024**2)
-    with pytest.raises(InvalidRequest, match=r"warm_pool\[0\]: unknown key 'gpu'"):
-        parse_targets([{"gpu": 1}], DEFAULT_IMAGE, 16)
+    with pytest.raises(InvalidRequest, match=r"warm_pool\[0\]: unknown key 'gpus'"):
+        parse_targets([{"gpus": 1}], DEFAULT_IMAGE, 16)
+    with pytest.raises(InvalidRequest, match=r"warm_pool\[0\]: mounts: '\.\./x'"):
+        parse_targets([{"mounts": ["../x"]}], DEFAULT_IMAGE, 16)
+    with pytest.raises(InvalidRequest, match=r"warm_pool\[0\]: workdir must be"):
+        parse_targets([{"workdir": "lab"}], DEFAULT_IMAGE, 16)
     with pytest.raises(InvalidRequest, match=r"warm_pool\[1\]: size must be 1 to 16"):
         parse_targets([{}, {"size": 17}], DEFAULT_IMAGE, 16)
     with pytest.raises(InvalidRequest, match="count must be"):
@@ -80,7 +84,7 @@ def test_eviction_frees_room_other_shapes_first() -> None:
     assert len(to_evict(capacity, Resources(cpu=4.0, mem=GIB), warm, SHAPE.key)) == 2
 
 
-def test_only_single_agent_sessions_without_folders_or_gpus_use_warm_sets() -> None:
+def test_only_single_agent_sessions_use_warm_sets_folders_named_with_their_owner() -> None:
     def session(
         resources: Resources = SMALL, agents: tuple[str, ...] = ("a", "a"), **spec: object
     ) -> Session:
@@ -90,8 +94,11 @@ def test_only_single_agent_sessions_without_folders_or_gpus_use_warm_sets() -> N
         return Session(id="s", spec=launch, containers=placed)
 
     assert shape_of(session()) == SHAPE
-    assert shape_of(session(mounts=(Mount("data"),))) is None
-    assert shape_of(session(Resources(1.0, GIB, gpu=1))) is None
+    folders = shape_of(session(mounts=(Mount("data"),)))
+    assert folders is not None and folders.mounts == (Mount("data"),)
+    assert folders.key != SHAPE.key and "mounts=data:rw" in folders.key
+    gpu = shape_of(session(Resources(1.0, GIB, gpu=1)))
+    assert gpu is not None and gpu.key.endswith("|gpu=1")
     assert shape_of(session(agents=("a", "b"))) is None
 
 

@@ -87,12 +87,13 @@ def test_the_spec_keeps_the_folder_and_input_cannot_set_it() -> None:
         LaunchSpec.create(image="i", workdir="/")  # type: ignore[call-arg]
 
 
-def test_no_warm_set_serves_a_session_with_the_notebooks_folder() -> None:
+def test_only_a_warm_set_made_for_the_notebooks_folder_serves_it() -> None:
     containers = tuple(c.with_(agent="local") for c in plan_containers("s", 1))
     session = Session("s", LaunchSpec(image="i"), SessionStatus.PREPARING, containers=containers)
-    assert shape_of(session) is not None
-    mounted = session.with_(spec=LaunchSpec(image="i", workdir="/srv/lab"))
-    assert shape_of(mounted) is None
+    plain = shape_of(session)
+    assert plain is not None
+    mounted = shape_of(session.with_(spec=LaunchSpec(image="i", workdir="/srv/lab")))
+    assert mounted is not None and mounted.workdir == "/srv/lab" and mounted.key != plain.key
 
 
 def test_an_agent_is_this_machine_only_over_a_unix_socket(

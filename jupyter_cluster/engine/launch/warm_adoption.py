@@ -18,7 +18,7 @@ from ...errors import LaunchFailed
 from ..agents.base import Agent, FileEntry
 
 #: Where a warm container finds its session's environment, and how it is told to go
-#: (its waiting command is :data:`~.warm_pool.WAIT_SCRIPT`).
+#: (its waiting command is :data:`~..warm_prestart.WAIT_SCRIPT`).
 WARM_ENV_FILE = f"{naming.RUNTIME_DIR}/env"
 WARM_GO_FIFO = "/run/jupyter-cluster-warm/go"
 WARM_GO_COMMAND = ("/bin/sh", "-c", f"echo go >{WARM_GO_FIFO}")

@@ -1,0 +1,63 @@
+"""What a warm set is matched by besides its shape: the bind mounts it was made with.
+
+Used by :mod:`.warm_pool` when it makes a set (it records :func:`mount_fit` of the
+mounts the manager resolved for the shape's owner) and when a launch takes one (only
+a set whose mounts resolved to the same text as the session's is taken).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+
+from ..core.warm import WarmSet, WarmShape, WarmTarget
+from .agents.base import BindMount
+
+#: The bind mounts of a shape on an agent (the manager resolves the owner's folders).
+MountResolver = Callable[[WarmShape, str], tuple[BindMount, ...]]
+
+
+def mount_fit(mounts: Sequence[BindMount]) -> str:
+    """What ``mounts`` resolve to, as text a set is matched by: each source, target
+    and mode, and (where the source is on this machine) the folder's device, inode and
+    change time, so a folder removed and made again under its name (which may get the
+    same inode) is not the one a set holds. A folder whose top-level entries changed
+    since a set was made no longer matches either: that set is remade (see
+    :func:`stale_sets`), never a wrong folder given."""
+    parts = []
+    for m in mounts:
+        try:
+            st = os.stat(m.source)
+            ident = f"{st.st_dev}:{st.st_ino}:{st.st_ctime_ns}"
+        except OSError:
+            ident = "?"
+        parts.append(f"{m.source}>{m.target}:{'ro' if m.readonly else 'rw'}@{ident}")
+    return ";".join(parts)
+
+
+def no_mounts(shape: WarmShape, agent_id: str) -> tuple[BindMount, ...]:
+    """The resolver of a pool without folders (tests, and the default)."""
+    return ()
+
+
+def stale_sets(
+    ready: Sequence[WarmSet], targets: Sequence[WarmTarget], resolve: MountResolver
+) -> list[str]:
+    """The ids of ready sets made for folders whose mounts no longer resolve as they
+    did (a folder removed, made again or changed): :meth:`.WarmPool.fill` removes them
+    so it can make them again."""
+    shapes = {t.shape.key: t.shape for t in targets if t.shape.mounts or t.shape.workdir}
+    now: dict[tuple[str, str], str] = {}
+    stale = []
+    for w in ready:
+        shape = shapes.get(w.shape_key)
+        if shape is None:
+            continue
+        if (w.agent, w.shape_key) not in now:
+            try:
+                now[w.agent, w.shape_key] = mount_fit(resolve(shape, w.agent))
+            except Exception:  # the folder is gone: no set of it can serve anyone
+                now[w.agent, w.shape_key] = ""
+        if now[w.agent, w.shape_key] != w.fit:
+            stale.append(w.set_id)
+    return stale
