@@ -1,56 +1,59 @@
 """ClusterManager: the local engine every front end calls when there is no shared service.
 
 The CLI, the REST handlers, the kernel provisioner, the notebook API and widgets
-launch, list, inspect, read logs of, run commands in and terminate cluster
-sessions through the :class:`~jupyter_cluster.core.engine.Engine` protocol, which
-this class implements on the Docker agents it owns (the shared service's client,
-:class:`~jupyter_cluster.client.remote_engine.RemoteEngine`, is the other implementation).
-It is configured with traitlets from the usual Jupyter config files
+launch, list, inspect, read logs of, run commands in and terminate cluster sessions
+through the :class:`~jupyter_cluster.core.engine.Engine` protocol, which this class
+implements on the Docker agents it owns (the shared service's client,
+:class:`~jupyter_cluster.client.remote_engine.RemoteEngine`, is the other
+implementation). It is configured with traitlets from the usual Jupyter config files
 (``jupyter_cluster_config.py``, ``jupyter_server_config.py``; the traits are in
 :mod:`.settings`).
 
-This module builds the parts and owns them; each part has one job and is given
-its dependencies explicitly: the :class:`~.store.sessions.Store`, the
+This module builds the parts and owns them; each part has one job and is given its
+dependencies explicitly: the :class:`~.store.sessions.Store`, the
 :class:`~.agents.pool.AgentPool`, the :class:`~.warm_pool.WarmPool`, the
 :class:`~.launching.SessionLauncher` (submit, drive), the
-:class:`~.ending.SessionTerminator` (terminate), the :class:`~.reading.SessionReader`
-(get, list, logs, exec, stats, access) and :class:`~.owned.OwnerFolders` (data
-folders). What a local engine does differently from the shared service's client
-is handed out as small parts: its launch policy (:class:`~.admission.LocalGate`),
-its route to main1 (:class:`~jupyter_cluster.reach.agent.AgentRoute`) and its
-background upkeep (:mod:`.upkeep`, :mod:`.oom_watch`).
+:class:`~.ending.SessionTerminator` (terminate), the
+:class:`~.reading.SessionReader` (get, list, logs, exec, stats, access) and
+:class:`~.owned.OwnerFolders` (data folders). Groups of Engine methods live in its
+bases: the agents' views (:mod:`.agent_views`), folders and profiles
+(:mod:`.owner_data`), files in folders (:mod:`.folder_file_ops`), bookkeeping for
+front ends (:mod:`.bookkeeping`) and audit records (:mod:`.audit_actions`). What a
+local engine does differently from the shared service's client is handed out as
+small parts: its launch policy (:class:`~.admission.LocalGate`), its route to main1
+(:class:`~jupyter_cluster.reach.agent.AgentRoute`) and its background upkeep
+(:mod:`.upkeep`, :mod:`.oom_watch`).
 """
 
 from __future__ import annotations
 
 import builtins
 import os
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..core.access import Access
-from ..core.folders import FolderInfo
 from ..core.images import check_allowed
 from ..core.models import LaunchSpec, Session
-from ..core.profiles import Profile
 from ..core.quota import Quota
-from ..core.state import ENDED, LISTINGS, SETTLING
+from ..core.state import LISTINGS
 from ..core.stats import Usage
 from ..core.time_limits import check_site_limit
 from ..core.units import parse_size
 from ..core.warm import parse_targets
 from .admission import LocalGate
-from .agents.base import Agent, OutputCallback
+from .agent_views import AgentViews
+from .agents.base import OutputCallback
 from .agents.pool import AgentPool
 from .agents.registry import agent_configs, make_agent
 from .api import PolicySource, Upkeep
 from .audit_actions import AuditActions
 from .batch import BatchUpkeep, JobRunner
+from .bookkeeping import Bookkeeping
 from .ending import SessionTerminator
 from .fast_network import FastNetworking
 from .folder_file_ops import FolderFileOps
-from .folder_space import FolderSpace
 from .gpu_detection import GpuDetection
 from .hardening import ContainerHardening
 from .launch.queue_settings import QueueSettings
@@ -59,10 +62,10 @@ from .lifetime import LifetimeWatch
 from .log_archive import LogArchive
 from .oom_watch import OomWatch
 from .owned import OwnerFolders
+from .owner_data import OwnerData
 from .reading import SessionReader
 from .reconcile import Reconciler
 from .settings import ManagerSettings
-from .store.drivers import driver_alive, this_process
 from .store.exec_log import ExecLog
 from .store.profiles import ProfileStore
 from .store.sessions import Store
@@ -76,7 +79,14 @@ if TYPE_CHECKING:
 
 
 class ClusterManager(
-    AuditActions, FolderFileOps, ManagerSettings, UtilizationIdleSettings, QueueSettings
+    AgentViews,
+    Bookkeeping,
+    AuditActions,
+    OwnerData,
+    FolderFileOps,
+    ManagerSettings,
+    UtilizationIdleSettings,
+    QueueSettings,
 ):
     """Launch and manage cluster sessions on the configured Docker agents.
 
@@ -157,32 +167,6 @@ class ClusterManager(
             self, self.store, self.pool, self.exec_log, self.terminate, self.log
         )
         self._reconciled = False
-
-    # -- agents ------------------------------------------------------------------
-
-    def agent(self, agent_id: str) -> Agent:
-        """The agent called ``agent_id``; NotFound when there is none."""
-        return self.pool.get(agent_id)
-
-    async def agents_info(self) -> builtins.list[dict[str, object]]:
-        """Capacity, allocated and free resources per agent (``jupyter cluster agents``)."""
-        return await self.pool.rows(self.store.usage())
-
-    async def resource_groups_info(self, groups: Sequence[str]) -> builtins.list[dict[str, object]]:
-        """Capacity, used and free resources summed per group (``GET resource-groups``)."""
-        return await self.pool.group_rows(self.store.usage(), groups)
-
-    async def images_info(self, images: Sequence[str]) -> builtins.list[dict[str, object]]:
-        """Which agents have each image, the first being the default (``GET images``)."""
-        return await self.pool.image_rows(images)
-
-    def host_folder_mount(self) -> tuple[str, int]:
-        """Whether a folder of this machine can be mounted into sessions ("" when every
-        agent is this machine's engine, else why not) and work's uid; the provisioner
-        asks before mounting a notebook's folder (see core.workdir)."""
-        remote = [a.config.id for a in self.pool.agents.values() if not a.config.is_this_machine]
-        why = f"agent {remote[0]} is not this machine's Docker engine" if remote else ""
-        return why, self.hardening.work_uid
 
     # -- life --------------------------------------------------------------------
 
@@ -316,45 +300,6 @@ class ClusterManager(
         """How the session's owner reaches main1 over SSH (see SessionReader.access)."""
         return await self.reader.access(ref)
 
-    # -- data folders (OwnerFolders) -----------------------------------------------
-
-    def folders_for(self, owner: str) -> FolderSpace:
-        """The data folders ``owner`` sees."""
-        return self.folders.space(owner)
-
-    async def list_folders(self, owner: str = "") -> builtins.list[FolderInfo]:
-        """``owner``'s folders and the shared ones (CLI ``folder ls``, ``GET folders``)."""
-        return self.folders.list(owner)
-
-    async def create_folder(self, name: str, owner: str = "") -> FolderInfo:
-        """Make one of ``owner``'s folders."""
-        return self.folders.create(name, owner)
-
-    async def remove_folder(self, name: str, owner: str = "") -> None:
-        """Delete one of ``owner``'s folders; refused while an active session mounts it."""
-        self.folders.remove(name, owner)
-
-    async def rename_folder(self, name: str, new_name: str, owner: str = "") -> FolderInfo:
-        """Rename one of ``owner``'s folders (see OwnerFolders.rename)."""
-        return self.folders.rename(name, new_name, owner)
-
-    async def list_profiles(self, owner: str = "") -> builtins.list[Profile]:
-        """``owner``'s own launch profiles (CLI ``profile ls``, ``GET profiles``)."""
-        return list(self.user_profiles(owner).values())
-
-    def user_profiles(self, owner: str) -> dict[str, Profile]:
-        """``owner``'s own launch profiles by name (the launch gate merges them)."""
-        return self.profile_store.list(owner)
-
-    async def save_profile(self, profile: Profile, owner: str = "") -> Profile:
-        """Keep ``profile`` as ``owner``'s (replacing one of that name)."""
-        self.profile_store.save(owner, profile)
-        return profile
-
-    async def remove_profile(self, name: str, owner: str = "") -> None:
-        """Delete ``owner``'s profile ``name`` (NotFound when there is none)."""
-        self.profile_store.remove(owner, name)
-
     # -- what a local engine does its own way (see engine.api.Engine) ----------------
 
     def launch_gate(self, settings: PolicySource) -> LocalGate:
@@ -376,31 +321,3 @@ class ClusterManager(
         self.utilization.on_change = on_change
         kept: builtins.list[Upkeep] = [oom, jobs, queue, self.utilization]
         return [WarmRefill(self.warm), *kept] if self.warm.targets else kept
-
-    async def hand_off(self, session: Session, spawn: Callable[[str], int]) -> None:
-        """A detached driver takes over a launch still settling, or a batch job whose
-        driver is gone (``wait`` asks, so a killed driver's job is watched again)."""
-        if session.status in SETTLING or (
-            session.spec.command
-            and session.status not in ENDED
-            and not driver_alive(self.store.driver(session.id))
-        ):
-            self.store.set_driver(session.id, this_process(spawn(session.id)))
-
-    async def run_job(self, session_id: str) -> Session:
-        """Watch a batch session's job until the session ends (see JobRunner.run)."""
-        return await self.jobs.run(session_id)
-
-    def mark_ending(self, session_id: str) -> bool:
-        """Mark it TERMINATING now; the removal may go on in the background."""
-        self.store.mark_terminating(session_id)
-        return True
-
-    def phase_missing(self, session_id: str, phase: str) -> Session | None:
-        """The session, if it has not recorded ``phase`` yet."""
-        session = self.store.get(session_id)
-        return session if session is not None and phase not in session.timings else None
-
-    def record_phases(self, session_id: str, timings: Mapping[str, float]) -> None:
-        """Keep phase timings measured by a front end."""
-        self.store.add_timings(session_id, timings)
