@@ -26,13 +26,13 @@ anything else is imported) does what the engine's start-up would, read-only:
 
 Anything else falls back (:func:`answer` returns None) to the engine's full start,
 which reconciles and then answers: team mode (``service_url``), agents over TLS or
-SSH, agents injected by ``agent_factory``, an agent that does not answer, GPU
-detection that needs a probe (``agents``), a log the engine must read (``logs``: see
-:mod:`.quick_logs`), and any discrepancy. So a
-session whose container died still shows degraded (or ended) as before, and the
-fast path changes nothing in the store but the history pruning the engine would
-do anyway. With ``JUPYTER_CLUSTER_QUICK_DEBUG`` set (read at each command), a
-fall-back says why on stderr. ``tests/unit/test_cli_startup.py`` checks what it
+SSH, an agent that does not answer, a configuration value the engine would refuse,
+GPU detection that needs a probe (``agents``), a log the engine must read (``logs``:
+see :mod:`.quick_logs`), and any discrepancy. So a session whose container died
+still shows degraded (or ended) as before, and the fast path changes nothing in the
+store but the history pruning the engine would do anyway. With
+``JUPYTER_CLUSTER_QUICK_DEBUG`` set (read at each command), a fall-back says why on
+stderr. ``tests/unit/test_cli_startup.py`` checks what it
 imports, ``tests/unit/test_cli_quick.py`` when it falls back, and
 ``tests/integration/test_cli_quick.py`` both paths against Docker.
 """
@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 import time
@@ -73,6 +74,7 @@ def answer(args: argparse.Namespace) -> int | None:
         from ..engine.store.sessions import Store
 
         store = Store(settings.db_path)
+        agents: list[tuple[Any, Any]] = []
         try:
             agents = _agents(settings)
             _check(store, settings, agents)
@@ -89,6 +91,8 @@ def answer(args: argparse.Namespace) -> int | None:
 
 def _settings() -> Any:
     """``c.ClusterManager``'s settings as the engine would read them."""
+    from traitlets import TraitError
+
     from ..engine.launch.queue_settings import QueueSettings
     from ..engine.settings import ManagerSettings
     from ..engine.utilization_settings import UtilizationIdleSettings
@@ -102,10 +106,22 @@ def _settings() -> Any:
     class ClusterManager(ManagerSettings, UtilizationIdleSettings, QueueSettings):
         pass
 
-    settings = ClusterManager(config=config)
-    if settings.agent_factory is not None:
-        raise Fallback("agents made by agent_factory")
+    try:  # warned about as a Jupyter application warns (an unknown option, say)
+        settings = ClusterManager(config=config, log=_log())
+    except TraitError as exc:  # a bad value: the engine reports it
+        raise Fallback(f"config: {exc}") from None
     return settings
+
+
+def _log() -> logging.Logger:
+    """A logger that writes warnings to stderr as the engine's Jupyter application does."""
+    log = logging.getLogger("ClusterConfigApp")
+    if not log.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("[%(name)s] %(levelname)s | %(message)s"))
+        log.addHandler(handler)
+        log.propagate = False
+    return log
 
 
 def _file_config() -> Any:

@@ -9,6 +9,7 @@ the engine does.
 
 from __future__ import annotations
 
+import argparse
 import random
 import time
 from collections.abc import Iterator
@@ -18,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_cluster.cli.quick import Fallback, _check
+from jupyter_cluster.cli.quick import Fallback, _check, answer
 from jupyter_cluster.cli.quick_logs import _Lines
 from jupyter_cluster.core import naming
 from jupyter_cluster.core.lines import MAX_LINE, LineSplitter
@@ -173,3 +174,30 @@ def test_logs_split_lines_as_the_engine_does(seed: int) -> None:
     theirs = "".join(line for p in pieces for line in engine.feed(p)) + engine.flush()
     mine = "".join(line for p in pieces for line in ours.feed(p)) + ours.flush()
     assert mine == theirs
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        "c.ClusterManager.service_url = 'https://cluster.example:8443'",
+        "c.ClusterManager.agents = [{'id': 'far', 'url': 'tcp://far.example:2375', "
+        "'insecure': True}]",
+        "c.ClusterManager.agents = [{'id': 'ssh', 'url': 'ssh://me@far.example'}]",
+        "c.ClusterManager.max_size = 'many'",
+    ],
+)
+def test_what_only_the_engine_can_read_is_left_to_it(
+    config: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "jupyter_cluster_config.py").write_text(config + "\n")
+    monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(tmp_path))
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("JUPYTER_CLUSTER_SERVICE_URL", raising=False)
+    for command in ("ls", "show", "agents", "logs"):
+        assert answer(argparse.Namespace(command=command, all=False, json=True)) is None
+
+
+def test_other_commands_are_the_engines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(tmp_path))
+    for command in ("launch", "rm", "exec", "folder", "wait"):
+        assert answer(argparse.Namespace(command=command)) is None
