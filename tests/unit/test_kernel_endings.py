@@ -8,7 +8,16 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from jupyter_cluster.provisioning import endings
+
+
+@pytest.fixture(autouse=True)
+def server_running() -> None:
+    """As in a running server (a server stopped earlier in this process ends
+    sessions in the foreground until the next one starts)."""
+    endings.server_started()
 
 
 class FakeEngine:
