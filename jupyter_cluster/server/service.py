@@ -29,6 +29,7 @@ from ..reach.apps import AppTunnels
 from .events import Event, EventHub, is_ended
 from .idle import IdleWatcher
 from .notebook_dir import host_root_to_mount, take_notebook_dir
+from .session_kernels import SessionKernels
 from .streams import StreamSlots
 from .terminals import ClusterTerminals
 
@@ -84,10 +85,11 @@ class ClusterService:
         #: Live log and stats streams, per user (see :mod:`.streams`).
         self.streams = StreamSlots(host.max_streams_per_user, host.max_streams)
         self._launches: dict[str, asyncio.Task[None]] = {}
-        self._kernel_phase: dict[str, str] = {}  # waiting / starting / failed
-        self._kernel_reason: dict[str, str] = {}
+        #: Kernels this server starts in its sessions' main1 (see :mod:`.session_kernels`).
+        self.kernels = SessionKernels(
+            lambda: self.host.kernel_manager, host.kernel_name, self.hub.poke, self.log
+        )
         self._housekeeping: set[asyncio.Task[None]] = set()
-        self._kernel_shutdowns: dict[str, asyncio.Future[Any]] = {}
         self._started: asyncio.Future[None] | None = None
         self.idle = IdleWatcher(self, host.idle_timeout, host.idle_check_interval)
         self._refresh: asyncio.Task[None] | None = None
@@ -110,9 +112,6 @@ class ClusterService:
     def terminal_manager(self) -> Any:
         """The server's terminal manager (None when terminals are disabled)."""
         return self.host.terminal_manager
-
-    def _kernel_alive(self, kernel_id: str | None) -> bool:
-        return bool(kernel_id) and kernel_id in self.kernel_manager
 
     # -- start and stop ----------------------------------------------------------------
 
@@ -162,7 +161,7 @@ class ClusterService:
         foreground (see provisioning.endings); launches driven here end; sessions
         launched through this API (not their kernels) survive."""
         await server_stopping()
-        self._forget_failed_starts()
+        self.kernels.forget_failed_starts()
         if self._refresh is not None:
             self._refresh.cancel()
             await asyncio.gather(self._refresh, return_exceptions=True)
@@ -178,53 +177,16 @@ class ClusterService:
         await asyncio.gather(*tasks, return_exceptions=True)
         with contextlib.suppress(ClusterError):
             for session in await asyncio.to_thread(self.engine.store.list):
-                self._keep_session(session)
+                self.kernels.keep_session(session)
         await self.terminals.close_all(self.terminal_manager)
         await self.apps.close_all()
         await self.engine.close()
 
-    def _forget_failed_starts(self) -> None:
-        """jupyter_client keeps a kernel whose start failed among its pending kernels,
-        and the server's shutdown_all then fails on it (404: no such kernel), so the
-        server would never exit; forget those before it shuts its kernels down
-        (their start failed: nothing of them runs)."""
-        km = self.kernel_manager
-        pending = getattr(km, "_pending_kernels", None)
-        if not isinstance(pending, dict):
-            return
-        for kernel_id, task in list(pending.items()):
-            if task.done() and kernel_id not in km:
-                pending.pop(kernel_id, None)
-
-    def _keep_session(self, session: Session) -> None:
-        """Shut the session's kernel down without its provisioner ending the session
-        (the server stops, or ends the session itself)."""
-        if self._kernel_alive(session.kernel_id):
-            provisioner = self.kernel_manager.get_kernel(session.kernel_id).provisioner
-            if provisioner is not None and hasattr(provisioner, "keep_session"):
-                provisioner.keep_session = True
-
     # -- models --------------------------------------------------------------------------
-
-    def kernel_state(self, session: Session) -> tuple[str | None, str]:
-        """(state, reason) of the session's kernel: waiting, starting, running, failed,
-        gone, or None when no kernel was asked for."""
-        if not session.kernel_id:
-            return None, ""
-        if not self.host.kernels_here:
-            return "remote", ""  # the owner's server runs it and reports its state
-        phase = self._kernel_phase.get(session.id)
-        if phase in ("waiting", "starting"):
-            return phase, ""
-        if self._kernel_alive(session.kernel_id):
-            return "running", ""
-        if phase == "failed":
-            return "failed", self._kernel_reason.get(session.id, "")
-        return "gone", ""
 
     def model(self, session: Session) -> dict[str, Any]:
         """The REST shape of a session: the engine's plus the kernel's state."""
-        state, reason = self.kernel_state(session)
+        state, reason = self.kernels.state(session, self.host.kernels_here)
         deadline = self.idle.deadline(session) if self.host.idle_timeout > 0 else None
         return {
             **session.to_dict(),
@@ -252,7 +214,7 @@ class ClusterService:
         except NotFound as exc:  # a data folder removed meanwhile
             raise InvalidRequest(str(exc), "mounts") from exc
         if start_here:
-            self._kernel_phase[session.id] = "waiting"
+            self.kernels.waiting(session.id)
         task = asyncio.ensure_future(self._drive(session.id, start_here, notebook_dir))
         self._launches[session.id] = task
         task.add_done_callback(lambda _: self._launches.pop(session.id, None))
@@ -265,45 +227,20 @@ class ClusterService:
         try:
             session = await self.engine.drive(session_id, on_change=lambda s: self.hub.poke())
         except asyncio.CancelledError:
-            self._kernel_phase.pop(session_id, None)
+            self.kernels.forget(session_id)
             raise
         except ClusterError as exc:
             self.log.warning("cluster session %s: %s", session_id, exc)
-            self._kernel_failed(session_id, f"the session did not start: {exc}")
+            self.kernels.failed(session_id, f"the session did not start: {exc}")
             return
         finally:
             self.hub.poke()
         if not start_kernel:
             return
         if session.status not in USABLE:
-            self._kernel_failed(session_id, f"the session is {session.status.value}")
+            self.kernels.failed(session_id, f"the session is {session.status.value}")
             return
-        await self._start_kernel(session, notebook_dir)
-
-    def _kernel_failed(self, session_id: str, reason: str) -> None:
-        if session_id in self._kernel_phase:
-            self._kernel_phase[session_id] = "failed"
-            self._kernel_reason[session_id] = reason
-
-    async def _start_kernel(self, session: Session, notebook_dir: str | None = None) -> None:
-        """Start the session's kernel; in ``notebook_dir`` (of the server's root) when
-        given, where the provisioner puts it if the session mounts that folder."""
-        self._kernel_phase[session.id] = "starting"
-        self.hub.poke()
-        try:
-            await self.kernel_manager.start_kernel(
-                kernel_id=session.kernel_id,
-                kernel_name=self.host.kernel_name,
-                path=notebook_dir,
-                cluster_session_id=session.id,
-            )
-            self._kernel_phase.pop(session.id, None)
-            self.log.info("kernel %s runs in main1 of %s", session.kernel_id, session.name)
-        except Exception as exc:
-            self.log.warning("kernel of cluster session %s did not start: %s", session.name, exc)
-            self._kernel_failed(session.id, f"the kernel did not start: {exc}")
-        finally:
-            self.hub.poke()
+        await self.kernels.start(session, notebook_dir)
 
     async def launch_options(self, owner: str | None = None, groups: Sequence[str] = ()) -> Any:
         """The launch form's description: this server's policy, or the service's."""
@@ -319,11 +256,10 @@ class ClusterService:
         if task is not None:
             await self._settle(session.id, task, 60.0, reason)
         session = await self.engine.get(session.id)
-        self._keep_session(session)  # the session is ended here, with its reason
-        await self._shutdown_kernel(session.kernel_id)
+        self.kernels.keep_session(session)  # the session is ended here, with its reason
+        await self.kernels.shut_down(session.kernel_id)
         session = await self.engine.terminate(session.id, reason=reason)
-        self._kernel_phase.pop(session.id, None)
-        self._kernel_reason.pop(session.id, None)
+        self.kernels.forget(session.id)
         await self.terminals.close_session(self.terminal_manager, session.id)
         self.hub.poke()
         return session
@@ -368,21 +304,4 @@ class ClusterService:
         await self.terminals.close_session(self.terminal_manager, session_id)
         await self.apps.close_session(session_id)
         if session_id not in self._launches:
-            await self._shutdown_kernel(kernel_id)
-
-    async def _shutdown_kernel(self, kernel_id: str | None) -> None:
-        """Shut a kernel down once, however many callers ask at the same time."""
-        if not kernel_id:
-            return
-        task = self._kernel_shutdowns.get(kernel_id)
-        if task is None:
-            if not self._kernel_alive(kernel_id):
-                return
-            task = asyncio.ensure_future(self.kernel_manager.shutdown_kernel(kernel_id, now=True))
-            self._kernel_shutdowns[kernel_id] = task
-            task.add_done_callback(lambda _: self._kernel_shutdowns.pop(kernel_id, None))
-        try:
-            await asyncio.shield(task)
-        except Exception as exc:
-            self.log.warning("shutting down kernel %s: %s", kernel_id, exc)
-        self.hub.poke()
+            await self.kernels.shut_down(kernel_id)

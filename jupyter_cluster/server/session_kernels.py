@@ -1,0 +1,139 @@
+"""The kernels a server starts in its sessions' main1: their start, state and shutdown.
+
+One :class:`SessionKernels` per :class:`~.service.ClusterService`: a launch through
+REST that asks for a kernel has it started here, with the server's own kernel
+manager, once its session runs (``waiting`` → ``starting`` → running, or
+``failed`` with the reason); a session's model shows that state; a session ended
+here or elsewhere has its kernel shut down once, however many callers ask; and
+when the server stops, kernels are shut down without their provisioners ending
+their sessions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from ..core.models import Session
+
+
+class SessionKernels:
+    """Kernels in main1 started by this server (see the module docstring)."""
+
+    def __init__(
+        self,
+        kernel_manager: Callable[[], Any],
+        kernel_name: str,
+        poke: Callable[[], None],
+        log: logging.Logger,
+    ) -> None:
+        """``kernel_manager``: gives the server's kernel manager; ``kernel_name``: the
+        session kernelspec's; ``poke``: tells the events stream something changed."""
+        self._kernel_manager = kernel_manager
+        self.kernel_name = kernel_name
+        self.poke = poke
+        self.log = log
+        self._phase: dict[str, str] = {}  # waiting / starting / failed
+        self._reason: dict[str, str] = {}
+        self._shutdowns: dict[str, asyncio.Future[Any]] = {}
+
+    @property
+    def manager(self) -> Any:
+        """The server's kernel manager."""
+        return self._kernel_manager()
+
+    def alive(self, kernel_id: str | None) -> bool:
+        """Whether ``kernel_id`` is one of the server's kernels now."""
+        return bool(kernel_id) and kernel_id in self.manager
+
+    def waiting(self, session_id: str) -> None:
+        """A kernel is to start once the session runs."""
+        self._phase[session_id] = "waiting"
+
+    def failed(self, session_id: str, reason: str) -> None:
+        """The kernel asked for will not start, because of ``reason``."""
+        if session_id in self._phase:
+            self._phase[session_id] = "failed"
+            self._reason[session_id] = reason
+
+    def forget(self, session_id: str) -> None:
+        """The session is gone (or its launch given up): nothing more to show."""
+        self._phase.pop(session_id, None)
+        self._reason.pop(session_id, None)
+
+    def state(self, session: Session, here: bool) -> tuple[str | None, str]:
+        """(state, reason) of the session's kernel: waiting, starting, running, failed,
+        gone, ``remote`` (``here`` False: the owner's server runs it), or None when no
+        kernel was asked for."""
+        if not session.kernel_id:
+            return None, ""
+        if not here:
+            return "remote", ""
+        phase = self._phase.get(session.id)
+        if phase in ("waiting", "starting"):
+            return phase, ""
+        if self.alive(session.kernel_id):
+            return "running", ""
+        if phase == "failed":
+            return "failed", self._reason.get(session.id, "")
+        return "gone", ""
+
+    async def start(self, session: Session, notebook_dir: str | None = None) -> None:
+        """Start the session's kernel; in ``notebook_dir`` (of the server's root) when
+        given, where the provisioner puts it if the session mounts that folder."""
+        self._phase[session.id] = "starting"
+        self.poke()
+        try:
+            await self.manager.start_kernel(
+                kernel_id=session.kernel_id,
+                kernel_name=self.kernel_name,
+                path=notebook_dir,
+                cluster_session_id=session.id,
+            )
+            self._phase.pop(session.id, None)
+            self.log.info("kernel %s runs in main1 of %s", session.kernel_id, session.name)
+        except Exception as exc:
+            self.log.warning("kernel of cluster session %s did not start: %s", session.name, exc)
+            self.failed(session.id, f"the kernel did not start: {exc}")
+        finally:
+            self.poke()
+
+    def keep_session(self, session: Session) -> None:
+        """Shut the session's kernel down without its provisioner ending the session
+        (the server stops, or ends the session itself)."""
+        if self.alive(session.kernel_id):
+            provisioner = self.manager.get_kernel(session.kernel_id).provisioner
+            if provisioner is not None and hasattr(provisioner, "keep_session"):
+                provisioner.keep_session = True
+
+    def forget_failed_starts(self) -> None:
+        """jupyter_client keeps a kernel whose start failed among its pending kernels,
+        and the server's shutdown_all then fails on it (404: no such kernel), so the
+        server would never exit; forget those before it shuts its kernels down
+        (their start failed: nothing of them runs)."""
+        km = self.manager
+        pending = getattr(km, "_pending_kernels", None)
+        if not isinstance(pending, dict):
+            return
+        for kernel_id, task in list(pending.items()):
+            if task.done() and kernel_id not in km:
+                pending.pop(kernel_id, None)
+
+    async def shut_down(self, kernel_id: str | None) -> None:
+        """Shut a kernel down once, however many callers ask at the same time."""
+        if not kernel_id:
+            return
+        task = self._shutdowns.get(kernel_id)
+        if task is None:
+            if not self.alive(kernel_id):
+                return
+            task = asyncio.ensure_future(self.manager.shutdown_kernel(kernel_id, now=True))
+            self._shutdowns[kernel_id] = task
+            task.add_done_callback(lambda _: self._shutdowns.pop(kernel_id, None))
+        try:
+            await asyncio.shield(task)
+        except Exception as exc:
+            self.log.warning("shutting down kernel %s: %s", kernel_id, exc)
+        self.poke()
