@@ -13,7 +13,8 @@ setup:
 lab: setup
 	$(BIN)/jupyter-cluster kernelspec install cluster2 --display-name "Cluster (2 containers)" \
 		--size 2 --cpu 1 --mem 2g --sys-prefix
-	$(BIN)/jupyter lab --ip=127.0.0.1 --allow-root --no-browser
+	$(BIN)/jupyter lab --ip=127.0.0.1 --allow-root --no-browser \
+		--ClusterManager.warm_pool_adaptive=True
 
 lint:
 	$(BIN)/ruff check .

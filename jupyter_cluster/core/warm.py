@@ -240,3 +240,30 @@ def to_evict(
 
 def _minus(a: Resources, b: Resources) -> Resources:
     return Resources(a.cpu - b.cpu, a.mem - b.mem, 0, a.gpu - b.gpu)
+
+
+def recent_targets(
+    launches: Sequence[tuple[float, WarmShape, str]],
+    now: float,
+    window: float,
+    per_shape: int,
+    max_sets: int,
+    configured: Sequence[WarmTarget] = (),
+) -> list[WarmTarget]:
+    """The adaptive pool's targets: ``per_shape`` sets of each shape launched in the
+    last ``window`` seconds (``launches``: when, shape, resource group), most recent
+    first, at most ``max_sets`` sets per agent in all; shapes the configured targets
+    keep already are left out."""
+    have = {(t.shape.key, t.resource_group) for t in configured}
+    targets: list[WarmTarget] = []
+    left = max_sets
+    for when, shape, group in sorted(launches, key=lambda x: -x[0]):
+        if when < now - window or left <= 0 or per_shape <= 0:
+            break
+        if (shape.key, group) in have or (shape.key, "") in have:
+            continue
+        have.add((shape.key, group))
+        count = min(per_shape, left)
+        targets.append(WarmTarget(shape, count, group))
+        left -= count
+    return targets

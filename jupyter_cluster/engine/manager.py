@@ -72,6 +72,7 @@ from .store.sessions import Store
 from .upkeep import WarmRefill
 from .utilization_idle import UtilizationWatch
 from .utilization_settings import UtilizationIdleSettings
+from .warm_demand import WarmDemand
 from .warm_pool import WarmPool
 
 if TYPE_CHECKING:
@@ -131,7 +132,12 @@ class ClusterManager(
         self.networking = FastNetworking(parent=self)
         targets = parse_targets(self.warm_pool, self.default_image, self.max_size)
         self.warm = WarmPool(
-            self.store, self.pool, targets, self.hardening.limits, self.warm_pool_interval
+            self.store,
+            self.pool,
+            targets,
+            self.hardening.limits,
+            self.warm_pool_interval,
+            demand=lambda: WarmDemand.of(self),
         )
         self.folders = OwnerFolders(self, self.store, lambda: self.hardening.work_uid)
         self.terminator = SessionTerminator(
@@ -320,4 +326,4 @@ class ClusterManager(
         queue = self.launcher.queue  # the scheduling loop runs while the server does
         self.utilization.on_change = on_change
         kept: builtins.list[Upkeep] = [oom, jobs, queue, self.utilization]
-        return [WarmRefill(self.warm), *kept] if self.warm.targets else kept
+        return [WarmRefill(self.warm), *kept] if self.warm.enabled else kept

@@ -68,6 +68,26 @@ class ManagerSettings(LoggingConfigurable):
         session removes warm containers that would overcommit its agent or hold its
         GPUs.""",
     )
+    warm_pool_adaptive = Bool(
+        False,
+        config=True,
+        help="""Also keep warm sets of the shapes launched lately (besides warm_pool):
+        warm_pool_per_shape sets of each single-node shape (image, resources, size,
+        folders and their owner, GPUs) a session was launched with in the last
+        warm_pool_window seconds, most recent first, at most warm_pool_max_sets per
+        agent; sets of shapes not launched for that long are removed.""",
+    )
+    warm_pool_window = Float(
+        3600.0,
+        config=True,
+        help="Seconds a launch keeps its shape in the adaptive warm pool.",
+    )
+    warm_pool_per_shape = Int(
+        1, config=True, help="Warm sets per agent of each shape the adaptive pool keeps."
+    )
+    warm_pool_max_sets = Int(
+        4, config=True, help="At most this many adaptive warm sets per agent in all."
+    )
     warm_pool_interval = Float(
         5.0,
         config=True,

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 
+from ..core.models import Session
+from ..core.state import LIVE
 from ..core.warm import WarmSet, WarmShape, WarmTarget
 from .agents.base import BindMount
 
@@ -61,3 +63,14 @@ def stale_sets(
         if now[w.agent, w.shape_key] != w.fit:
             stale.append(w.set_id)
     return stale
+
+
+def gpus_held(sessions: Sequence[Session]) -> dict[str, set[str]]:
+    """The GPU ids live ``sessions`` were given, per agent (a set must not hold them)."""
+    held: dict[str, set[str]] = {}
+    for s in sessions:
+        if s.status in LIVE:
+            for c in s.containers:
+                if c.agent and c.gpu_ids:
+                    held.setdefault(c.agent, set()).update(c.gpu_ids)
+    return held

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from ..core import naming
 from ..core.models import Session
 from ..core.resources import Resources
-from ..core.state import LIVE, SessionStatus
+from ..core.state import SessionStatus
 from ..core.warm import (
     WarmShape,
     WarmTarget,
@@ -41,7 +41,8 @@ from .agents.base import Agent, BindMount, ContainerSpec, FileEntry, Limits
 from .agents.pool import AgentPool
 from .launch.bring_up import published_ports_of
 from .store.sessions import Store
-from .warm_fit import MountResolver, mount_fit, no_mounts, stale_sets
+from .warm_demand import WarmDemand, demand_targets
+from .warm_fit import MountResolver, gpus_held, mount_fit, no_mounts, stale_sets
 from .warm_prestart import (
     PRESTART,
     PRESTART_NOT_READY,
@@ -51,6 +52,7 @@ from .warm_prestart import (
     prestart_script,
     prestarted,
 )
+from .warm_sweep import sweep_pool
 from .warm_table import WarmTable
 
 __all__ = ["PRESTART_NOT_READY", "PRESTART_READY", "WarmPool", "mount_fit"]
@@ -69,6 +71,7 @@ class WarmPool:
         limits: Callable[[], Limits],
         interval: float = 5.0,
         resolve: MountResolver = no_mounts,
+        demand: Callable[[], WarmDemand] = WarmDemand,
     ) -> None:
         self.store = store
         self.agents = agents
@@ -76,11 +79,23 @@ class WarmPool:
         self.limits = limits
         self.interval = interval
         self.resolve = resolve
+        self.demand = demand
         self.table = WarmTable(store)
         self.wake = asyncio.Event()
         self._lock = asyncio.Lock()
 
-    def _labels(self, **extra: str) -> dict[str, str]:
+    @property
+    def enabled(self) -> bool:
+        """Whether there is a pool: configured targets, or the adaptive pool on."""
+        return bool(self.targets) or self.demand().on
+
+    def wanted(self, sessions: list[Session]) -> list[WarmTarget]:
+        """The configured targets and, when on, the adaptive pool's (see
+        :mod:`.warm_demand`) for the store's ``sessions``."""
+        return [*self.targets, *demand_targets(self.demand(), sessions, self.targets)]
+
+    def labels(self, **extra: str) -> dict[str, str]:
+        """The labels of this store's warm containers and networks (with ``extra``)."""
         return {naming.LABEL_MANAGER: self.store.manager_id, **extra}
 
     # -- taking ------------------------------------------------------------------------
@@ -91,7 +106,9 @@ class WarmPool:
         the session's), or {} (launch cold). Only a set made with the same resolved
         mounts and the GPU ids the session was given matches."""
         shape = shape_of(session)
-        if shape is None or not self.targets:
+        # Any process of the store takes what the server's pool made, whatever its
+        # own configuration says (a provisioner's may not name the pool).
+        if shape is None or not (self.enabled or self.table.ready()):
             return {}
         agent = session.containers[0].agent or ""
         fit = mount_fit(mounts)
@@ -108,7 +125,7 @@ class WarmPool:
         if not ready:
             return
         shape = shape_of(session)
-        usage, gpus = self.store.usage(), self._gpus_held()
+        usage, gpus = self.store.usage(), gpus_held(self.store.list())
         for agent_id in {c.agent for c in session.containers if c.agent}:
             mine = [w for w in ready if w.agent == agent_id]
             if not mine:
@@ -117,17 +134,7 @@ class WarmPool:
             held = usage.get(agent_id, Resources(0, 0, 0, 0))
             keep = shape.key if shape else ""
             evict = to_evict(info.capacity, held, mine, keep, frozenset(gpus.get(agent_id, ())))
-            await self._remove_sets([w.set_id for w in evict])
-
-    def _gpus_held(self) -> dict[str, set[str]]:
-        """The GPU ids live sessions were given, per agent."""
-        held: dict[str, set[str]] = {}
-        for s in self.store.list():
-            if s.status in LIVE:
-                for c in s.containers:
-                    if c.agent and c.gpu_ids:
-                        held.setdefault(c.agent, set()).update(c.gpu_ids)
-        return held
+            await self.remove_sets([w.set_id for w in evict])
 
     # -- keeping -------------------------------------------------------------------------
 
@@ -148,21 +155,25 @@ class WarmPool:
             await asyncio.shield(self.drain())
 
     async def fill(self) -> int:
-        """One refill pass: remove folder sets gone stale, then make the sets
+        """One refill pass: remove sets no target wants any more (an adaptive shape
+        not launched lately) and folder sets gone stale, then make the sets
         :func:`refill_plan` says; how many were made."""
         async with self._lock:
-            await self._remove_sets(stale_sets(self.table.ready(), self.targets, self.resolve))
+            sessions = self.store.list()
+            targets = self.wanted(sessions)
+            keys = {t.shape.key for t in targets}
+            ready = self.table.ready()
+            unwanted = [w.set_id for w in ready if w.shape_key not in keys]
+            await self.remove_sets(unwanted + stale_sets(ready, targets, self.resolve))
             infos = await asyncio.gather(*(a.info() for a in self.agents.agents.values()))
             agents = {i.id: (i.resource_group, i.capacity) for i in infos if i.reachable}
             waiting = frozenset(
-                s.spec.resource_group
-                for s in self.store.list()
-                if s.status is SessionStatus.PENDING
+                s.spec.resource_group for s in sessions if s.status is SessionStatus.PENDING
             )
             ready, used = self.table.ready(), self.store.usage()
-            plan = refill_plan(self.targets, agents, used, ready, waiting)
+            plan = refill_plan(targets, agents, used, ready, waiting)
             gpus = {i.id: i.gpu_ids for i in infos}
-            held = self._gpus_held()
+            held = gpus_held(sessions)
             for w in ready:
                 held.setdefault(w.agent, set()).update(w.gpus)
             made = []
@@ -187,7 +198,7 @@ class WarmPool:
         set_id = uuid.uuid4().hex
         network = f"jc-warm-{set_id[:12]}"
         await agent.create_network(
-            network, self._labels(**{naming.LABEL_WARM: "network"}), overlay=False
+            network, self.labels(**{naming.LABEL_WARM: "network"}), overlay=False
         )
         made: dict[str, str] = {}
         try:
@@ -230,7 +241,7 @@ class WarmPool:
             network=network,
             aliases=(host,),
             env={"HOME": naming.WORK_HOME, "LANG": "C.UTF-8"},
-            labels=self._labels(
+            labels=self.labels(
                 **{naming.LABEL_WARM: shape.key, naming.LABEL_HOST: host, naming.LABEL_ROLE: role}
             ),
             resources=shape.resources,
@@ -258,52 +269,16 @@ class WarmPool:
         has them (or remove them if it ended first); remove warm containers and
         networks nobody recorded (left by a crash); forget records of containers gone."""
         async with self._lock:
-            for container_id, agent_id, session_id in self.table.taken():
-                session = self.store.get(session_id)
-                owned = session is not None and any(
-                    c.container_id == container_id for c in session.containers
-                )
-                if session is not None and session.status in LIVE and not owned:
-                    continue  # still being launched
-                if not owned:
-                    with contextlib.suppress(Exception):
-                        await self.agents.get(agent_id).remove_container(container_id)
-                self.table.forget(container_id)
-            known, networks = self.table.known()
-            live = self.store.list()
-            recorded = {c.container_id for s in live for c in s.containers if c.container_id}
-            networks |= {naming.network_name(s) for s in live if s.status in LIVE}
-            for agent in self.agents.agents.values():
-                await self._sweep_agent(agent, known | recorded, networks)
-
-    async def _sweep_agent(self, agent: Agent, containers: set[str], networks: set[str]) -> None:
-        try:
-            found = await agent.list_containers(self._labels())
-            nets = await agent.list_networks(self._labels(**{naming.LABEL_WARM: "network"}))
-        except AgentError:
-            return
-        ids = set()
-        for state in found:
-            ids.add(state.id)
-            if naming.LABEL_WARM in state.labels and state.id not in containers:
-                with contextlib.suppress(AgentError):
-                    await agent.remove_container(state.id)
-        for net in nets:
-            if net.name not in networks:
-                with contextlib.suppress(AgentError):  # still in use: next time
-                    await agent.remove_network(net.id)
-        for warm in self.table.ready():
-            gone = not self.table.containers_of(warm.set_id) <= ids  # one of it is gone
-            if warm.agent == agent.id and gone:
-                await self._remove_sets([warm.set_id])
+            await sweep_pool(self)
 
     async def drain(self) -> None:
         """Remove every warm set nobody has taken (and what a crash left)."""
         async with self._lock:
-            await self._remove_sets([w.set_id for w in self.table.ready()])
+            await self.remove_sets([w.set_id for w in self.table.ready()])
         await self.sweep()
 
-    async def _remove_sets(self, set_ids: list[str]) -> None:
+    async def remove_sets(self, set_ids: list[str]) -> None:
+        """Withdraw the ready ones of ``set_ids`` and remove their containers and networks."""
         for agent_id, network, container_ids in self.table.withdraw(set_ids):
             await self._remove(agent_id, network, container_ids)
 

@@ -1,0 +1,83 @@
+"""The adaptive warm pool (fake agent): it keeps sets of the shapes launched lately,
+within its bounds, and removes them when their shape is no longer launched."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jupyter_cluster.core.naming import DEFAULT_IMAGE
+from jupyter_cluster.core.resources import Resources
+from jupyter_cluster.core.warm import WarmShape, WarmTarget, recent_targets
+from jupyter_cluster.engine.agents.fake import FakeAgent
+from jupyter_cluster.engine.manager import ClusterManager
+from jupyter_cluster.engine.upkeep import WarmRefill
+
+from .test_warm_pool import GIB, warm_boxes
+
+
+def shape(cpu: float) -> WarmShape:
+    return WarmShape(DEFAULT_IMAGE, Resources(cpu=cpu, mem=GIB), 1)
+
+
+def test_recent_shapes_most_recent_first_within_the_window_and_bounds() -> None:
+    launches = [(100.0, shape(1), "default"), (90.0, shape(2), "default")]
+    launches += [(95.0, shape(1), "default"), (10.0, shape(3), "default")]
+    got = recent_targets(launches, now=100.0, window=60.0, per_shape=2, max_sets=3)
+    assert got == [WarmTarget(shape(1), 2, "default"), WarmTarget(shape(2), 1, "default")]
+    configured = [WarmTarget(shape(1), 1)]  # kept anyway: not counted twice
+    got = recent_targets(launches, 100.0, 60.0, 1, 4, configured)
+    assert got == [WarmTarget(shape(2), 1, "default")]
+    assert recent_targets(launches, 100.0, 60.0, 0, 4) == []
+
+
+def manager_for(tmp_path: Path, agent: FakeAgent, **traits: object) -> ClusterManager:
+    return ClusterManager(
+        db_path=str(tmp_path / "cluster.db"),
+        data_root=str(tmp_path / "folders"),
+        agent_factory=lambda config: agent,
+        **traits,
+    )
+
+
+async def test_a_shape_launched_lately_is_kept_warm_then_let_go(tmp_path: Path) -> None:
+    agent = FakeAgent("local", ready_on_start=True, cpu=16.0)
+    manager = manager_for(tmp_path, agent, warm_pool_adaptive=True, warm_pool_max_sets=2)
+    jobs = manager.upkeep(lambda: None)
+    assert manager.warm.enabled and any(isinstance(j, WarmRefill) for j in jobs)
+    assert await manager.warm.fill() == 0  # nothing launched yet
+    spec = manager.make_spec(size=2, cpu=1, mem="1g")
+    first = await manager.launch(spec)
+    assert first.network == ""  # cold: its shape was not known
+    assert await manager.warm.fill() == 1
+    second = await manager.launch(spec)
+    assert second.network.startswith("jc-warm-")
+    # Three shapes launched: the bound keeps sets of the two most recent.
+    for cpu in (2, 0.5):
+        await manager.launch(manager.make_spec(size=1, cpu=cpu, mem="1g"))
+    assert await manager.warm.fill() == 2
+    kept = {w.shape_key for w in manager.warm.table.ready()}
+    assert kept == {shape(2).key, shape(0.5).key}
+    # No launch within the window: the sets are removed, none made.
+    manager.warm_pool_window = 0.0
+    assert await manager.warm.fill() == 0
+    assert manager.warm.table.ready() == []
+    for s in await manager.list():
+        await manager.terminate(s.id)
+    await manager.warm.drain()
+    assert warm_boxes(agent) == [] and manager.warm.table.known() == (set(), set())
+
+
+async def test_a_process_without_the_pool_configured_takes_the_servers_sets(
+    tmp_path: Path,
+) -> None:
+    """A kernel provisioner's manager may not name the pool the server keeps."""
+    agent = FakeAgent("local", ready_on_start=True, cpu=8.0)
+    server = manager_for(tmp_path, agent, warm_pool=[{"cpu": 1, "mem": "1g"}])
+    other = manager_for(tmp_path, agent)
+    assert not other.warm.enabled
+    assert await server.warm.fill() == 1
+    session = await other.launch(other.make_spec(size=1, cpu=1, mem="1g"))
+    assert session.network.startswith("jc-warm-")
+    await other.terminate(session.id)
+    await server.warm.drain()
+    assert warm_boxes(agent) == []
