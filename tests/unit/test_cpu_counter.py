@@ -4,11 +4,13 @@ back to Docker's stats)."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 
 import pytest
 
 from jupyter_cluster.engine.agents.docker import cpu_counter
+from jupyter_cluster.errors import AgentError
 
 
 def test_cgroup_v1_nanoseconds_and_v2_microseconds() -> None:
@@ -31,3 +33,22 @@ def test_the_script_prints_what_parse_reads() -> None:
         assert cpu_counter.parse(out) >= 0
     except ValueError:
         assert out.strip() == b"us"  # no cgroup v2 counter here either
+
+
+async def _after(seconds: float, value: float | BaseException) -> float:
+    await asyncio.sleep(seconds)
+    if isinstance(value, BaseException):
+        raise value
+    return value
+
+
+async def test_the_first_answer_wins_and_a_failed_read_falls_back() -> None:
+    assert await cpu_counter.first_of(_after(0.01, 1.0), _after(5, 2.0)) == 1.0
+    assert await cpu_counter.first_of(_after(0, ValueError("x")), _after(0.01, 2.0)) == 2.0
+
+
+async def test_when_both_reads_fail_an_agent_error_says_so() -> None:
+    with pytest.raises(AgentError):
+        await cpu_counter.first_of(_after(0, ValueError("x")), _after(0, AgentError("gone")))
+    with pytest.raises(AgentError):
+        await cpu_counter.first_of(_after(0, AgentError("gone")), _after(0.01, ValueError("x")))

@@ -10,7 +10,6 @@ default image on its own). Every call goes through the agent's
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
@@ -222,19 +221,16 @@ class DockerAgent:
         return sample
 
     async def cpu_seconds(self, container_id: str) -> float:
-        """CPU seconds the container used so far: its cgroup's counter, read with a
-        short exec (see :mod:`.cpu_counter`); else Docker's cumulative counter from a
-        one-shot stats read (no second sample to wait for, unlike :meth:`stats`)."""
-        said = bytearray()
+        """CPU seconds the container used so far: whichever answers first of its
+        cgroup's counter read with a short exec and Docker's cumulative counter from a
+        one-shot stats read (see :mod:`.cpu_counter`)."""
+        return await cpu_counter.first_of(
+            cpu_counter.read(self, container_id), self._stats_cpu_seconds(container_id)
+        )
 
-        def heard(stream: int, data: bytes) -> None:
-            if stream == 1 and len(said) < 256:
-                said.extend(data)
-
-        with contextlib.suppress(AgentError, ValueError):
-            command = cpu_counter.COMMAND
-            if await self.exec(container_id, command, user="0", workdir="/", on_output=heard) == 0:
-                return cpu_counter.parse(bytes(said))
+    async def _stats_cpu_seconds(self, container_id: str) -> float:
+        """Docker's cumulative CPU counter from a one-shot stats read (no second
+        sample to wait for, unlike :meth:`stats`)."""
         conn = self.connection
         found = await conn.call(
             f"reading the CPU time of {container_id[:12]}",
