@@ -159,3 +159,18 @@ def test_folder_commands(ws: Workspace) -> None:
     assert not path.exists()
     assert [f["name"] for f in json.loads(ws.ok_cli("folder", "ls", "--json").stdout)] == ["models"]
     assert ws.docker_objects() == ([], [])
+
+
+def test_a_bootstrap_whose_output_ends_without_a_newline_still_settles(ws: Workspace) -> None:
+    """The start-up script's "ready" (or "bootstrap failed") line is glued to output
+    that did not end its line: the launch still sees it, at once, both ways."""
+    started = time.monotonic()
+    session = ws.launch(*SMALL_FLAGS, "--bootstrap", "printf 'no newline here'")
+    assert session["status"] == "RUNNING", session
+    assert time.monotonic() - started < 120  # not the readiness timeout
+    ws.ok_cli("rm", session["id"])
+    failed = ws.cli("launch", *SMALL_FLAGS, "--bootstrap", "printf partial; exit 4", "--json")
+    assert failed.returncode == 1 and "exit code 4" in failed.stderr, str(failed)
+    assert time.monotonic() - started < 240
+    ended = [s for s in ws.json("ls", "--all") if s["status"] == "ERROR"]
+    assert len(ended) == 1 and session_objects(ended[0]["id"]) == ([], [])

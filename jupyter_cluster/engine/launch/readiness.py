@@ -27,6 +27,13 @@ TAIL_LINE = 400
 BOOTSTRAP_MARKER = "jupyter-cluster: running the bootstrap command"
 
 
+def says(line: str, marker: str) -> bool:
+    """Whether the start-up script's ``marker`` is on ``line``: at its start, or after
+    the last output of a bootstrap command that did not end its line (the script's
+    own line is then glued to it)."""
+    return marker in line
+
+
 async def wait_ready(
     agent: Agent,
     container_id: str,
@@ -45,11 +52,11 @@ async def wait_ready(
     async def follow() -> bool:
         async for line in agent.logs(container_id, follow=True):
             tail.append(printable(line.rstrip("\n"))[:TAIL_LINE])  # small, no escapes
-            if on_bootstrap is not None and line.startswith(BOOTSTRAP_MARKER):
+            if on_bootstrap is not None and says(line, BOOTSTRAP_MARKER):
                 on_bootstrap()
-            if line.startswith(naming.READY_MARKER):
+            if says(line, naming.READY_MARKER):
                 return True
-            if line.startswith(naming.FAILED_MARKERS):
+            if any(says(line, m) for m in naming.FAILED_MARKERS):
                 return False
         return False
 
@@ -59,9 +66,9 @@ async def wait_ready(
         await asyncio.sleep(POLL_AFTER)
         while True:
             async for line in agent.logs(container_id, tail=20):
-                if line.startswith(naming.READY_MARKER):
+                if says(line, naming.READY_MARKER):
                     return True
-                if line.startswith(naming.FAILED_MARKERS):
+                if any(says(line, m) for m in naming.FAILED_MARKERS):
                     return False
             await asyncio.sleep(POLL_EVERY)
 
