@@ -31,6 +31,9 @@ class AgentSlot:
     #: (they would share its ports), and its sessions need no Swarm.
     one_container: bool = False
     containers: int = 0  # containers of active sessions on it now
+    #: The shapes of the warm sets ready on it (``core.warm.place_key``): the
+    #: scheduler prefers an agent that has one of a session's shape.
+    warm: frozenset[str] = frozenset()
 
     def free(self) -> Resources:
         return Resources(

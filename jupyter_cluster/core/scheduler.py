@@ -18,6 +18,7 @@ from .models import ClusterMode, LaunchSpec
 from .resources import Resources
 from .units import format_size
 from .waiting_reasons import Pending, multi_node_pending, single_node_pending, swarm_pending
+from .warm import spec_place_key
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,11 @@ def place_on(spec: LaunchSpec, agents: Sequence[AgentSlot]) -> Placement | Pendi
     # Most free room first; ties by id so placement is deterministic.
     keyed = sorted(((rank_key(a, per), a) for a in eligible), key=lambda pair: pair[0])
     ranked = [a for _, a in keyed]
+    if any(a.warm for a in ranked):  # an agent with a ready set of its shape first
+        key = spec_place_key(spec)
+        warm = [a for a in ranked if key in a.warm and a.fits(per) >= n]
+        if warm:
+            return _assign(spec, [(warm[0], n)])
     if -keyed[0][0][0] >= n:  # the roomiest agent holds the whole session
         return _assign(spec, [(ranked[0], n)])
     down = [a.id for a in with_image if not a.schedulable]

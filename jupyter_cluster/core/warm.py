@@ -23,12 +23,14 @@ is free (:func:`refill_plan`), and not at all while a session of its group waits
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InvalidRequest
 from . import naming
+from .launch_spec import LaunchSpec
 from .models import Session
 from .resources import Mount, Resources
 
@@ -101,6 +103,20 @@ class WarmSet:
     def gpus(self) -> frozenset[str]:
         """Every GPU id the set holds."""
         return frozenset(g for ids in self.gpu_ids for g in ids)
+
+
+def place_key(shape_key: str) -> str:
+    """A shape key without its owner: what the scheduler matches a launch spec (which
+    names no owner) against to prefer an agent with a ready set (the owner is
+    checked when the set is taken)."""
+    return re.sub(r"\|owner=[^|]*\|", "|owner=|", shape_key)
+
+
+def spec_place_key(spec: LaunchSpec) -> str:
+    """:func:`place_key` of the shape a session of ``spec`` would take."""
+    return place_key(
+        WarmShape(spec.image, spec.resources, spec.size, "", spec.mounts, spec.workdir).key
+    )
 
 
 def parse_targets(

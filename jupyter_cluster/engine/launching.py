@@ -30,7 +30,7 @@ from ..core.scheduler import AgentSlot, Pending, place
 from ..core.state import ContainerStatus, SessionStatus
 from ..core.timings import LaunchClock
 from ..core.units import parse_size
-from ..core.warm import WarmShape
+from ..core.warm import WarmShape, place_key
 from ..errors import InvalidRequest, LaunchFailed
 from .agents.base import BindMount, Limits
 from .agents.pool import AgentPool
@@ -172,7 +172,17 @@ class SessionLauncher:
         slots = await self.pool.slots(image)
         # Once per group, not per agent: this runs at every pass for every waiting image.
         hosted = {g for g in {s.resource_group for s in slots} if self.networks(g).host_network}
-        return [replace(s, one_container=True) if s.resource_group in hosted else s for s in slots]
+        warm: dict[str, set[str]] = {}
+        for ready in self.warm.table.ready():  # the scheduler prefers agents with a set
+            warm.setdefault(ready.agent, set()).add(place_key(ready.shape_key))
+        return [
+            replace(
+                s,
+                one_container=s.one_container or s.resource_group in hosted,
+                warm=frozenset(warm.get(s.id, ())),
+            )
+            for s in slots
+        ]
 
     def _queue_policy(self) -> QueuePolicy:
         return QueuePolicy(

@@ -131,3 +131,30 @@ async def test_gpu_sets_are_taken_with_the_ids_the_session_is_given(tmp_path: Pa
         await manager.terminate(session.id)
     await manager.warm.drain()
     assert warm_boxes(agent) == [] and manager.warm.table.known() == (set(), set())
+
+
+async def test_the_scheduler_prefers_an_agent_with_a_set_of_the_shape(tmp_path: Path) -> None:
+    fakes = {
+        "roomy": FakeAgent("roomy", ready_on_start=True, cpu=16.0),
+        "warm": FakeAgent("warm", ready_on_start=True, cpu=4.0),
+    }
+    manager = ClusterManager(
+        db_path=str(tmp_path / "cluster.db"),
+        data_root=str(tmp_path / "folders"),
+        agents=[{"id": "roomy"}, {"id": "warm"}],
+        agent_factory=lambda config: fakes[config.id],
+        warm_pool=[{"cpu": 1, "mem": "1g", "size": 2}],
+    )
+    # A set on the smaller agent only (as if the roomy one had just been added).
+    await manager.warm._make_set(fakes["warm"], manager.warm.targets[0].shape, ())
+    spec = manager.make_spec(size=2, cpu=1, mem="1g")
+    taken = await manager.launch(spec)
+    assert {c.agent for c in taken.containers} == {"warm"}
+    assert taken.network.startswith("jc-warm-")
+    # No set left: the roomiest agent again.
+    cold = await manager.launch(spec)
+    assert {c.agent for c in cold.containers} == {"roomy"} and cold.network == ""
+    for s in (taken, cold):
+        await manager.terminate(s.id)
+    await manager.warm.drain()
+    assert all(warm_boxes(agent) == [] for agent in fakes.values())
