@@ -175,13 +175,17 @@ class AgentPool:
     async def slots(self, image: str) -> list[AgentSlot]:
         """Every agent as the scheduler sees it (capacity only; the store adds usage)."""
 
-        infos, swarms = await self.infos()
-
-        async def slot(agent: Agent, info: AgentInfo) -> AgentSlot:
+        async def slot(agent: Agent) -> tuple[AgentInfo, bool]:
+            # One task per agent for both questions (a pass asks every agent).
+            info = await agent.info()
             # An unreachable agent's images are unknown: count it as having the image
             # so the scheduler says "waiting for <agent>" rather than "build it".
-            local = not info.reachable or await agent.has_image(image)
-            return AgentSlot(
+            return info, not info.reachable or await agent.has_image(image)
+
+        answers = await asyncio.gather(*(slot(a) for a in self.agents.values()))
+        swarms = join_swarms([swarm_node(info) for info, _ in answers])
+        return [
+            AgentSlot(
                 id=info.id,
                 resource_group=info.resource_group,
                 capacity=info.capacity,
@@ -192,9 +196,8 @@ class AgentPool:
                 swarm=swarms[info.id].swarm,
                 swarm_note=swarms[info.id].note,
             )
-
-        pairs = zip(self.agents.values(), infos, strict=True)
-        return list(await asyncio.gather(*(slot(a, i) for a, i in pairs)))
+            for info, local in answers
+        ]
 
     async def close(self) -> None:
         """Close every agent's connection."""
