@@ -3,11 +3,12 @@ give up. Pure; the engine's :mod:`~jupyter_cluster.engine.warm_pool` does the IO
 
 A *warm set* is what a single-node session of one *shape* (image, per-container
 resources, size; and, when it has them, its owner's data folders, its notebook's
-folder and its GPUs) needs on one agent, made and started ahead of any session: a private
-network and the containers ``main1``, ``sub1``, … on it (Docker fixes a container's
-hostname, network aliases and published ports at creation, so they are made as what
-they will be). Its containers wait, doing nothing, until a launch of that shape takes
-the whole set; the launch then gives them the session's keys, files and environment.
+folder and its GPUs) needs on one agent, made and started ahead of any session: a
+private network and the containers ``main1``, ``sub1``, … on it (Docker fixes a
+container's hostname, network aliases and published ports at creation, so they are
+made as what they will be). Its containers wait, doing nothing, until a launch of
+that shape takes the whole set; the launch then gives them the session's keys, files
+and environment.
 
 Bind mounts and GPUs are fixed at creation too, so a set is made for them and taken
 only by an exact match: the shape names the folders and the owner they resolve for
@@ -15,10 +16,13 @@ only by an exact match: the shape names the folders and the owner they resolve f
 they resolved to (:attr:`WarmSet.fit`, the bind mounts' sources and the folders'
 identity) and the GPU ids each container holds (the ones the scheduler gives next).
 
-Warm sets are not seen by the scheduler: a session is placed as if they did not exist,
-and the sets that would then overcommit its agent are removed (:func:`to_evict`). So
-the pool never holds capacity a waiting session needs; it only grows into capacity that
-is free (:func:`refill_plan`), and not at all while a session of its group waits.
+The scheduler counts no capacity for warm sets: a session is placed as if they did
+not exist (but on an agent with a ready set of its shape first, see
+:func:`place_key`), and the sets that would then overcommit its agent or hold its
+GPUs are removed (:func:`to_evict`). So the pool never holds capacity a waiting
+session needs; it only grows into capacity that is free (:func:`refill_plan`), and
+not at all while a session of its group waits. Besides the configured targets, the
+adaptive pool keeps sets of the shapes launched lately (:func:`recent_targets`).
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """The warm pool: sets of containers prepared ahead, so a matching launch skips making
 its network and containers.
 
-Configured with ``c.ClusterManager.warm_pool`` (off when empty). The long-running
-front end (the server, or the shared service) runs :meth:`WarmPool.keep`, which
-refills the pool in the background and removes it when it stops; any process of the
-same store takes a set through :meth:`WarmPool.take` while launching (called by
+Configured with ``c.ClusterManager.warm_pool`` and ``warm_pool_adaptive`` (off when
+neither; :mod:`.warm_demand`). The long-running front end (the server, or the shared
+service) runs :meth:`WarmPool.keep`, which refills the pool in the background and
+removes it when it stops; any process of the same store takes a set through
+:meth:`WarmPool.take` while launching (called by
 :class:`~.manager.ClusterManager`). The decisions are the pure core's
 (:mod:`jupyter_cluster.core.warm`); the records are :class:`~.warm_table.WarmTable`'s.
 
