@@ -2,11 +2,12 @@
 
 Users here stand in for JupyterHub's: each token is one user carrying the Hub's user
 model (``admin``, ``groups``), as JupyterHub's identity provider gives it. Alice is a
-plain user: ``GET me`` says she is no admin, the audit log and Bob's usage answer her
-403, and she sees only her own sessions. Carol (``ClusterApp.admin_users``), Dana (in
-``ClusterApp.admin_groups``) and Hub admin Erin are admins. An admin ends Alice's
-session with a reason and Alice reads that reason on her session. On a single-user
-server every client is the owner, who administers its own sessions.
+plain user: ``GET me`` says she is no admin, the audit log, Bob's usage and Bob's
+policy entry answer her 403, and she sees only her own sessions. Carol
+(``ClusterApp.admin_users``), Dana (in ``ClusterApp.admin_groups``) and Hub admin Erin
+are admins. An admin ends Alice's sessions (one running, one waiting) with a reason
+and Alice reads that reason on each. On a single-user server every client is the
+owner, who administers its own sessions.
 """
 
 from __future__ import annotations
@@ -70,7 +71,8 @@ async def test_only_admins_are_told_they_are_and_get_the_admin_routes(
     assert me == {"name": "alice", "admin": False, "groups": ["students"]}
     for name in ("carol", "dana", "erin"):
         assert (await ok_http(jp_fetch, "me", headers=as_user(name)))["admin"] is True, name
-    for path, params in (("audit", None), ("usage", {"user": "bob"})):
+    admin_routes = (("audit", None), ("usage", {"user": "bob"}), ("limits/users/bob", None))
+    for path, params in admin_routes:
         code, data, _ = await call(jp_fetch, path, params=params, headers=as_user("alice"))
         assert code == 403, (path, code, data)
         await ok_http(jp_fetch, path, params=params, headers=as_user("carol"))
