@@ -25,7 +25,8 @@ anything else is imported) does what the engine's start-up would, read-only:
    log from the agent's socket).
 
 Anything else falls back (:func:`answer` returns None) to the engine's full start,
-which reconciles and then answers: team mode (``service_url``), agents over TLS or
+which reconciles and then answers: team mode (``service_url``), a reserved work uid
+(``ContainerHardening.reserved_work_uid``, which the engine checks), agents over TLS or
 SSH, an agent that does not answer, a configuration value the engine would refuse,
 GPU detection that needs a probe (``agents``), a log the engine must read (``logs``:
 see :mod:`.quick_logs`), and any discrepancy. So a session whose container died
@@ -101,6 +102,9 @@ def _settings() -> Any:
     section = config.get("ClusterManager", {})
     if section.get("service_url") or os.environ.get("JUPYTER_CLUSTER_SERVICE_URL"):
         raise Fallback("team mode")
+    if config.get("ContainerHardening", {}).get("reserved_work_uid"):
+        # The engine refuses to start when a host account holds work's uid.
+        raise Fallback("ContainerHardening.reserved_work_uid: the engine checks work's uid")
 
     # The engine's traits under the engine's name, so c.ClusterManager.* applies.
     class ClusterManager(ManagerSettings, UtilizationIdleSettings, QueueSettings):
