@@ -54,13 +54,10 @@ from ..core.models import Session
 from ..core.state import LIVE, SETTLING, ContainerStatus, SessionStatus
 from ..core.time_limits import effective_lifetime, lifetime_due
 from . import format as cli_format
+from .quick_fallback import Fallback
 
 #: The commands this path can answer.
 COMMANDS = frozenset({"ls", "show", "agents", "logs"})
-
-
-class Fallback(Exception):
-    """The fast path cannot answer: the engine must (the message says why)."""
 
 
 def answer(args: argparse.Namespace) -> int | None:
@@ -94,7 +91,7 @@ def _settings() -> Any:
     """``c.ClusterManager``'s settings as the engine would read them."""
     from traitlets import TraitError
 
-    from ..engine.launch.queue_settings import QueueSettings
+    from ..engine.queue_settings import QueueSettings
     from ..engine.settings import ManagerSettings
     from ..engine.utilization_settings import UtilizationIdleSettings
 

@@ -23,7 +23,7 @@ from ..engine.agents.docker.info import agent_info
 from ..engine.agents.docker.light import LightDocker, LightDockerError
 from ..engine.agents.pool import AgentPool
 from ..engine.gpu_detection import GpuDetection
-from .quick import Fallback
+from .quick_fallback import Fallback
 
 
 class _InfoOnly:

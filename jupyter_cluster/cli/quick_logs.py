@@ -24,7 +24,7 @@ from ..core.lines import MAX_LINE, LineSplitter
 from ..core.state import ENDED, ContainerStatus
 from ..engine.agents.docker.light import LightDocker, LightDockerError, log_payload
 from ..errors import ClusterError
-from .quick import Fallback
+from .quick_fallback import Fallback
 
 
 def print_log(

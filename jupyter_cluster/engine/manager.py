@@ -56,13 +56,13 @@ from .fast_network import FastNetworking
 from .folder_file_ops import FolderFileOps
 from .gpu_detection import GpuDetection
 from .hardening import ContainerHardening
-from .launch.queue_settings import QueueSettings
 from .launching import SessionCallback, SessionLauncher
 from .lifetime import LifetimeWatch
 from .log_archive import LogArchive
 from .oom_watch import OomWatch
 from .owned import OwnerFolders
 from .owner_data import OwnerData
+from .queue_settings import QueueSettings
 from .reading import SessionReader
 from .reconcile import Reconciler
 from .settings import ManagerSettings

@@ -7,15 +7,28 @@ refill and when the pool is drained.
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ..core import naming
 from ..core.state import LIVE
 from ..errors import AgentError
 from .agents.base import Agent
+from .agents.pool import AgentPool
+from .store.sessions import Store
+from .warm_table import WarmTable
 
-if TYPE_CHECKING:
-    from .warm_pool import WarmPool
+
+class WarmPool(Protocol):
+    """What the sweep uses of :class:`~.warm_pool.WarmPool` (typed here, so the two
+    modules do not import each other)."""
+
+    store: Store
+    agents: AgentPool
+    table: WarmTable
+
+    def labels(self, **extra: str) -> dict[str, str]: ...
+
+    async def remove_sets(self, set_ids: list[str]) -> None: ...
 
 
 async def sweep_pool(pool: WarmPool) -> None:

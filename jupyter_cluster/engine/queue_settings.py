@@ -10,7 +10,7 @@ from __future__ import annotations
 from traitlets import Enum
 from traitlets.config import LoggingConfigurable
 
-from ...core.queue_order import ORDERS
+from ..core.queue_order import ORDERS
 
 
 class QueueSettings(LoggingConfigurable):
