@@ -30,7 +30,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..core.audit import AuditEvent
+from ..core.audit import session_event
 from ..core.idle import Activity
 from ..core.models import Container, Session
 from ..core.state import USABLE, ContainerStatus
@@ -233,16 +233,7 @@ class UtilizationWatch:
             self.log.warning("idle clean-up could not end %s: %s", session.name, exc)
             return None
         self._watches.pop(session.id, None)
-        event = AuditEvent(
-            at=time.time(),
-            actor="server",
-            front_end="server",
-            action="terminate",
-            session_id=session.id,
-            session_name=session.name,
-            target_owner=session.owner,
-            details={"reason": reason},
-        )
+        event = session_event("server", "server", "terminate", session, {"reason": reason})
         try:
             if self._audit is None:
                 self._audit = AuditLog(self.store.tx)

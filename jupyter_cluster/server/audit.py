@@ -17,7 +17,7 @@ import logging
 import time
 from typing import Any
 
-from ..core.audit import AuditEvent, launch_details
+from ..core.audit import AuditEvent, launch_details, session_event
 from ..engine.store.audit_log import AuditLog
 
 log = logging.getLogger(__name__)
@@ -101,16 +101,7 @@ def record(handler: Any) -> None:
 def ended_by_server(service: Any, session: Any, reason: str) -> None:
     """Record that the server itself ended ``session`` (actor ``server``: e.g. the
     idle clean-up), with ``reason``."""
-    event = AuditEvent(
-        at=time.time(),
-        actor="server",
-        front_end="server",
-        action="terminate",
-        session_id=session.id,
-        session_name=session.name,
-        target_owner=session.owner,
-        details={"reason": reason},
-    )
+    event = session_event("server", "server", "terminate", session, {"reason": reason})
     try:
         write(service, event)
     except Exception:
