@@ -21,6 +21,8 @@ import socket
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from .frames import take_frames
+
 #: Where the Docker engine listens when neither the agent's url nor DOCKER_HOST says.
 DEFAULT_SOCKETS = ("/var/run/docker.sock", "/run/docker.sock")
 
@@ -118,16 +120,9 @@ def log_payload(pieces: Iterator[bytes], tty: bool) -> Iterator[bytes]:
     pending = bytearray()
     for data in pieces:
         pending += data
-        parts, at, end = [], 0, len(pending)
-        while end - at >= 8:
-            length = int.from_bytes(pending[at + 4 : at + 8], "big")
-            if end - at - 8 < length:
-                break
-            parts.append(pending[at + 8 : at + 8 + length])
-            at += 8 + length
-        del pending[:at]
-        if parts:
-            yield b"".join(parts)
+        payload = take_frames(pending)
+        if payload:
+            yield payload
 
 
 def _quote(text: str) -> str:

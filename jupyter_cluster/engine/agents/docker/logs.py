@@ -14,6 +14,8 @@ import aiodocker
 import aiohttp
 from aiodocker.exceptions import DockerError
 
+from .frames import take_frames
+
 
 @contextlib.asynccontextmanager
 async def log_response(
@@ -64,15 +66,7 @@ async def log_text(response: aiohttp.ClientResponse, tty: bool) -> AsyncIterator
             payload = data
         else:
             pending += data
-            parts, at, end = [], 0, len(pending)
-            while end - at >= 8:
-                length = int.from_bytes(pending[at + 4 : at + 8], "big")
-                if end - at - 8 < length:
-                    break
-                parts.append(pending[at + 8 : at + 8 + length])
-                at += 8 + length
-            del pending[:at]
-            payload = b"".join(parts)
+            payload = take_frames(pending)
         text = decoder.decode(payload)
         if text:
             yield text
