@@ -11,7 +11,7 @@ up and comes back down with neither her server nor the service holding it in mem
 Then the attacks, each from a real Unix user or that user's own server:
 
 - bob, through his own server and directly against the service with his server's
-  token, cannot list, read, write, rename or delete alice's files (404: her folder is
+  token, cannot list, read, write, rename or delete alice's files, nor rename her folder (404: it is
   not even said to exist for him); a folder of his of the same name is his own;
   through alice's server his token is refused (403); his CLI cannot copy hers out.
 - alice plants links in her folder from inside her own session (``ln -s /etc``), as
@@ -106,6 +106,7 @@ def test_alice_uses_her_folder_files_through_her_own_server(hub: Hub, team: dict
             ("PATCH", files("sub", "moved.bin"), {"json": {"to": "stolen.bin"}}),
             ("DELETE", files("sub", "moved.bin"), {"params": {"recursive": "1"}}),
             ("DELETE", files("sub"), {"params": {"recursive": "1"}}),
+            ("PATCH", f"{API}/folders/{FOLDER}", {"json": {"name": "stolen"}}),
         ):
             through_his = hub.server_call("bob", method, path, bob, **kw)
             assert through_his.status_code == 404, (method, path, through_his.text)
