@@ -48,11 +48,16 @@ def own_limits(hub: Hub, token: str) -> dict[str, Any]:
 
 def wait_source(hub: Hub, token: str, source: str) -> None:
     """Wait until the service resolves alice's policy from ``source`` (it reads her
-    Hub groups anew every few seconds)."""
+    Hub groups anew every few seconds), both for her API token and for her server's:
+    her server passes requests on with its own token, whose Hub model the service
+    caches on its own."""
     seen: dict[str, Any] = {}
 
     def there() -> bool:
         seen.update(own_limits(hub, token))
+        if seen["source"] != source:
+            return False
+        seen.update(ok(hub.server_call("alice", "GET", f"{API}/limits", token)).json())
         return bool(seen["source"] == source)
 
     wait_for(there, 60, f"alice's limits to come from {source}", seen=lambda: seen)
@@ -99,15 +104,9 @@ def test_alice_is_held_to_her_groups_policy_through_her_cli_and_her_server(
     limits = mine["limits"]
     assert (limits["sessions"], limits["max_size"], limits["max_cpu"]) == (2, 2, 0.5)
     assert limits["max_mem"] == POLICY_LIMITS["max_mem"]
-    # Her server passes her request on with its own token, whose Hub model the
-    # service may hold for its cache time (the fixture waited with her API token).
-    via_server: dict[str, Any] = {}
-
-    def through_her_server() -> bool:
-        via_server.update(ok(hub.server_call("alice", "GET", f"{API}/limits", alice)).json())
-        return bool(via_server["source"] == group)
-
-    wait_for(through_her_server, 30, "her server to see the group", seen=lambda: via_server)
+    # the fixture waited until her server, too, sees the group
+    via_server = ok(hub.server_call("alice", "GET", f"{API}/limits", alice)).json()
+    assert via_server["source"] == group, via_server
     assert via_server["limits"] == limits
     assert via_server["held"]["sessions"] == 0
 
