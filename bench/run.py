@@ -11,8 +11,11 @@ are skipped, with a line saying how to run them; so are the modules of ``OPT_IN`
 (``bench_multiagent.py``) unless ``--only`` names them. ``all.json`` holds every row, the
 machine, the options, the date, and which modules ran, were skipped or failed; the
 script exits with 1 if any failed (each module's own JSON is written only by its
-own ``main``). The modules are imported by name (``bench_scheduler``): running this
-script puts ``bench/`` first on ``sys.path``, as running any of them does.
+own ``main``). A row that has a peer (gateway_provisioners beside ours, see
+``harness.beside``) shows it in a last column; ``bench/readme_table.py`` then
+rewrites the README's performance table from ``all.json``. The modules are imported
+by name (``bench_scheduler``): running this script puts ``bench/`` first on
+``sys.path``, as running any of them does.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import argparse
 import asyncio
 import datetime
 import importlib
+import os
 import sys
 import time
 import traceback
@@ -71,6 +75,7 @@ def run_module(module: ModuleType, argv: list[str]) -> list[dict[str, Any]]:
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the modules, print the table, write all.json."""
     args = parse_args(argv)
+    load_at_start = list(os.getloadavg()) if hasattr(os, "getloadavg") else []
     rows: list[dict[str, Any]] = []
     ran: dict[str, float] = {}
     skipped: dict[str, str] = {}
@@ -101,13 +106,15 @@ def main(argv: list[str] | None = None) -> int:
     print()
     harness.print_table(rows)
     extra = {
-        "machine": harness.machine(),
+        "machine": {**harness.machine(), "load_average_at_start": load_at_start},
         "options": vars(args),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "modules": {"ran": ran, "skipped": skipped, "failed": failed},
     }
     path = harness.write_json("all" + ("_quick" if args.quick else ""), rows, extra)
     print(f"results written to {path}")
+    if not args.quick:
+        print("the README's table from it: .venv/bin/python bench/readme_table.py")
     for name, why in {**skipped, **failed}.items():
         print(f"{'FAILED' if name in failed else 'skipped'}: {name}: {why}")
     return 1 if failed else 0

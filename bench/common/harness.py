@@ -6,20 +6,25 @@ first, and reports ``ours/floor`` (or ``ours/floor`` of a throughput, where high
 is better). :func:`result` turns the samples into one row; :func:`print_table` and
 :func:`write_json` report rows; :func:`main_of` is a benchmark's ``main``;
 ``bench/run.py`` runs every benchmark and collects their rows into one table and
-``bench/results/all.json``. Also progress lines on stderr (:func:`log`,
-:func:`progress`, :func:`logged`) and the least-squares :func:`slope` that the
-launch, soak and scheduler benchmarks fit. Used by every entry script.
+``bench/results/all.json``. A row may also carry a *peer*: another implementation
+measured doing the same thing in the same run (gateway_provisioners in
+``bench_gateway.py``), its median and ``ours/peer`` beside ours (:func:`beside`);
+``bench/readme_table.py`` turns ``all.json`` into the README's table. Also progress
+lines on stderr (:func:`log`, :func:`progress`, :func:`logged`) and the least-squares
+:func:`slope` that the launch, soak and scheduler benchmarks fit. Used by every entry script.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
 import statistics
+import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,11 +53,15 @@ def result(
     goal: float | None = None,
     higher_is_better: bool = False,
     note: str = "",
+    shown_as_peer: bool = False,
 ) -> dict[str, Any]:
     """One row: medians, spread (min-max), p95 and the ratio ours/floor of the medians.
 
     ``goal`` is the most ``ours/floor`` may be (or, with ``higher_is_better``, the
     least: e.g. 0.8 of the floor's throughput); ``met`` says whether it was.
+    ``peer`` is None until :func:`beside` fills it. ``shown_as_peer`` marks a row of
+    ours against a peer (the peer in the floor column) whose figures another row's
+    peer column already shows: it stays in the JSON, the tables leave it out.
     """
     ours_median = statistics.median(ours) if ours else math.nan
     floor_median = statistics.median(floor) if floor else math.nan
@@ -78,7 +87,37 @@ def result(
         "higher_is_better": higher_is_better,
         "met": met,
         "note": note,
+        "peer": None,
+        "shown_as_peer": shown_as_peer,
     }
+
+
+def beside(
+    row: dict[str, Any], name: str, samples: Sequence[float], *, goal: float | None = None
+) -> dict[str, Any]:
+    """Put ``name``'s samples of the same measurement beside ours in ``row``; returns ``row``.
+
+    ``row["peer"]`` gets the peer's name, samples, median, spread, ``ratio`` (ours'
+    median over the peer's) and, with ``goal`` (the most, or with the row's
+    ``higher_is_better`` the least, that ratio may be), ``met``. Benchmarks that
+    measure another implementation (``bench_gateway.py``) call it; the tables of
+    :func:`print_table` and ``bench/readme_table.py`` show it in a column of its own.
+    """
+    median = statistics.median(samples) if samples else math.nan
+    ratio = row["ours_median"] / median if median else math.nan
+    met = None
+    if goal is not None and not math.isnan(ratio):
+        met = ratio >= goal if row["higher_is_better"] else ratio <= goal
+    row["peer"] = {
+        "name": name,
+        "samples": list(samples),
+        "median": median,
+        "spread": [min(samples), max(samples)] if samples else [],
+        "ratio": ratio,
+        "goal": goal,
+        "met": met,
+    }
+    return row
 
 
 async def alternate(
@@ -116,34 +155,60 @@ def _fmt(value: float, unit: str) -> str:
     return f"{value:.3g} {unit}"
 
 
+def _goal_text(goal: float | None, higher_is_better: bool, met: bool | None) -> str:
+    if goal is None:
+        return ""
+    return f"{'≥' if higher_is_better else '≤'} {goal:g} " + ("met" if met else "MISSED")
+
+
+def _peer_text(row: dict[str, Any]) -> str:
+    peer = row.get("peer")
+    if not peer:
+        return ""
+    ratio = "-" if math.isnan(peer["ratio"]) else f"{peer['ratio']:.2f}x"
+    goal = _goal_text(peer["goal"], row["higher_is_better"], peer["met"])
+    return f"{peer['name']} {_fmt(peer['median'], row['unit'])}, ours/it {ratio} {goal}".rstrip()
+
+
 def print_table(rows: Sequence[dict[str, Any]]) -> None:
-    """The rows as a table: case, metric, medians (spread), ratio, goal."""
-    header = ("bench", "case", "metric", "ours (median, min-max)", "floor", "ratio", "goal")
+    """The rows as a table: case, metric, medians (spread), ratio, goal and, when a row
+    has a peer (:func:`beside`), the peer's median and ours/peer in a last column.
+
+    Rows ``shown_as_peer`` are left out (their figures are in that column)."""
+    header: tuple[str, ...] = (
+        "bench",
+        "case",
+        "metric",
+        "ours (median, min-max)",
+        "floor",
+        "ratio",
+        "goal",
+    )
+    peers = any(r.get("peer") for r in rows)
+    if peers:
+        header += ("beside ours (median, ours/it)",)
     lines = [header]
+    hidden = 0
     for r in rows:
+        if r.get("shown_as_peer"):
+            hidden += 1
+            continue
         spread = r["ours_spread"]
         ours = _fmt(r["ours_median"], r["unit"])
         if spread:
             ours += f" ({_fmt(spread[0], r['unit'])}-{_fmt(spread[1], r['unit'])})"
-        goal = ""
-        if r["goal"] is not None:
-            sign = "≥" if r["higher_is_better"] else "≤"
-            goal = f"{sign} {r['goal']:g} " + ("met" if r["met"] else "MISSED")
+        goal = _goal_text(r["goal"], r["higher_is_better"], r["met"])
         ratio = "-" if math.isnan(r["ratio"]) else f"{r['ratio']:.2f}"
-        lines.append(
-            (
-                r["bench"],
-                r["case"],
-                r["metric"],
-                ours,
-                _fmt(r["floor_median"], r["unit"]),
-                ratio,
-                goal,
-            )
-        )
+        cells: tuple[str, ...] = (r["bench"], r["case"], r["metric"], ours)
+        cells += (_fmt(r["floor_median"], r["unit"]), ratio, goal)
+        lines.append(cells + ((_peer_text(r),) if peers else ()))
     widths = [max(len(str(line[i])) for line in lines) for i in range(len(header))]
     for line in lines:
-        print("  ".join(str(cell).ljust(w) for cell, w in zip(line, widths, strict=True)))
+        padded = (str(cell).ljust(w) for cell, w in zip(line, widths, strict=True))
+        print("  ".join(padded).rstrip())
+    if hidden:
+        rows_left = f"{hidden} row{'s' if hidden > 1 else ''}"
+        print(f"({rows_left} of ours against a peer left out: the peer column has them)")
 
 
 def write_json(
@@ -156,25 +221,53 @@ def write_json(
     return path
 
 
+def docker_version() -> dict[str, str]:
+    """The local engine's version and API version (``docker`` CLI), or {} without one."""
+    template = "{{.Server.Version}} {{.Server.APIVersion}}"
+    try:
+        done = subprocess.run(
+            ["docker", "version", "--format", template],
+            capture_output=True,
+            text=True,
+            timeout=15,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    parts = done.stdout.split()
+    if done.returncode != 0 or len(parts) != 2:
+        return {}
+    return {"docker": parts[0], "docker_api": parts[1]}
+
+
 def machine() -> dict[str, Any]:
-    """What the figures were measured on: CPUs, memory, kernel, load."""
+    """What the figures were measured on: CPUs, memory, OS, kernel, Docker, load average
+    (1, 5, 15 minutes, when this is called). Every benchmark's JSON has it."""
     import os
     import platform
 
     info: dict[str, Any] = {"cpus": os.cpu_count(), "kernel": platform.release()}
-    try:
+    with contextlib.suppress(OSError):
         info["load_average"] = list(os.getloadavg())
+    try:
         with open("/proc/meminfo") as f:
             info["mem_total_kb"] = int(f.readline().split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        with open("/etc/os-release") as f:
+            for line in f:
+                if line.startswith("PRETTY_NAME="):
+                    info["os"] = line.split("=", 1)[1].strip().strip('"')
     except OSError:
         pass
-    return info
+    return {**info, **docker_version()}
 
 
 def main_of(
     name: str,
     parse_args: Callable[[list[str] | None], Any],
-    run: Callable[[Any], Awaitable[list[dict[str, Any]]]],
+    run: Callable[[Any], Coroutine[Any, Any, list[dict[str, Any]]]],
     argv: list[str] | None = None,
 ) -> int:
     """A benchmark's ``main``: measure, print the table, write ``results/<name>.json``
