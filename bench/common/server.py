@@ -31,11 +31,13 @@ import aiohttp
 from common.harness import Timer
 
 
-def write_server_config(agent_cpu: float, stats_interval: float | None = None) -> None:
+def write_server_config(agent_cpu: float, stats_interval: float | None = None, **more: Any) -> None:
     """``jupyter_cluster_config.json`` of the private config dir: the local agent
-    with ``agent_cpu`` CPUs, no limit on the sessions of one user, and the stats
-    stream's interval (``ClusterApp.stats_interval``) if given."""
+    with ``agent_cpu`` CPUs, no limit on the sessions of one user, the stats
+    stream's interval (``ClusterApp.stats_interval``) if given, and any ``more``
+    ``ClusterApp`` settings."""
     app: dict[str, Any] = {} if stats_interval is None else {"stats_interval": stats_interval}
+    app.update(more)
     config = {
         "ClusterManager": {"agents": [{"id": "local", "cpu": agent_cpu}]},
         "ClusterApp": {**app, "max_sessions_per_user": 0},

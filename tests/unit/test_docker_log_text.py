@@ -55,3 +55,65 @@ def test_one_piece_per_read_not_per_frame() -> None:
 
 def test_a_tty_log_is_raw_text() -> None:
     assert "".join(text_of([b"a\r\n", b"b\xc3", b"\xa9\n"], tty=True)) == "a\r\nb\u00e9\n"
+
+
+class _Transport:
+    """Records what the reader asks of the connection's transport."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        self.reading = True
+
+    def is_reading(self) -> bool:
+        return self.reading
+
+    def is_closing(self) -> bool:
+        return False
+
+    def pause_reading(self) -> None:
+        self.calls.append("pause")
+        self.reading = False
+
+    def resume_reading(self) -> None:
+        self.calls.append("resume")
+        self.reading = True
+
+
+class _Connection:
+    def __init__(self, transport: _Transport) -> None:
+        self.transport = transport
+
+
+def test_a_follower_that_caught_up_waits_with_reading_paused() -> None:
+    """A backlog (a long read) is read on at once; after a short read the connection
+    stops reading for the gather time, then reads on (one read takes what came)."""
+    from jupyter_cluster.engine.agents.docker import logs
+
+    transport = _Transport()
+    reads = [frame(1, b"x" * 40000 + b"\n"), frame(1, b"a\n"), frame(1, b"b\n")]
+    seen: list[str] = []
+
+    async def collect() -> None:
+        response: Any = _Response(reads)
+        response.connection = _Connection(transport)
+        async for piece in log_text(response, False, gather=0.001):
+            seen.append(f"{len(piece)}:{','.join(transport.calls)}")
+
+    asyncio.run(collect())
+    # the backlog's piece came with no pause before it; each short read was followed
+    # by one pause and its resume
+    assert seen == ["40001:", "2:", "2:pause,resume"]
+    assert transport.calls == ["pause", "resume"] * 2
+    assert logs.CAUGHT_UP > 1000  # the short reads above are below it
+
+
+def test_without_gather_nothing_pauses() -> None:
+    transport = _Transport()
+
+    async def collect() -> list[str]:
+        response: Any = _Response([frame(1, b"a\n"), frame(1, b"b\n")])
+        response.connection = _Connection(transport)
+        return [piece async for piece in log_text(response, False)]
+
+    assert asyncio.run(collect()) == ["a\n", "b\n"]
+    assert transport.calls == []

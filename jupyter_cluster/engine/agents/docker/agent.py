@@ -37,7 +37,7 @@ from .devices import DeviceProbe, explain_memlock
 from .events import follow_oom
 from .gpus import GpuFinder
 from .info import agent_info, unreachable_info
-from .logs import log_response, log_text
+from .logs import FOLLOW_GATHER, log_response, log_text
 from .models import (
     container_config,
     container_state,
@@ -275,7 +275,8 @@ class DockerAgent:
         try:
             async with query as response:
                 conn.answered()
-                async for chunk in log_text(response, tty):
+                gather = FOLLOW_GATHER if follow and for_user else 0.0
+                async for chunk in log_text(response, tty, gather):
                     for line in splitter.feed(chunk):
                         yield line
         except (DockerError, aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:

@@ -5,6 +5,7 @@ Used by :meth:`~.docker.DockerAgent.logs` (kept apart so the agent stays small).
 
 from __future__ import annotations
 
+import asyncio
 import codecs
 import contextlib
 import json
@@ -15,6 +16,12 @@ import aiohttp
 from aiodocker.exceptions import DockerError
 
 from .frames import take_frames
+
+#: A read shorter than this means a follower has caught up with the log.
+CAUGHT_UP = 16 * 1024
+#: Seconds a user's follower that caught up lets new lines gather before reading on
+#: (what a followed busy log costs the server; see :func:`log_text`).
+FOLLOW_GATHER = 0.2
 
 
 @contextlib.asynccontextmanager
@@ -50,7 +57,9 @@ async def log_response(
         yield response
 
 
-async def log_text(response: aiohttp.ClientResponse, tty: bool) -> AsyncIterator[str]:
+async def log_text(
+    response: aiohttp.ClientResponse, tty: bool, gather: float = 0.0
+) -> AsyncIterator[str]:
     """The text of a ``logs`` response as it arrives: one piece per network read.
 
     Without a TTY Docker frames every log line (an 8-byte header: stream, length);
@@ -58,6 +67,11 @@ async def log_text(response: aiohttp.ClientResponse, tty: bool) -> AsyncIterator
     several microseconds a line. Here the frames of each read are taken apart in
     one pass; at most one incomplete frame is kept between reads (Docker's frames
     are small: long lines arrive in 16 KiB pieces).
+
+    ``gather``: once a read is small (the follower has caught up with the log),
+    wait that many seconds (not reading) before the next, so a log written a few lines at a time
+    is passed on in fewer, larger pieces (each piece costs its reader a wake-up and
+    a write to its client); a backlog is still read as fast as it comes.
     """
     decoder = codecs.getincrementaldecoder("utf-8")(errors="ignore")
     pending = bytearray()
@@ -70,6 +84,24 @@ async def log_text(response: aiohttp.ClientResponse, tty: bool) -> AsyncIterator
         text = decoder.decode(payload)
         if text:
             yield text
+        if gather and len(data) < CAUGHT_UP:
+            await _gather(response, gather)
     rest = decoder.decode(b"", final=True)
     if rest:
         yield rest
+
+
+async def _gather(response: aiohttp.ClientResponse, seconds: float) -> None:
+    """Wait ``seconds`` with the connection's reading paused: what Docker writes
+    meanwhile waits in the socket and is taken in one read, not one a write."""
+    connection = response.connection
+    transport = connection.transport if connection is not None else None
+    if transport is None or not transport.is_reading():
+        await asyncio.sleep(seconds)
+        return
+    transport.pause_reading()
+    try:
+        await asyncio.sleep(seconds)
+    finally:
+        if not transport.is_closing():
+            transport.resume_reading()
