@@ -58,7 +58,7 @@ def test_a_tty_log_is_raw_text() -> None:
 
 
 class _Transport:
-    """Records what the reader asks of the connection's transport."""
+    """Records what the reader asks of the connection (pause, resume)."""
 
     def __init__(self) -> None:
         self.calls: list[str] = []
@@ -80,31 +80,70 @@ class _Transport:
 
 
 class _Connection:
+    """aiohttp's connection: its transport, and its protocol (paused and resumed
+    through it; here the same recorder)."""
+
     def __init__(self, transport: _Transport) -> None:
-        self.transport = transport
+        self.transport = self.protocol = transport
 
 
-def test_a_follower_that_caught_up_waits_with_reading_paused() -> None:
-    """A backlog (a long read) is read on at once; after a short read the connection
-    stops reading for the gather time, then reads on (one read takes what came)."""
+def test_the_pace_gathers_only_at_the_live_edge() -> None:
+    """Behind at first; caught up once a read waited; behind again when what came
+    during a gather is more than a trickle, or a read is large."""
+    from jupyter_cluster.engine.agents.docker.logs import BEHIND, CAUGHT_UP, WAITED, _Pace
+
+    pace = _Pace()
+    at_once, waited = 0.0, WAITED * 2
+    assert not pace.caught_up(at_once, 100)  # a log's tail, read at once
+    assert pace.caught_up(waited, 100)  # it had to wait: the live edge
+    pace.gathered = True
+    assert pace.caught_up(at_once, BEHIND - 1)  # a trickle came during the gather
+    pace.gathered = True
+    assert not pace.caught_up(at_once, BEHIND)  # more than a trickle: read on at once
+    assert not pace.caught_up(at_once, BEHIND)  # still behind while reads come at once
+    assert pace.caught_up(waited, 10)
+    assert not pace.caught_up(waited, CAUGHT_UP)  # a large read is a backlog
+
+
+class _Waiting(_Content):
+    """Reads of which some wait (``None`` in the list: a pause before the next)."""
+
+    def __init__(self, reads: list[bytes | None], wait: float) -> None:
+        super().__init__([r for r in reads if r is not None])
+        self.plan, self.wait = reads, wait
+
+    async def iter_any(self) -> AsyncIterator[bytes]:
+        for data in self.plan:
+            if data is None:
+                await asyncio.sleep(self.wait)
+            else:
+                yield data
+
+
+def test_a_follower_gathers_with_reading_paused_once_caught_up(monkeypatch: Any) -> None:
+    """A backlog is read on at once; a read that waited is followed by a gather with
+    the connection's reading paused, then resumed."""
     from jupyter_cluster.engine.agents.docker import logs
 
+    # reads taken at once never look as if they waited, however loaded the machine
+    monkeypatch.setattr(logs, "WAITED", 0.3)
     transport = _Transport()
-    reads = [frame(1, b"x" * 40000 + b"\n"), frame(1, b"a\n"), frame(1, b"b\n")]
+    reads: list[bytes | None] = [frame(1, b"x" * 40000 + b"\n"), frame(1, b"a\n")]
+    reads += [None, frame(1, b"b\n"), frame(1, b"c\n")]
     seen: list[str] = []
 
     async def collect() -> None:
-        response: Any = _Response(reads)
+        response: Any = _Response([])
+        response.content = _Waiting(reads, 0.4)
         response.connection = _Connection(transport)
         async for piece in log_text(response, False, gather=0.001):
             seen.append(f"{len(piece)}:{','.join(transport.calls)}")
 
     asyncio.run(collect())
-    # the backlog's piece came with no pause before it; each short read was followed
-    # by one pause and its resume
-    assert seen == ["40001:", "2:", "2:pause,resume"]
+    # the backlog and the tail read at once came without a pause; "b\n" waited, so a
+    # gather (pause, resume) came before "c\n", taken at once and small: one more
+    assert seen == ["40001:", "2:", "2:", "2:pause,resume"]
     assert transport.calls == ["pause", "resume"] * 2
-    assert logs.CAUGHT_UP > 1000  # the short reads above are below it
 
 
 def test_without_gather_nothing_pauses() -> None:

@@ -17,8 +17,12 @@ from aiodocker.exceptions import DockerError
 
 from .frames import take_frames
 
-#: A read shorter than this means a follower has caught up with the log.
+#: A read this large means a follower is behind the log (reading a backlog).
 CAUGHT_UP = 16 * 1024
+#: Bytes found at once after a gather that mean more than a trickle is coming.
+BEHIND = 2 * 1024
+#: Seconds a read must have waited for Docker to count as at the log's live edge.
+WAITED = 0.01
 #: Seconds a user's follower that caught up lets new lines gather before reading on
 #: (what a followed busy log costs the server; see :func:`log_text`).
 FOLLOW_GATHER = 0.2
@@ -68,14 +72,22 @@ async def log_text(
     one pass; at most one incomplete frame is kept between reads (Docker's frames
     are small: long lines arrive in 16 KiB pieces).
 
-    ``gather``: once a read is small (the follower has caught up with the log),
-    wait that many seconds (not reading) before the next, so a log written a few lines at a time
-    is passed on in fewer, larger pieces (each piece costs its reader a wake-up and
-    a write to its client); a backlog is still read as fast as it comes.
+    ``gather``: once the follower has caught up with the log, wait that many seconds
+    after each read, not reading (see :class:`_Pace`), so a log written a few lines
+    at a time is passed on in fewer, larger pieces (each piece costs its reader a
+    wake-up and a write to its client); a backlog is read as fast as it comes.
     """
     decoder = codecs.getincrementaldecoder("utf-8")(errors="ignore")
     pending = bytearray()
-    async for data in response.content.iter_any():
+    pace = _Pace()
+    reads = response.content.iter_any().__aiter__()
+    loop = asyncio.get_running_loop()
+    while True:
+        asked = loop.time()
+        try:
+            data = await reads.__anext__()
+        except StopAsyncIteration:
+            break
         if tty:
             payload = data
         else:
@@ -84,24 +96,56 @@ async def log_text(
         text = decoder.decode(payload)
         if text:
             yield text
-        if gather and len(data) < CAUGHT_UP:
+        if gather and pace.caught_up(loop.time() - asked, len(data)):
             await _gather(response, gather)
+            pace.gathered = True
     rest = decoder.decode(b"", final=True)
     if rest:
         yield rest
 
 
+class _Pace:
+    """Whether a follower has caught up with the log it reads.
+
+    Behind at first (a log's start, or its tail, is read at once). Caught up once
+    a read had to wait for Docker to write; behind again when a read taken at once
+    after a gather is large (what came during the pause is more than a trickle) or
+    any read is a large one.
+    """
+
+    def __init__(self) -> None:
+        self.behind = True
+        #: Whether the reader paused before this read.
+        self.gathered = False
+
+    def caught_up(self, waited: float, size: int) -> bool:
+        """Account one read (seconds the reader waited for it, its bytes); whether
+        to gather before the next."""
+        if size >= CAUGHT_UP or (self.gathered and waited < WAITED and size >= BEHIND):
+            self.behind = True
+        elif waited >= WAITED:
+            self.behind = False
+        self.gathered = False
+        return not self.behind
+
+
 async def _gather(response: aiohttp.ClientResponse, seconds: float) -> None:
     """Wait ``seconds`` with the connection's reading paused: what Docker writes
-    meanwhile waits in the socket and is taken in one read, not one a write."""
+    meanwhile waits in the socket and is taken in one read, not one a write.
+
+    Paused and resumed through aiohttp's own flow control (its protocol's
+    ``pause_reading``/``resume_reading``), so the two never disagree; not while
+    aiohttp holds the connection paused itself.
+    """
     connection = response.connection
+    protocol = connection.protocol if connection is not None else None
     transport = connection.transport if connection is not None else None
-    if transport is None or not transport.is_reading():
+    if protocol is None or transport is None or not transport.is_reading():
         await asyncio.sleep(seconds)
         return
-    transport.pause_reading()
+    protocol.pause_reading()
     try:
         await asyncio.sleep(seconds)
     finally:
         if not transport.is_closing():
-            transport.resume_reading()
+            protocol.resume_reading()
