@@ -35,22 +35,13 @@ import asyncio
 import math
 import statistics
 import sys
-from pathlib import Path
 from typing import Any
 
 import aiohttp
 from common import harness
 from common import stats_cost as sup
-from common.constants import MANAGER_LABEL
 from common.harness import progress
-from common.sandbox import (
-    describe_objects,
-    force_clean,
-    jupyter_dirs,
-    leftovers,
-    store_manager_id,
-)
-from common.server import call, server_log_tail, serving, wait_running, write_server_config
+from common.server import add_session_options, call, launch_running, measured_on_server
 
 NAME = "stats"
 GOAL = 1.0  # ours/floor of one follower, and of five
@@ -63,13 +54,7 @@ FOLLOWED = (("one", "1 follower"), ("five", "5 followers"))
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """Command-line options (``--quick``: size 4, 1 round of 3 s windows, 1 s interval)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", type=int, default=16, help="containers of the session")
-    parser.add_argument("--cpu", default="0.1", help="CPUs per container")
-    parser.add_argument("--mem", default="128m", help="memory per container")
-    parser.add_argument("--window", type=float, default=20.0, help="seconds per measurement")
-    parser.add_argument("--interval", type=float, default=2.0, help="ClusterApp.stats_interval")
-    parser.add_argument("--repeat", type=int, default=3, help="rounds (and floor windows)")
-    parser.add_argument("--timeout", type=float, default=300.0, help="seconds to RUNNING")
+    add_session_options(parser)
     parser.add_argument("--quick", action="store_true", help="a small, fast variant")
     args = parser.parse_args(argv)
     if args.quick:
@@ -103,10 +88,7 @@ async def measure(
     args: argparse.Namespace, pid: int, http: aiohttp.ClientSession, api: str
 ) -> Rounds:
     """Launch the session, then alternate rounds of ours with floor windows."""
-    progress(f"launching a session of {args.size} x {args.cpu} CPU, {args.mem}")
-    body = {"size": args.size, "cpu": args.cpu, "mem": args.mem}
-    created = await call(http, "POST", api + "sessions", body)
-    session = await wait_running(http, f"{api}sessions/{created['id']}", args.timeout)
+    session = await launch_running(http, api, args.size, args.cpu, args.mem, args.timeout)
     ids = [c["container_id"] for c in session["containers"]]
     url = f"{api}sessions/{session['id']}/stats"
     one = await call(http, "GET", url)  # warm-up: imports, the Docker client's pool
@@ -209,23 +191,12 @@ def rows_of(args: argparse.Namespace, r: Rounds) -> list[dict[str, Any]]:
 async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     """Start the server, measure, end the session, stop it; the rows. Fails if anything
     is left behind."""
-    with jupyter_dirs() as root:
-        manager_id = store_manager_id()
-        cpu = float(args.cpu) * args.size + 1
-        write_server_config(cpu, args.interval)
-        try:
-            async with serving(Path(root)) as (server, http, api):
-                assert server.proc is not None
-                rounds = await measure(args, server.proc.pid, http, api)
-        finally:
-            left = leftovers([f"{MANAGER_LABEL}={manager_id}"])
-            if left:
-                said = describe_objects(left)
-                force_clean(left)
-                log = server_log_tail(Path(root) / "server.log")
-                raise SystemExit(
-                    f"the benchmark left Docker objects behind (removed now): {said}\n{log}"
-                )
+
+    async def on(server: Any, http: aiohttp.ClientSession, api: str) -> Rounds:
+        assert server.proc is not None
+        return await measure(args, server.proc.pid, http, api)
+
+    rounds = await measured_on_server(on, float(args.cpu) * args.size + 1, args.interval)
     return rows_of(args, rounds)
 
 

@@ -22,13 +22,15 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import IO, Any
 
 import aiohttp
 
-from common.harness import Timer
+from common.constants import MANAGER_LABEL
+from common.harness import Timer, progress
+from common.sandbox import describe_objects, force_clean, jupyter_dirs, leftovers, store_manager_id
 
 
 def write_server_config(agent_cpu: float, stats_interval: float | None = None, **more: Any) -> None:
@@ -255,3 +257,54 @@ def server_log_tail(path: Path, lines: int = 30) -> str:
         if line.startswith(("[W", "[E")) or "Error" in line
     ]
     return "\n".join(said[-lines:])
+
+
+async def measured_on_server(
+    measure: Callable[[Server, aiohttp.ClientSession, str], Awaitable[Any]],
+    agent_cpu: float,
+    stats_interval: float | None = None,
+    **more: Any,
+) -> Any:
+    """``measure(server, http, api)`` against a fresh server in private Jupyter dirs
+    (configured by :func:`write_server_config` with ``agent_cpu``, ``stats_interval``
+    and ``more``); what it returns. Every session is ended and the server stopped;
+    fails (after removing them) if Docker objects of the run are left. Used by the
+    stats and follow benchmarks."""
+    with jupyter_dirs() as root:
+        manager_id = store_manager_id()
+        write_server_config(agent_cpu, stats_interval, **more)
+        try:
+            async with serving(Path(root)) as (server, http, api):
+                return await measure(server, http, api)
+        finally:
+            left = leftovers([f"{MANAGER_LABEL}={manager_id}"])
+            if left:
+                said = describe_objects(left)
+                force_clean(left)
+                log = server_log_tail(Path(root) / "server.log")
+                raise SystemExit(
+                    f"the benchmark left Docker objects behind (removed now): {said}\n{log}"
+                )
+
+
+async def launch_running(
+    http: aiohttp.ClientSession, api: str, size: int, cpu: str, mem: str, timeout: float
+) -> dict[str, Any]:
+    """Launch a session of ``size`` containers of ``cpu`` CPUs and ``mem`` through REST
+    and wait until it runs; its model (the stats and follow benchmarks')."""
+    progress(f"launching a session of {size} x {cpu} CPU, {mem}")
+    body = {"size": size, "cpu": cpu, "mem": mem}
+    created = await call(http, "POST", api + "sessions", body)
+    return await wait_running(http, f"{api}sessions/{created['id']}", timeout)
+
+
+def add_session_options(parser: Any) -> None:
+    """The options of a benchmark that measures a server around one session (stats,
+    follow): its size, CPU and memory, the windows, the stats interval, the rounds."""
+    parser.add_argument("--size", type=int, default=16, help="containers of the session")
+    parser.add_argument("--cpu", default="0.1", help="CPUs per container")
+    parser.add_argument("--mem", default="128m", help="memory per container")
+    parser.add_argument("--window", type=float, default=20.0, help="seconds per measurement")
+    parser.add_argument("--interval", type=float, default=2.0, help="ClusterApp.stats_interval")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds (and floor windows)")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds to RUNNING")

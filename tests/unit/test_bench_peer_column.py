@@ -4,25 +4,14 @@ beside ours and ``bench/run.py`` prints it. Pure: no Docker, no benchmark run.""
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-from tests.support.constants import REPO
+from tests.support.bench_modules import load_bench_module
 
-
-def _load(name: str, relative: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, REPO / relative)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-harness = _load("bench_harness_under_test", "bench/common/harness.py")
+harness = load_bench_module("bench_harness_under_test", "bench/common/harness.py")
 
 
 def _rows() -> list[dict]:

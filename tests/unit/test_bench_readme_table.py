@@ -6,29 +6,19 @@ Pure: a small all.json written here, no benchmark run, no Docker."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import re
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
+from tests.support.bench_modules import load_bench_module
 from tests.support.constants import REPO
 
-
-def _load(name: str, relative: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, REPO / relative)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-harness = _load("bench_harness_for_readme_test", "bench/common/harness.py")
-table = _load("bench_readme_table_under_test", "bench/readme_table.py")
+harness = load_bench_module("bench_harness_for_readme_test", "bench/common/harness.py")
+table = load_bench_module("bench_readme_table_under_test", "bench/readme_table.py")
 GP = "gateway_provisioners"
 D = table.DASH  # an en dash: no figure, no goal
 MACHINE_LINE = (
