@@ -33,6 +33,7 @@ from ..provisioning import kernelspec
 from .drive_kernels import route_drive_paths
 from .handlers import default_handlers
 from .handlers.proxy import proxy_handlers
+from .kernel_refusals import explain_refusals
 from .service import SERVICE_SETTING, ClusterService
 
 
@@ -212,6 +213,8 @@ class ClusterApp(ExtensionApp, LaunchSettings):
         self._install_kernelspec()
         # A notebook in Lab's data-folders drive: its cluster kernel starts there.
         route_drive_paths(self.serverapp.kernel_manager)
+        # A cluster kernel refused at start says why (not jupyter_server's bare 500).
+        explain_refusals(self.serverapp.kernel_manager)
         self.service = ClusterService(self)
         self.settings[SERVICE_SETTING] = self.service
 

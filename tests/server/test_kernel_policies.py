@@ -1,6 +1,7 @@
 """A resource policy holds kernels started through ``POST /api/kernels`` too: the
 server owner's entry allows one session at a time, so while a REST session runs the
-provisioner's launch is refused by the store and nothing is created; once an admin
+provisioner's launch is refused by the store, the reply says why (409 with the
+policy's words, not jupyter_server's bare 500) and nothing is created; once an admin
 (every client of a single-user server) raises the entry at run time, the same kernel
 starts."""
 
@@ -30,7 +31,9 @@ async def test_kernels_are_held_to_the_owners_policy(jp_fetch: Any, cluster: Any
     session = await ok_http(jp_fetch, "sessions", method="POST", body={})
     kernel = {"name": "jupyter-cluster-session"}
     code, data, _ = await call(jp_fetch, "kernels", method="POST", body=kernel, base=("api",))
-    assert code == 500, data  # the provisioner was refused (jupyter_server hides why)
+    # refused, with the policy's reason (not jupyter_server's bare 500)
+    assert code == 409, data
+    assert "has 1 active cluster session(s) and the limit is 1" in data["message"], data
     listed = await ok_http(jp_fetch, "sessions", params={"all": "1"})
     assert [s["id"] for s in listed] == [session["id"]]  # nothing else was created
     assert json.loads((await jp_fetch("api", "kernels")).body) == []
