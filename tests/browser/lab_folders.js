@@ -194,13 +194,23 @@ runInLab(async ({ page, step, shot, results }) => {
   });
 
   await step('save-notebook', async () => {
-    await page.evaluate(async () => {
+    out.saveEnabled = await page.evaluate(async () => {
       const { commands, shell } = window.jupyterapp;
-      const notebook = shell.currentWidget.content;
+      const panel = shell.currentWidget;
+      // A loaded machine can show the cells before the document's context is ready,
+      // and docmanager:save does nothing (silently) until it is.
+      await panel.context.ready;
+      await panel.revealed;
+      const notebook = panel.content;
       notebook.activeCellIndex = 0;
       await commands.execute('notebook:insert-cell-below');
       notebook.activeCell.model.sharedModel.setSource('print("saved back")');
+      for (let i = 0; i < 100 && !commands.isEnabled('docmanager:save'); i++) {
+        await new Promise(resolve => setTimeout(resolve, 100));
+      }
+      const enabled = commands.isEnabled('docmanager:save');
       await commands.execute('docmanager:save');
+      return enabled;
     });
     await page
       .locator('#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current:not(.jp-mod-dirty)')

@@ -97,7 +97,7 @@ def test_data_folders_in_the_lab_panel(_lab: Lab, tmp_path: Path) -> None:  # no
         "Name: nb.ipynb",
         f"Path: ClusterFolders:{FOLDER}/nb.ipynb",
     ], out
-    assert out["savedStatus"] == 200, out
+    assert out["saveEnabled"] is True and out["savedStatus"] == 200, out
     assert out["savedSources"] == ["# hello from a data folder", 'print("saved back")'], out
     assert out["foldersAfterRemove"] == [SHARED], out
     # The shared folder was only read.
