@@ -33,7 +33,8 @@ async def test_kernels_count_against_the_session_limit(jp_fetch: Any, cluster: A
 
     kernel = {"name": "jupyter-cluster-session"}
     code, data, _ = await call(jp_fetch, "kernels", method="POST", body=kernel, base=("api",))
-    assert code == 500, data  # the provisioner was refused (jupyter_server hides why)
+    assert code == 409, data  # the provisioner was refused, and the reply says why
+    assert "the limit is 1" in data["message"], data
     listed = await ok_http(jp_fetch, "sessions", params={"all": "1"})
     assert [s["id"] for s in listed] == [session["id"]]  # nothing else was created
     assert json.loads((await jp_fetch("api", "kernels")).body) == []
