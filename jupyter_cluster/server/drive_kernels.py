@@ -16,12 +16,13 @@ Called once by the server extension (``ClusterApp.initialize_settings``).
 
 from __future__ import annotations
 
-import functools
 import inspect
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..core.drive_workdir import drive_path
 from ..provisioning.workdir import DRIVE_KWARG
+from .kernel_start_wrap import Start, started, wrap_start_kernel
 
 #: The provisioner's entry-point name (pyproject, ``jupyter_client.kernel_provisioners``).
 PROVISIONER = "cluster-provisioner"
@@ -48,21 +49,18 @@ async def is_cluster_kernel(km: Any, kernel_name: str | None) -> bool:
 
 def route_drive_paths(km: Any) -> None:
     """Wrap ``km.start_kernel`` (see the module docstring); idempotent."""
-    start = km.start_kernel
-    if getattr(start, _MARK, False):
-        return
 
-    @functools.wraps(start)
-    async def start_kernel(*args: Any, **kwargs: Any) -> Any:
-        relative = drive_path(kwargs.get("path"))
-        if (
-            relative is not None
-            and DRIVE_KWARG not in kwargs
-            and await is_cluster_kernel(km, kwargs.get("kernel_name"))
-        ):
-            kwargs[DRIVE_KWARG] = relative
-        result = start(*args, **kwargs)
-        return await result if inspect.isawaitable(result) else result
+    def around(start: Start) -> Callable[..., Awaitable[Any]]:
+        async def start_kernel(*args: Any, **kwargs: Any) -> Any:
+            relative = drive_path(kwargs.get("path"))
+            if (
+                relative is not None
+                and DRIVE_KWARG not in kwargs
+                and await is_cluster_kernel(km, kwargs.get("kernel_name"))
+            ):
+                kwargs[DRIVE_KWARG] = relative
+            return await started(start, *args, **kwargs)
 
-    setattr(start_kernel, _MARK, True)
-    km.start_kernel = start_kernel
+        return start_kernel
+
+    wrap_start_kernel(km, _MARK, around)

@@ -13,14 +13,14 @@ the server extension (``ClusterApp.initialize_settings``).
 
 from __future__ import annotations
 
-import functools
-import inspect
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tornado import web
 
 from ..errors import ClusterError
 from .handlers.base import status_for
+from .kernel_start_wrap import Start, started, wrap_start_kernel
 
 #: Marks a wrapped ``start_kernel`` (so wrapping twice does nothing).
 _MARK = "_jupyter_cluster_refusals"
@@ -28,17 +28,14 @@ _MARK = "_jupyter_cluster_refusals"
 
 def explain_refusals(km: Any) -> None:
     """Wrap ``km.start_kernel`` (see the module docstring); idempotent."""
-    start = km.start_kernel
-    if getattr(start, _MARK, False):
-        return
 
-    @functools.wraps(start)
-    async def start_kernel(*args: Any, **kwargs: Any) -> Any:
-        try:
-            result = start(*args, **kwargs)
-            return await result if inspect.isawaitable(result) else result
-        except ClusterError as exc:
-            raise web.HTTPError(status_for(exc), str(exc)) from exc
+    def around(start: Start) -> Callable[..., Awaitable[Any]]:
+        async def start_kernel(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return await started(start, *args, **kwargs)
+            except ClusterError as exc:
+                raise web.HTTPError(status_for(exc), str(exc)) from exc
 
-    setattr(start_kernel, _MARK, True)
-    km.start_kernel = start_kernel
+        return start_kernel
+
+    wrap_start_kernel(km, _MARK, around)
