@@ -340,6 +340,9 @@ class RemoteEngine(RemoteFolderFiles):
         """False: the service ends sessions; terminate asks it in the foreground."""
         return False
 
+    async def remove_subs(self, session_id: str) -> None:
+        """Nothing: the service removes the containers when asked to terminate."""
+
     def phase_missing(self, session_id: str, phase: str) -> Session | None:
         """None: phase timings are the service's to record."""
         return None

@@ -297,6 +297,13 @@ class Engine(Protocol[SpecT]):
         False when this engine cannot (then terminate it in the foreground)."""
         ...
 
+    async def remove_subs(self, session_id: str) -> None:
+        """Start ending a running session whose main1 kernel was asked to exit: mark it
+        TERMINATING and remove its other containers meanwhile, so that
+        :meth:`terminate` has only main1 and the network left (a script's
+        ``shutdown_kernel``). Does nothing where the service ends sessions."""
+        ...
+
     def phase_missing(self, session_id: str, phase: str) -> Session | None:
         """The session, if this engine records phase timings and lacks ``phase``."""
         ...

@@ -23,6 +23,7 @@ from ..core.state import ALLOCATING, FINAL, USABLE, ContainerStatus, SessionStat
 from ..errors import ClusterError
 from .agents.pool import AgentPool
 from .cpu_time import read_before_removal, record
+from .early_removal import EarlyRemovals
 from .launch.teardown import tear_down
 from .log_archive import LogArchive
 from .store.sessions import Store
@@ -49,6 +50,7 @@ class SessionTerminator:
         self.pool = pool
         self.log_archive = log_archive
         self.keep_logs = keep_logs
+        self.early = EarlyRemovals(store, pool, log_archive, keep_logs)
 
     async def terminate(self, ref: str, reason: str = "") -> Session:
         """Cancel a PENDING session, or remove every container and the network;
@@ -75,17 +77,28 @@ class SessionTerminator:
             )
         if session.status is not SessionStatus.ERROR:
             session = self.store.set_status(session.id, SessionStatus.TERMINATING, reason)
+        # Hosts being removed early (while main1's kernel exited) are theirs to end.
+        early = self.early.running(session.id)
+        skip = early.hosts if early is not None else frozenset()
+        left = _left(session, skip)
         reading = (
-            asyncio.ensure_future(read_before_removal(session, self.pool.agents))
+            asyncio.ensure_future(read_before_removal(left, self.pool.agents))
             if reads_cpu
             else None
         )
         if self.keep_logs():  # the logs outlive the containers (read them with `logs`)
-            await self.log_archive.keep(session, self.pool.logs)
+            await self.log_archive.keep(left, self.pool.logs)
         if reading is not None:
             record(self.store, session.id, await reading)
         lost: set[str] = set()
-        problems = await tear_down(session, self.pool.agents, self.store.manager_id, lost=lost)
+        problems = await tear_down(
+            session,
+            self.pool.agents,
+            self.store.manager_id,
+            lost=lost,
+            skip=skip,
+            before_network=early.left if early is not None else None,
+        )
         # While PREPARING, the launching process (maybe another one) may still be
         # creating containers, which keeps the network busy: sweep again until it
         # has seen TERMINATING and stopped.
@@ -136,3 +149,15 @@ class SessionTerminator:
             self.store.set_status(session_id, SessionStatus.CANCELLED, "cancelled while waiting")
         elif session.status in ALLOCATING:
             await self.terminate(session_id)
+
+
+def _left(session: Session, skip: frozenset[str]) -> Session:
+    """``session`` without its containers removed already (their logs and CPU time
+    were kept then) or being removed early (``skip``, see :mod:`.early_removal`)."""
+    return session.with_(
+        containers=tuple(
+            c
+            for c in session.containers
+            if c.status is not ContainerStatus.TERMINATED and c.host not in skip
+        )
+    )

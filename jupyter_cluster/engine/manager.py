@@ -258,6 +258,11 @@ class ClusterManager(
         self.launcher.queue.wake()
         return ended
 
+    async def remove_subs(self, session_id: str) -> None:
+        """Mark it TERMINATING and remove every container but main1 while main1's kernel
+        exits (see SessionTerminator.remove_subs); terminate does the rest."""
+        await self.terminator.early.remove_subs(session_id)
+
     # -- reading (SessionReader) ---------------------------------------------------
 
     async def get(self, ref: str, owner: str | None = None) -> Session:

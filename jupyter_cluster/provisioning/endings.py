@@ -116,6 +116,21 @@ async def end_session(
             await closing.close()
 
 
+def removing_subs(engine: Engine[Any], session_id: str) -> asyncio.Task[None]:
+    """Start removing the session's containers but main1 while main1's kernel exits
+    (``Engine.remove_subs``); called when a kernel whose end is waited for (a
+    script's) is asked to end for good. :func:`end_session` removes the rest once
+    the task is done; a failure here only leaves more for it."""
+
+    async def remove() -> None:
+        try:
+            await engine.remove_subs(session_id)
+        except Exception:
+            logging.getLogger(__name__).exception("ending session %s early failed", session_id)
+
+    return asyncio.ensure_future(remove())
+
+
 def in_background(ending: Coroutine[Any, Any, None]) -> None:
     """Run ``ending`` (a provisioner's cleanup) in the background, as one of
     :data:`ENDING` (a stopping server waits for it)."""

@@ -68,6 +68,9 @@ SAID_MAX = 8192
 KERNEL_USER = f"{naming.WORK_UID}:{naming.WORK_UID}"  # unless the route says otherwise
 #: The in-container ``%cluster`` magic (runtime/incluster.py, copied in at creation).
 MAGIC_EXTENSION = "jupyter_cluster"
+#: "0" in the kernel's environment: the extension leaves its garbage collector as is
+#: (runtime/incluster.py's GC_FREEZE_ENV, which must be the same).
+GC_FREEZE_ENV = "JUPYTER_CLUSTER_GC_FREEZE"
 
 
 class Executor(Protocol):

@@ -43,12 +43,19 @@ from ..core.workdir import Workdir, home
 from ..engine.api import Engine
 from ..errors import ClusterError
 from ..reach.ports import kernel_side_connection
-from .endings import end_session, in_background, kernel_ended, launching, stopping
+from .endings import (
+    end_session,
+    in_background,
+    kernel_ended,
+    launching,
+    removing_subs,
+    stopping,
+)
 from .kernel_link import KernelLink, Reached
 from .kernel_ready import kernel_ready_seconds
 from .left_behind import close_on_loop
 from .options import LaunchOptions
-from .process import KernelProcess
+from .process import GC_FREEZE_ENV, KernelProcess
 from .session_launch import launch_session
 from .workdir import DRIVE_KWARG, NOTE_ENV, NotebookDir
 
@@ -81,6 +88,15 @@ class ClusterProvisioner(LaunchOptions, NotebookDir, KernelProvisionerBase):  # 
         "these removals when it stops, and its reconciliation finishes any that were "
         "cut short); off by default, since a script's event loop may end first.",
     )
+    gc_freeze_startup = Bool(
+        True,
+        config=True,
+        help="Once the kernel in main1 has started, move the objects of its start-up "
+        "(IPython, ipykernel and their imports) into Python's permanent GC generation "
+        "(gc.freeze): collections skip them, and the kernel's exit at shutdown takes "
+        "about 0.04 s instead of 0.6 s at 0.5 CPU. Objects made by user code are "
+        "collected as before. False leaves the kernel's garbage collector as it is.",
+    )
     #: Set (by the server extension, when the server stops) to shut the kernel down
     #: but leave its session running.
     keep_session = False
@@ -100,6 +116,8 @@ class ClusterProvisioner(LaunchOptions, NotebookDir, KernelProvisionerBase):  # 
     _hears_death = False
     #: What the kernel manager asked the kernel: "end", "restart", or "" (see :meth:`poll`).
     _ending = ""
+    #: Removing the containers but main1 while the kernel exits (see shutdown_requested).
+    _early: asyncio.Task[None] | None = None
 
     # -- helpers -------------------------------------------------------------------
 
@@ -230,7 +248,7 @@ class ClusterProvisioner(LaunchOptions, NotebookDir, KernelProvisionerBase):  # 
         drive = kwargs.pop(DRIVE_KWARG, None)  # a notebook in Lab's data-folders drive
         if attach:
             self.session_id = attach
-        env = dict(self.kernel_spec.env or {})
+        env = self._kernel_env()
         if self.session_id is None:
             if isinstance(drive, str):
                 self._workdir = await self.drive_workdir(self.engine, drive, None)
@@ -250,6 +268,14 @@ class ClusterProvisioner(LaunchOptions, NotebookDir, KernelProvisionerBase):  # 
             self._reached(await self._link.attach(session, self.connection_info))
             env = {**self._link.route.kernel_env(session), **env}
         return {**kwargs, "cmd": cmd, "env": env}
+
+    def _kernel_env(self) -> dict[str, str]:
+        """The kernelspec's environment, plus whether the kernel freezes its start-up
+        objects (see ``gc_freeze_startup``)."""
+        env = dict(self.kernel_spec.env or {})
+        if not self.gc_freeze_startup:
+            env[GC_FREEZE_ENV] = "0"
+        return env
 
     def _note_workdir(self, env: dict[str, str]) -> None:
         """Put why the kernel does not start in its notebook's folder (if so) into
@@ -311,6 +337,16 @@ class ClusterProvisioner(LaunchOptions, NotebookDir, KernelProvisionerBase):  # 
         answers its end as it happens (see :data:`SHUTDOWN_POLL`), or at once when
         it need not be waited for (:meth:`_ends_in_background`)."""
         self._ending = "restart" if restart else "end"
+        await self._here()
+        if self._early is None and self._ends_for_good() and not self._ends_in_background():
+            # The kernel's own exit takes a while: remove the other containers meanwhile.
+            assert self.session_id is not None
+            self._early = removing_subs(self.engine, self.session_id)
+
+    def _ends_for_good(self) -> bool:
+        """Whether the kernel was asked to end with its session (not a restart, and
+        not a stopping server's kernel whose session stays)."""
+        return self._ending == "end" and not self.keep_session and self.session_id is not None
 
     def _ends_in_background(self) -> bool:
         """Whether the kernel, asked to end for good, ends with its session in the
@@ -318,13 +354,7 @@ class ClusterProvisioner(LaunchOptions, NotebookDir, KernelProvisionerBase):  # 
         server stops): shutdown_kernel then returns without waiting for the kernel's
         own exit, which the background ending awaits before removing the containers
         (see :func:`~.endings.kernel_ended`)."""
-        return (
-            self._ending == "end"
-            and self.end_session_in_background
-            and not self.keep_session
-            and not stopping()
-            and self.session_id is not None
-        )
+        return self._ends_for_good() and self.end_session_in_background and not stopping()
 
     async def poll(self) -> int | None:
         """``KernelManager.is_alive``: None while the kernel runs, else its exit code.
@@ -373,6 +403,7 @@ class ClusterProvisioner(LaunchOptions, NotebookDir, KernelProvisionerBase):  # 
         self._moved = False
         background = self._ends_in_background()
         self._ending = ""
+        early, self._early = self._early, None
         if self._ready_task is not None:  # a restart before the first answer, too
             self._ready_task.cancel()
             await asyncio.gather(self._ready_task, return_exceptions=True)
@@ -395,7 +426,11 @@ class ClusterProvisioner(LaunchOptions, NotebookDir, KernelProvisionerBase):  # 
                 await engine.close()
             return
         engine = engine or self._engine_for_cleanup()
-        await end_session(engine, session_id, self.end_session_in_background, ended)
+        try:  # removes main1 while the early removal of the others ends (it waits for it)
+            await end_session(engine, session_id, self.end_session_in_background, ended)
+        finally:
+            if early is not None and early.get_loop() is asyncio.get_running_loop():
+                await early
 
     def _engine_for_cleanup(self) -> Engine[Any]:
         """The engine, made now if this provisioner never needed it (then closed by

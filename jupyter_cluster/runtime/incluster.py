@@ -10,6 +10,7 @@ logs are read from the copy the start-up script keeps of the container's log.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import shlex
 import subprocess
@@ -226,8 +227,26 @@ def show_note_first(ipython: Any, note: str) -> None:
     ipython.events.register("pre_run_cell", before_first_cell)
 
 
+#: "0" (set by the provisioner, its ``gc_freeze_startup`` off) leaves the kernel's
+#: garbage collector as it is (see :func:`freeze_startup_objects`).
+GC_FREEZE_ENV = "JUPYTER_CLUSTER_GC_FREEZE"
+
+
+def freeze_startup_objects() -> None:
+    """Move every object the kernel's start-up made (IPython, ipykernel and what they
+    import: most of the process's objects, which live as long as it does) into
+    Python's permanent generation (``gc.freeze``). Collections then no longer walk
+    them, nor does the interpreter's exit, which was most of a shutdown: 0.3 CPU
+    seconds, 0.6 s at 0.5 CPU, down to about 0.04 s. What user code makes later is
+    collected as before (and at exit: its files are flushed, its ``__del__`` runs)."""
+    if os.environ.pop(GC_FREEZE_ENV, "1") != "0":
+        gc.freeze()
+
+
 def load_ipython_extension(ipython: Any) -> None:
-    """``%load_ext jupyter_cluster`` inside a cluster container."""
+    """``%load_ext jupyter_cluster`` inside a cluster container (the provisioner loads
+    it in every kernel, once the kernel's start-up imports are done)."""
+    freeze_startup_objects()
     ipython.register_magic_function(cluster_magic, magic_kind="line", magic_name="cluster")
     note = os.environ.pop(WORKDIR_NOTE_ENV, "")
     if note:

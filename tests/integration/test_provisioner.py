@@ -30,6 +30,7 @@ from jupyter_client.provisioning import KernelProvisionerFactory
 
 from jupyter_cluster.config import local_owner
 from jupyter_cluster.errors import LaunchFailed
+from jupyter_cluster.provisioning.process import LOG_FIFO
 from tests.support.constants import (
     HOSTS,
     LABEL_HOST,
@@ -296,10 +297,19 @@ async def test_crash_is_seen_at_once_and_restart_recovers(
 async def test_shutdown_terminates_the_session(
     ws: Workspace, kernelspecs: Callable[..., str], start: Start
 ) -> None:
-    km, _ = await start(kernelspecs("itest-c3", *SIZE3_FLAGS))
+    """The subs go while the kernel exits (issue 27 item 2); the kernel still runs
+    its exit actions, into main1's kept log, and every container's log and CPU time
+    are kept. The kernel froze its start-up objects (``gc_freeze_startup``)."""
+    km, kc = await start(kernelspecs("itest-c3", *SIZE3_FLAGS))
     session_id = km.provisioner.session_id
     containers, networks = session_objects(session_id)
     assert len(containers) == 3 and len(networks) == 1
+    assert await json_of(kc, "__import__('gc').get_freeze_count()") > 10_000
+    await ok_cell(  # into the log the start-up script copies (the kernel's own output)
+        kc,
+        f"import atexit; log = open({LOG_FIFO!r}, 'a', buffering=1)\n"
+        "atexit.register(log.write, 'exit actions ran\\n')",
+    )
 
     await km.shutdown_kernel()
 
@@ -308,7 +318,10 @@ async def test_shutdown_terminates_the_session(
     record = history(ws, session_id)
     assert record["status"] == "TERMINATED"
     assert all(c["status"] == "TERMINATED" for c in record["containers"])
+    assert all(c["cpu_seconds"] is not None for c in record["containers"])
     assert session_id not in {s["id"] for s in ws.json("ls")}
+    assert "exit actions ran" in ws.ok_cli("logs", session_id, "main1").stdout
+    assert ws.ok_cli("logs", session_id, "sub2").stdout.strip()
 
 
 # -- re-attaching from another process --------------------------------------------------

@@ -43,7 +43,7 @@ def test_the_surface_is_the_whole_protocol() -> None:
     assert {"submit", "drive", "terminate", "logs", "main_route", "launch_gate"} <= set(
         FRONT_END_SURFACE
     )
-    assert len(FRONT_END_SURFACE) == 41  # the 22 of old, 7 that hide what differs, page,
+    assert len(FRONT_END_SURFACE) == 42  # the 22 of old, 8 that hide what differs, page,
     # 3 of launch profiles, 6 of the files in data folders, a data folder's rename, and
     # the audit record of what a front end without a server did
 
@@ -188,3 +188,13 @@ def test_commands_over_ssh_are_quoted_for_the_shell() -> None:
     assert line.endswith(" /bin/sh -c 'echo $HOME; rm -rf /'"), line
     assert "x y" not in line and "'q'" not in line
     assert command_line(["hostname"]) == "hostname"
+
+
+async def test_the_remote_engine_leaves_removing_containers_to_the_service() -> None:
+    """``remove_subs`` (a script's kernel asked to end) asks the service nothing: its
+    terminate removes every container; a request here would fail (no such host)."""
+    remote = RemoteEngine("http://no-such-host.invalid/", "t")
+    try:
+        assert await remote.remove_subs("x") is None
+    finally:
+        await remote.close()

@@ -11,10 +11,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 
 from ...core import naming
 from ...core.models import Session
+from ...core.state import ContainerStatus
 from ...errors import AgentError, ClusterError
 from ..agents.base import Agent
 from .overlay import network_maker, placed_agents
@@ -32,6 +33,8 @@ async def tear_down(
     manager_id: str,
     *,
     lost: set[str] | None = None,
+    skip: frozenset[str] = frozenset(),
+    before_network: Callable[[], Awaitable[frozenset[str]]] | None = None,
 ) -> list[str]:
     """Remove every container and the network of ``session`` on every agent.
 
@@ -40,17 +43,27 @@ async def tear_down(
     (empty when everything is gone). An involved agent that does not answer is
     asked nothing more (each call would wait for its timeout): with ``lost`` given,
     its id is added there and what it holds is left for later, not a problem;
-    without, that is a problem.
+    without, that is a problem. The containers of hosts in ``skip`` are being
+    removed by someone else (see :mod:`..early_removal`): ``before_network`` waits
+    for that and answers the hosts it could not remove, which are then swept here.
     """
     problems: list[str] = []
     involved = {c.agent for c in session.containers if c.agent} or set(agents)
     labels = {naming.LABEL_SESSION: session.id, naming.LABEL_MANAGER: manager_id}
     unreachable: set[str] = set()
 
-    async def clean(agent: Agent) -> None:
-        ids = {c.container_id for c in session.containers if c.agent == agent.id and c.container_id}
+    async def clean(agent: Agent, skip: frozenset[str]) -> None:
+        ids = {
+            c.container_id
+            for c in session.containers
+            if c.agent == agent.id
+            and c.container_id
+            and c.status is not ContainerStatus.TERMINATED
+            and c.host not in skip
+        }  # removed ones are not asked again (the label sweep below finds any left)
         try:
-            ids |= {s.id for s in await agent.list_containers(labels)}
+            listed = await agent.list_containers(labels)
+            ids |= {s.id for s in listed if s.labels.get(naming.LABEL_HOST) not in skip}
         except AgentError as exc:
             if not (await agent.info()).reachable:
                 unreachable.add(agent.id)
@@ -62,7 +75,10 @@ async def tear_down(
         )
         problems.extend(str(r) for r in results if isinstance(r, BaseException))
 
-    await asyncio.gather(*(clean(agents[a]) for a in involved if a in agents))
+    await asyncio.gather(*(clean(agents[a], skip) for a in involved if a in agents))
+    if before_network is not None and (missed := await before_network()):
+        log.info("session %s: sweeping %s again", session.id, ", ".join(sorted(missed)))
+        await asyncio.gather(*(clean(agents[a], frozenset()) for a in involved if a in agents))
     problems.extend(
         f"agent {a!r} is not in this manager's configuration; its containers were not removed"
         for a in sorted(involved - set(agents))

@@ -217,12 +217,15 @@ class Store(PlacingStore):
             self._write(db, new)
         return new
 
-    def mark_terminating(self, session_id: str) -> None:
-        """A running session is being ended (its removal may follow in the background)."""
+    def mark_terminating(self, session_id: str) -> bool:
+        """A running session is being ended (its removal may follow in the background);
+        whether this call marked it (False if it was not running)."""
         with self.tx() as db:
             old = self._get(db, session_id)
-            if old.status in state.USABLE:
-                self._write(db, old.with_(status=SessionStatus.TERMINATING, updated_at=time.time()))
+            if old.status not in state.USABLE:
+                return False
+            self._write(db, old.with_(status=SessionStatus.TERMINATING, updated_at=time.time()))
+            return True
 
     def set_network(self, session_id: str, network: str) -> Session:
         """Record the Docker network of a session launched on a warm set."""

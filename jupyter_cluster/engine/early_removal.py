@@ -1,0 +1,106 @@
+"""Removing a session's other containers while main1's kernel is still exiting.
+
+A script's ``shutdown_kernel`` (jupyter_client's ``AsyncKernelManager`` without a
+server) waits for the kernel's own exit, then for the session's removal. The
+provisioner therefore asks for the subs' removal as soon as the kernel was asked
+to end (``Engine.remove_subs`` → :meth:`EarlyRemovals.remove_subs`): their logs
+and CPU time are kept and their containers removed during the kernel's exit.
+:meth:`~.ending.SessionTerminator.terminate` then leaves out the hosts still being
+removed here (:meth:`EarlyRemovals.running`), removes main1 meanwhile, and awaits
+this removal (:meth:`EarlyRemoval.left`) before the network.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..core.state import ContainerStatus
+from .agents.pool import AgentPool
+from .cpu_time import read_before_removal, record
+from .log_archive import LogArchive
+from .store.sessions import Store
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class EarlyRemoval:
+    """One session's early removal: its hosts, those it could not remove, its end."""
+
+    hosts: frozenset[str]
+    failed: set[str] = field(default_factory=set)
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def left(self) -> frozenset[str]:
+        """Wait until it is over; the hosts it could not remove (the termination's
+        sweep removes them)."""
+        await self.done.wait()
+        return frozenset(self.failed)
+
+
+class EarlyRemovals:
+    """The early removals of this engine's sessions (one per session at a time)."""
+
+    def __init__(
+        self, store: Store, pool: AgentPool, log_archive: LogArchive, keep_logs: Callable[[], bool]
+    ) -> None:
+        """The terminator's store, agents, log archive and ``keep_logs`` setting."""
+        self.store = store
+        self.pool = pool
+        self.log_archive = log_archive
+        self.keep_logs = keep_logs
+        self._running: dict[str, EarlyRemoval] = {}
+
+    async def remove_subs(self, session_id: str) -> None:
+        """Mark a running session TERMINATING and remove its containers but main1,
+        keeping their logs and CPU time first. A container that cannot be removed is
+        left to the termination (see :meth:`EarlyRemoval.left`); never raises for it."""
+        if session_id in self._running or not self.store.mark_terminating(session_id):
+            return  # not running (any more): whoever ends it removes everything
+        session = self.store.require(session_id)
+        subs = session.with_(
+            containers=tuple(
+                c
+                for c in session.containers
+                if c.host != "main1"
+                and c.container_id
+                and c.status is not ContainerStatus.TERMINATED
+                and c.agent in self.pool.agents
+            )
+        )
+        if not subs.containers:
+            return
+        removal = EarlyRemoval(frozenset(c.host for c in subs.containers))
+        self._running[session_id] = removal
+        try:
+            reading = asyncio.ensure_future(read_before_removal(subs, self.pool.agents))
+            if self.keep_logs():
+                await self.log_archive.keep(subs, self.pool.logs)
+            record(self.store, session_id, await reading)
+
+            async def remove(host: str, agent: str, container_id: str) -> None:
+                try:
+                    await self.pool.agents[agent].remove_container(container_id)
+                except Exception as exc:  # the termination's sweep tries again
+                    log.warning("removing %s of session %s early: %s", host, session_id, exc)
+                    removal.failed.add(host)
+                    return
+                self.store.update_container(session_id, host, status=ContainerStatus.TERMINATED)
+
+            await asyncio.gather(
+                *(remove(c.host, c.agent or "", c.container_id or "") for c in subs.containers)
+            )
+        except BaseException:
+            removal.failed |= removal.hosts
+            raise
+        finally:
+            del self._running[session_id]
+            removal.done.set()
+
+    def running(self, session_id: str) -> EarlyRemoval | None:
+        """The early removal of ``session_id`` under way, if any: the termination
+        leaves its hosts out and awaits it before removing the network."""
+        return self._running.get(session_id)
