@@ -103,7 +103,15 @@ def test_the_listing_commands_build_their_engine_without_team_mode_or_kernels(
 # -- the listing commands' fast path (cli/quick.py) ------------------------------------
 
 #: Not imported by ``ls``/``show``/``agents`` when the store and Docker agree.
-NOT_ON_THE_FAST_PATH = ("aiohttp", "aiodocker", "asyncssh", "httpx", "jupyter_client", "zmq")
+NOT_ON_THE_FAST_PATH = (
+    "aiohttp",
+    "aiodocker",
+    "asyncssh",
+    "httpx",
+    "jupyter_client",
+    "zmq",
+    "asyncio",
+)
 
 RUN = """
 import json, sys
