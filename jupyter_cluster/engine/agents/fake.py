@@ -1,6 +1,8 @@
 """An in-memory agent for unit tests of the manager (no Docker).
 
-:class:`FakeAgent` implements the :class:`~.base.Agent` protocol with dicts:
+:class:`FakeAgent` implements the :class:`~.base.Agent` protocol with dicts (its
+containers' records are :mod:`.fake_container`'s, what happens inside them
+:mod:`.fake_io`'s, its images :mod:`.fake_images`'):
 containers and networks carry their labels, ``put_files`` and ``exec`` are
 recorded, and tests steer it directly: ``fail_on`` injects errors, ``emit``
 appends log lines, ``exit`` marks a container as exited, ``oom`` reports an
@@ -12,13 +14,10 @@ is used outside tests. What it reports is held to what the Docker agent reports 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import itertools
-import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from ...core.naming import DEFAULT_IMAGE, READY_MARKER
 from ...core.resources import Resources
@@ -31,83 +30,21 @@ from .base import (
     FileEntry,
     NetworkState,
     OomEvent,
-    OutputCallback,
+)
+from .fake_container import (
+    ExecCall,
+    ExecHandler,
+    FakeContainer,
+    has_labels,
 )
 from .fake_images import FakeImages, is_reference
+from .fake_io import FakeContainerIO
+
+#: What tests import from here (the container records live in .fake_container).
+__all__ = ["DEFAULT_IMAGE", "ExecCall", "ExecHandler", "FakeAgent", "FakeContainer"]
 
 
-@dataclass
-class FakeContainer:
-    """One fake container: its spec, Docker-like status (or "removed"), log lines, files."""
-
-    id: str
-    spec: ContainerSpec
-    status: str = "created"
-    exit_code: int | None = 0  # Docker says 0 until the container exits
-    oom_killed: bool = False
-    finished_at: str = ""
-    cpu_percent: float = 0.0  # what stats() reports
-    cpu_seconds: float = 0.0  # what cpu_seconds() reports (a test sets it)
-    mem_used: int = 0
-    ports: dict[int, tuple[str, int]] = field(default_factory=dict)
-    lines: list[str] = field(default_factory=list)
-    files: dict[str, FileEntry] = field(default_factory=dict)
-    beside: list[str] = field(default_factory=list)  # scripts run by run_beside
-    waiters: list[asyncio.Future[None]] = field(default_factory=list)
-
-    def wake(self) -> None:
-        """Wake every ``logs(follow=True)`` reader waiting for news."""
-        for waiter in self.waiters:
-            if not waiter.done():
-                waiter.set_result(None)
-        self.waiters.clear()
-
-    def state(self) -> ContainerState:
-        """This container as :meth:`FakeAgent.inspect_container` reports it: its
-        settings as Docker reads them back (CPUs to the nanoCPU, Docker's 64m of
-        shared memory when the spec asks none, one GPU per device id)."""
-        res = self.spec.resources
-        return ContainerState(
-            id=self.id,
-            name=self.spec.name,
-            labels=dict(self.spec.labels),
-            running=self.status == "running",
-            status=self.status,
-            exit_code=self.exit_code,
-            oom_killed=self.oom_killed,
-            finished_at=self.finished_at,
-            ports=dict(self.ports),
-            image=self.spec.image,
-            resources=Resources(
-                cpu=round(res.cpu * 1e9) / 1e9,
-                mem=res.mem,
-                shm=res.shm or DOCKER_SHM,
-                gpu=len(self.spec.gpu_ids),
-            ),
-            mounts=tuple(self.spec.mounts),
-        )
-
-
-@dataclass(frozen=True)
-class ExecCall:
-    """One recorded ``exec``: where, what, as whom."""
-
-    container_id: str
-    cmd: tuple[str, ...]
-    user: str
-    workdir: str
-    env: Mapping[str, str]
-
-
-#: Answers an exec: given the container and the call, returns (exit code, stdout).
-ExecHandler = Callable[[FakeContainer, ExecCall], tuple[int, bytes]]
-
-#: The shared memory Docker gives a container whose spec asks none (its default).
-DOCKER_SHM = 64 * 1024**2
-
-
-#: The parts of an image reference, as Docker parses it (see _is_reference).
-class FakeAgent(FakeImages):
+class FakeAgent(FakeContainerIO, FakeImages):
     """An :class:`~.base.Agent` kept in memory; every attribute is open to tests.
 
     ``fail_on`` maps a key to the exception to raise: a method name (``"start_container"``),
@@ -158,92 +95,6 @@ class FakeAgent(FakeImages):
     def id(self) -> str:
         """The agent id from its config."""
         return self.config.id
-
-    def emit(self, container_id: str, line: str) -> None:
-        """Append a log line (a newline is added if missing) and wake followers."""
-        box = self._get(container_id)
-        box.lines.append(line if line.endswith("\n") else line + "\n")
-        box.wake()
-
-    async def stats(self, container_id: str) -> Mapping[str, Any]:
-        """Docker-shaped stats of a running container: ``cpu_percent`` (of one CPU)
-        and ``mem_used`` set on the box by a test, the memory limit from its spec."""
-        self._enter("stats", container_id)
-        box = self._get(container_id)
-        if box.status != "running":
-            raise AgentError(
-                f"agent {self.id}: container {container_id[:12]} is not running", self.id
-            )
-        busy = int(box.cpu_percent * 1e7)  # of 1e9 system ns over one CPU
-        return {
-            "read": "2026-01-01T00:00:00.000000000Z",
-            "cpu_stats": {
-                "cpu_usage": {"total_usage": busy},
-                "system_cpu_usage": 10**9,
-                "online_cpus": 1,
-            },
-            "precpu_stats": {"cpu_usage": {"total_usage": 0}, "system_cpu_usage": 0},
-            "memory_stats": {"usage": box.mem_used, "limit": box.spec.resources.mem},
-            "networks": {"eth0": {"rx_bytes": 10, "tx_bytes": 20}},
-            "pids_stats": {"current": 1},
-        }
-
-    async def cpu_seconds(self, container_id: str) -> float:
-        """The CPU seconds a test set on the running container's box."""
-        self._enter("cpu_seconds", container_id)
-        box = self._get(container_id)
-        if box.status != "running":
-            raise AgentError(
-                f"agent {self.id}: container {container_id[:12]} is not running", self.id
-            )
-        return box.cpu_seconds
-
-    def exit(self, container_id: str, code: int = 0, *, oom: bool = False) -> None:
-        """Mark a container as exited with ``code`` (``oom``: by the out-of-memory
-        killer) now; followed logs end."""
-        box = self._get(container_id)
-        box.status, box.exit_code, box.oom_killed = "exited", code, oom
-        box.finished_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        box.ports = {}  # Docker releases the published ports
-        box.wake()
-
-    def oom(self, container_id: str, at: float | None = None) -> OomEvent:
-        """Report that the out-of-memory killer ended a process in the container
-        (which keeps running) at ``at`` (default now); followers of oom_events see it."""
-        event = OomEvent(self._get(container_id).id, time.time() if at is None else at)
-        self.ooms.append(event)
-        self._oom_wake.set()
-        return event
-
-    def end_streams(self) -> None:
-        """End every oom_events follower, as an engine that restarts does."""
-        self._streams_ended += 1
-        self._oom_wake.set()
-
-    async def oom_events(
-        self, labels: Mapping[str, str], *, since: float | None = None
-    ) -> AsyncIterator[OomEvent]:
-        """The OOM kills reported from now (and since ``since``) in containers with
-        ``labels`` (removed ones: by the labels they had), until end_streams()."""
-        self._enter("oom_events", "")
-        ended, seen = self._streams_ended, len(self.ooms)
-        specs = {box.id: box.spec for box in self.containers.values()}
-        if since is not None:
-            seen = next((i for i, e in enumerate(self.ooms) if e.time >= since), seen)
-        while ended == self._streams_ended:
-            while seen < len(self.ooms):
-                event = self.ooms[seen]
-                seen += 1
-                box = self.containers.get(event.container_id)
-                spec = box.spec if box else specs.get(event.container_id)
-                if spec is not None and _has_labels(spec.labels, labels):
-                    yield event
-            self._oom_wake.clear()
-            await self._oom_wake.wait()
-
-    def by_host(self, hostname: str) -> FakeContainer:
-        """The container with this hostname; KeyError when there is none."""
-        return {box.spec.hostname: box for box in self.containers.values()}[hostname]
 
     async def info(self) -> AgentInfo:
         """Configured capacity; ``reachable`` as the test set it (an unreachable
@@ -414,96 +265,19 @@ class FakeAgent(FakeImages):
             box.status = "removed"
             box.wake()
 
-    async def logs(
-        self,
-        container_id: str,
-        *,
-        tail: int | None = None,
-        follow: bool = False,
-        for_user: bool = False,
-    ) -> AsyncIterator[str]:
-        """Lines emitted so far (the last ``tail``), then, with ``follow`` and while
-        the container runs, new ones until it exits or is removed."""
-        self._enter("logs", container_id)
-        box = self._get(container_id)
-        i = 0 if tail is None else max(0, len(box.lines) - tail)
-        while True:
-            while i < len(box.lines):
-                i += 1
-                yield box.lines[i - 1]
-            if not follow or box.status != "running":
-                return
-            waiter = asyncio.get_running_loop().create_future()
-            box.waiters.append(waiter)
-            await waiter
-
-    async def exec(
-        self,
-        container_id: str,
-        cmd: Sequence[str],
-        *,
-        user: str = "work",
-        workdir: str = "/home/work",
-        env: Mapping[str, str] | None = None,
-        on_output: OutputCallback | None = None,
-    ) -> int:
-        """Record the call and answer with ``exec_handler`` (default: exit 0, no output)."""
-        box = self._get(container_id)
-        self._enter("exec", container_id, box.spec.hostname)
-        if box.status != "running":
-            raise AgentError(f"agent {self.id}: container {container_id} is not running", self.id)
-        call = ExecCall(container_id, tuple(cmd), user, workdir, dict(env or {}))
-        self.execs.append(call)
-        code, out = self.exec_handler(box, call) if self.exec_handler else (0, b"")
-        if out and on_output is not None:
-            result = on_output(1, out)
-            if inspect.isawaitable(result):
-                await result
-        return code
-
     async def list_containers(self, labels: Mapping[str, str]) -> list[ContainerState]:
         """Containers, running or not, whose labels include all of ``labels``."""
         self._enter("list_containers", "")
-        return [c.state() for c in self.containers.values() if _has_labels(c.spec.labels, labels)]
+        return [c.state() for c in self.containers.values() if has_labels(c.spec.labels, labels)]
 
     async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkState]:
         """Networks whose labels include all of ``labels``."""
         self._enter("list_networks", "")
-        return [n for n in self.networks.values() if _has_labels(n.labels, labels)]
+        return [n for n in self.networks.values() if has_labels(n.labels, labels)]
 
     async def close(self) -> None:
         """Mark the agent closed (state is kept, so tests can still look)."""
         self.closed = True
-
-    def _enter(self, method: str, target: str, hostname: str | None = None) -> None:
-        self.calls.append((method, target))
-        if not self.reachable:
-            raise AgentError(f"agent {self.id}: cannot reach the fake engine", self.id)
-        keys = [method]
-        if hostname is not None:
-            keys.append(f"{method}:{hostname}")
-            if method == "create_container":
-                keys.append(hostname)
-        for key in keys:
-            if key in self.fail_on:
-                raise self.fail_on[key]
-
-    def _find(self, container_id: str) -> FakeContainer | None:
-        """A container by id or, as Docker also accepts, by name."""
-        box = self.containers.get(container_id)
-        if box is None:
-            box = next((c for c in self.containers.values() if c.spec.name == container_id), None)
-        return box
-
-    def _get(self, container_id: str) -> FakeContainer:
-        box = self._find(container_id)
-        if box is None:
-            raise AgentError(f"agent {self.id}: no such container {container_id}", self.id)
-        return box
-
-
-def _has_labels(have: Mapping[str, str], want: Mapping[str, str]) -> bool:
-    return all(have.get(k) == v for k, v in want.items())
 
 
 if TYPE_CHECKING:
