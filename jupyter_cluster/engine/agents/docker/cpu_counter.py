@@ -1,6 +1,6 @@
 """A container's cumulative CPU time, read from its own cgroup with a short exec.
 
-Used by :meth:`~jupyter_cluster.engine.agents.docker.agent.DockerAgent.cpu_seconds`
+Used by :meth:`~jupyter_cluster.engine.agents.docker.container_io.DockerContainerIO.cpu_seconds`
 (usage accounting reads every container of a session just before removing it).
 Docker 20.10 answers a one-shot stats read at once only while it collects stats for
 no other container; otherwise after its collector's next 1 s tick, so reading the
@@ -13,10 +13,27 @@ one exec, 0.05-0.15 s; the agent asks both ways at once and takes the first answ
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Mapping, Sequence
+from typing import Protocol
 
 from ....errors import AgentError
-from ..base import Agent
+from ..base import OutputCallback
+
+
+class Runs(Protocol):
+    """What :func:`read` needs of an agent: its ``exec``."""
+
+    async def exec(
+        self,
+        container_id: str,
+        cmd: Sequence[str],
+        *,
+        user: str = ...,
+        workdir: str = ...,
+        env: Mapping[str, str] | None = ...,
+        on_output: OutputCallback | None = ...,
+    ) -> int: ...
+
 
 #: Prints "ns N" (cgroup v1: cpuacct.usage) or "us N" (cgroup v2: cpu.stat's usage_usec).
 SCRIPT = (
@@ -36,7 +53,7 @@ def parse(said: bytes) -> float:
     return int(value.strip()) / scale
 
 
-async def read(agent: Agent, container_id: str) -> float:
+async def read(agent: Runs, container_id: str) -> float:
     """CPU seconds from the container's cgroup (one exec of :data:`SCRIPT` as root);
     AgentError or ValueError if that cannot be read."""
     said = bytearray()
