@@ -4,8 +4,8 @@ Built by :func:`jupyter_cluster.config.make_engine` when ``ClusterManager.servic
 is set; the CLI, the notebook API, the provisioner and the server extension then
 call it exactly as they call a :class:`~jupyter_cluster.engine.manager.ClusterManager`
 (``make_spec``, ``submit``, ``drive``, ``get``, ``list``, ``logs``, ``exec``,
-``terminate``, ``agents_info``, the files in data folders
-(:mod:`.remote_folder_files`) …; ``tests/unit/test_remote_surface.py`` keeps the
+``terminate``, ``agents_info``, the caller's data folders and profiles
+(:mod:`.remote_owned`) and the files in them (:mod:`.remote_folder_files`) …; ``tests/unit/test_remote_surface.py`` keeps the
 two in step). The service decides who the caller is from the token (a user's
 server's own ``JUPYTERHUB_API_TOKEN``), validates launches against its policy and
 the caller's limits, and drives launches itself; ``drive`` here only watches.
@@ -20,15 +20,12 @@ import contextlib
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
-from urllib.parse import quote
 
 from ..core.access import Access
 from ..core.audit import AuditEvent
-from ..core.folders import FolderInfo
 from ..core.launch_env import RESERVED_NAMES
 from ..core.models import LaunchSpec, Session
 from ..core.naming import DEFAULT_IMAGE
-from ..core.profiles import Profile, make_profile
 from ..core.state import SETTLING, USABLE, SessionStatus
 from ..core.stats import Usage
 from ..engine.api import PolicySource, SessionCallback, Upkeep
@@ -38,7 +35,7 @@ from ..paths import cluster_dir
 from ..reach.ssh import SshRoute
 from .admission import RemoteLaunch, ServiceGate
 from .http import ServiceHTTP
-from .remote_folder_files import RemoteFolderFiles
+from .remote_owned import RemoteOwned, ref_path
 from .shell import ContainerShell, OutputCallback
 
 #: Launch fields of ``make_spec`` that go into the REST body (when given).
@@ -63,10 +60,6 @@ _PLAIN = (
 )
 
 
-def _ref(ref: str) -> str:
-    return quote(ref, safe="")
-
-
 class RemoteStore:
     """The blocking reads the server extension makes of a store, over REST.
 
@@ -84,12 +77,13 @@ class RemoteStore:
     def get(self, session_id: str) -> Session | None:
         """One session by id, or None when the service does not know it (for this user)."""
         try:
-            return Session.from_public(self.http.call_sync("GET", f"sessions/{_ref(session_id)}"))
+            found = self.http.call_sync("GET", f"sessions/{ref_path(session_id)}")
+            return Session.from_public(found)
         except NotFound:
             return None
 
 
-class RemoteEngine(RemoteFolderFiles):
+class RemoteEngine(RemoteOwned):
     """The shared service's sessions, seen by one user (see the module docstring)."""
 
     def __init__(
@@ -200,7 +194,7 @@ class RemoteEngine(RemoteFolderFiles):
     async def get(self, ref: str, owner: str | None = None) -> Session:
         """A session of the caller by id, unique id prefix or name (the service
         scopes it to the token's user; ``owner`` is for the engine's signature)."""
-        return Session.from_public(await self.http.call("GET", f"sessions/{_ref(ref)}"))
+        return Session.from_public(await self.http.call("GET", f"sessions/{ref_path(ref)}"))
 
     async def list(self, include_ended: bool = False) -> builtins.list[Session]:
         """The caller's sessions (an admin's: everyone's)."""
@@ -225,7 +219,7 @@ class RemoteEngine(RemoteFolderFiles):
         self, ref: str, host: str, *, tail: int | None = None, follow: bool = False
     ) -> AsyncIterator[str]:
         """Lines of one container's log, streamed from the service."""
-        path = f"sessions/{_ref(ref)}/containers/{_ref(host)}/logs"
+        path = f"sessions/{ref_path(ref)}/containers/{ref_path(host)}/logs"
         async for line in self.http.lines(path, tail=tail, follow="1" if follow else None):
             yield line
 
@@ -248,48 +242,17 @@ class RemoteEngine(RemoteFolderFiles):
 
     async def stats(self, ref: str) -> dict[str, Usage | None]:
         """Each container's resource use now, as the service reads it."""
-        reply = await self.http.call("GET", f"sessions/{_ref(ref)}/stats")
+        reply = await self.http.call("GET", f"sessions/{ref_path(ref)}/stats")
         return {
             host: None if found is None else Usage.from_dict(found)
             for host, found in reply["hosts"].items()
         }
 
-    # -- data folders (the caller's own, and the shared ones) -------------------------------
-
-    async def list_folders(self, owner: str = "") -> builtins.list[FolderInfo]:
-        """The caller's data folders and the shared ones."""
-        return [FolderInfo.from_dict(f) for f in await self.http.call("GET", "folders")]
-
-    async def create_folder(self, name: str, owner: str = "") -> FolderInfo:
-        """Make one of the caller's folders on the service."""
-        return FolderInfo.from_dict(await self.http.call("POST", "folders", {"name": name}))
-
-    async def remove_folder(self, name: str, owner: str = "") -> None:
-        """Delete one of the caller's folders."""
-        await self.http.call("DELETE", f"folders/{_ref(name)}")
-
-    async def list_profiles(self, owner: str = "") -> builtins.list[Profile]:
-        """The caller's own launch profiles (the service keeps them)."""
-        found = await self.http.call("GET", "profiles")
-        return [
-            make_profile(p["name"], {k: p[k] for k in ("description", "fields")}) for p in found
-        ]
-
-    async def save_profile(self, profile: Profile, owner: str = "") -> Profile:
-        """Keep ``profile`` as the caller's on the service."""
-        body = {"description": profile.description, "fields": dict(profile.fields)}
-        await self.http.call("PUT", f"profiles/{_ref(profile.name)}", body)
-        return profile
-
-    async def remove_profile(self, name: str, owner: str = "") -> None:
-        """Delete one of the caller's launch profiles."""
-        await self.http.call("DELETE", f"profiles/{_ref(name)}")
-
     # -- inside the containers --------------------------------------------------------------
 
     async def access(self, ref: str) -> Access:
         """main1's SSH endpoint and the session's keys (the service gives them to the owner)."""
-        return Access.from_dict(await self.http.call("GET", f"sessions/{_ref(ref)}/access"))
+        return Access.from_dict(await self.http.call("GET", f"sessions/{ref_path(ref)}/access"))
 
     async def exec(
         self, ref: str, host: str, cmd: Sequence[str], *, on_output: OutputCallback | None = None
@@ -313,7 +276,7 @@ class RemoteEngine(RemoteFolderFiles):
     async def terminate(self, ref: str, reason: str = "") -> Session:
         """Cancel or terminate a session of the caller; the ended session."""
         session = await self.get(ref)
-        await self.http.call("DELETE", f"sessions/{_ref(session.id)}", reason=reason or None)
+        await self.http.call("DELETE", f"sessions/{ref_path(session.id)}", reason=reason or None)
         return await self.get(session.id)
 
     # -- what the shared service's client does its own way (see engine.api.Engine) ---
