@@ -37,9 +37,12 @@ configured with room for every size (``cpu: 1024``, as in bench_kernel_start.py)
     published port costs Docker ~45 ms to undo) on their own network, started
     untimed, then removed concurrently (``force``, with volumes), then the
     network. Goal <= 1.2. Also, from every run of (a): ``shutdown_kernel()`` of
-    the cluster kernel (the kernel's own graceful shutdown, then the session's
-    terminate) against removing (a)'s floor containers and network (no goal
-    here; the issue's is "no slower than gateway_provisioners'").
+    the cluster kernel in a script (the kernel's own graceful shutdown, the subs
+    removed meanwhile, then main1 and the network) against removing (a)'s floor
+    containers and network. Goal <= 1.2 (issue 27, item 2).
+(l) ``--log-size`` (4): what keeping the containers' log tails adds to that
+    ``shutdown_kernel``: the same launch and shutdown, alternating with
+    ``ClusterManager.keep_logs = False`` as the floor. Goal <= 1.10.
 (f) ``--launches`` (10) concurrent size-2 ``ClusterManager.launch`` calls of one
     manager until all are RUNNING, against 2 x launches bare containers started
     at once in ``--launches`` networks (as in (b): sshd in each, the first of each
@@ -86,11 +89,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--mem", default="256m", help="memory per container (both kinds)")
     parser.add_argument("--image", default=IMAGE)
     parser.add_argument("--timeout", type=float, default=180.0, help="seconds per start")
-    parser.add_argument("--only", default="a,b,f", help="cases to run, comma-separated")
+    parser.add_argument("--log-size", type=int, default=4, help="(l) the session's size")
+    parser.add_argument("--only", default="a,b,f,l", help="cases to run, comma-separated")
     parser.add_argument("--quick", action="store_true", help="a small, fast variant")
     args = parser.parse_args(argv)
     if args.quick:
-        args.sizes, args.term_sizes, args.launches = "1,2", "1", 2
+        args.sizes, args.term_sizes, args.launches, args.log_size = "1,2", "1", 2, 2
     args.repeat = args.repeat or (1 if args.quick else 3)
     args.sizes = [int(s) for s in str(args.sizes).split(",") if s.strip()]
     args.term_sizes = [int(s) for s in str(args.term_sizes).split(",") if s.strip()]
@@ -143,7 +147,7 @@ async def case_a(args: argparse.Namespace, root: str, floor: Floor) -> list[dict
         case = f"a: launch to ready, size {size}"
         rows.append(harness.result(NAME, case, "seconds", ours, base, goal=goal, note=note))
         case, note = f"b: shutdown_kernel, size {size}", "floor: removing (a)'s bare containers"
-        rows.append(harness.result(NAME, case, "seconds", shutdowns, removals, note=note))
+        rows.append(harness.result(NAME, case, "seconds", shutdowns, removals, goal=1.2, note=note))
     if len(per_size) >= 2:
         sizes = list(per_size)
         slopes = [
@@ -211,6 +215,29 @@ async def case_b_f(args: argparse.Namespace, floor: Floor) -> list[dict[str, Any
     return rows
 
 
+async def case_l(args: argparse.Namespace, root: str) -> list[dict[str, Any]]:
+    """(l) ``shutdown_kernel`` with the log tails kept against the same without."""
+    size = args.log_size
+    name = f"bench-logs-{size}"
+    cpu = cpu_for(args, size)
+    install_kernelspec(root, args.timeout, name, image=args.image, size=size, cpu=cpu, mem=args.mem)
+    unkept = cluster_config()
+    unkept["ClusterManager"]["keep_logs"] = False
+    kept: list[float] = []
+    skipped: list[float] = []
+    await harness.alternate(
+        args.repeat,
+        logged(f"l size {size} logs kept", partial(ours_launch, name, size, args.timeout, kept)),
+        logged(
+            f"l size {size} logs not kept",
+            partial(ours_launch, name, size, args.timeout, skipped, unkept),
+        ),
+    )
+    case = f"l: shutdown_kernel, size {size}, log tails kept"
+    note = "floor: the same with ClusterManager.keep_logs = False"
+    return [harness.result(NAME, case, "seconds", kept, skipped, goal=1.10, note=note)]
+
+
 async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     """Every case asked for (``--only``); fails if a Docker object is left behind."""
     import aiodocker
@@ -227,6 +254,8 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
             rows = await case_a(args, root, floor) if "a" in args.only else []
             if args.only & {"b", "f"}:
                 rows += await case_b_f(args, floor)
+            if "l" in args.only:
+                rows += await case_l(args, root)
         finally:
             await floor.remove_run()
             await docker.close()

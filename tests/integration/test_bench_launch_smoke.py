@@ -1,10 +1,10 @@
 """The launch/terminate/concurrent-launch benchmark (``bench/bench_launch.py``) in its quick form.
 
 ``--quick`` (sizes 1 and 2, one run of each kind, terminate at size 1, 2 concurrent
-size-2 launches) as a subprocess against the real Docker engine: it must exit 0
-(nothing left behind, or it fails), print its table and write
-``bench/results/launch_quick.json`` whose rows are well formed and finite. Speed
-goals are not checked: these are not timed tests.
+size-2 launches, the log tails' cost at size 2) as a subprocess against the real
+Docker engine: it must exit 0 (nothing left behind, or it fails), print its table
+and write ``bench/results/launch_quick.json`` whose rows are well formed and finite.
+Speed goals are not checked: these are not timed tests.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ CASES = {
     "a: slope over sizes 1,2",
     "b: terminate to gone, size 1",
     "f: 2 concurrent size-2 launches",
+    "l: shutdown_kernel, size 2, log tails kept",
 }
 
 
