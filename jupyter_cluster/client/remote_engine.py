@@ -6,9 +6,10 @@ call it exactly as they call a :class:`~jupyter_cluster.engine.manager.ClusterMa
 (``make_spec``, ``submit``, ``drive``, ``get``, ``list``, ``logs``, ``exec``,
 ``terminate``, ``agents_info``, the caller's data folders and profiles
 (:mod:`.remote_owned`) and the files in them (:mod:`.remote_folder_files`) …;
-``tests/unit/test_remote_surface.py`` keeps the two in step). The service decides who the caller is from the token (a user's
-server's own ``JUPYTERHUB_API_TOKEN``), validates launches against its policy and
-the caller's limits, and drives launches itself; ``drive`` here only watches.
+``tests/unit/test_remote_surface.py`` keeps the two in step). The service decides
+who the caller is from the token (a user's server's own ``JUPYTERHUB_API_TOKEN``),
+validates launches against its policy and the caller's limits, and drives launches
+itself; ``drive`` here only watches.
 Commands in containers go over SSH with the session's key (:mod:`.shell`).
 """
 

@@ -140,7 +140,7 @@ class KernelEndpoint(NamedTuple):
     """Where a kernel in main1 is: what runs commands there, and the kernel manager's
     connection info if the route (re)connected it (None: unchanged)."""
 
-    runner: Any  # a provisioning.process.Executor: an agent, or SSH as work
+    runner: Any  # an agents.base.Executor: an agent, or SSH as work
     container_id: str  # "" over SSH
     connection: KernelConnectionInfo | None
     #: Whom the kernel runs as through ``runner`` (numeric: a kernel may start before

@@ -14,11 +14,10 @@ import contextlib
 import json
 import signal
 from collections.abc import Mapping, Sequence
-from typing import Protocol
 
 from ..core import naming
 from ..core.lines import printable
-from ..engine.agents.base import OutputCallback
+from ..engine.agents.base import Executor
 from ..errors import AgentError, ClusterError
 
 RUN_DIR = f"{naming.RUNTIME_DIR}/run"
@@ -71,22 +70,6 @@ MAGIC_EXTENSION = "jupyter_cluster"
 #: "0" in the kernel's environment: the extension leaves its garbage collector as is
 #: (runtime/incluster.py's GC_FREEZE_ENV, which must be the same).
 GC_FREEZE_ENV = "JUPYTER_CLUSTER_GC_FREEZE"
-
-
-class Executor(Protocol):
-    """What runs commands in main1: an agent (Docker exec), or in team mode an
-    :class:`~jupyter_cluster.client.shell.SshRunner` (SSH as work)."""
-
-    async def exec(
-        self,
-        container_id: str,
-        cmd: Sequence[str],
-        *,
-        user: str = ...,
-        workdir: str = ...,
-        env: Mapping[str, str] | None = None,
-        on_output: OutputCallback | None = None,
-    ) -> int: ...
 
 
 class KernelProcess:

@@ -199,6 +199,24 @@ class AgentInfo:
     swarm_managers: tuple[str, ...] = ()  # the node ids of its Swarm's managers
 
 
+class Executor(Protocol):
+    """What runs commands in a container: an agent (Docker exec), or in team mode an
+    :class:`~jupyter_cluster.client.shell.SshRunner` (SSH as work). The kernel's
+    process handle (``provisioning/process.py``) and the cgroup CPU read
+    (``docker/cpu_counter.py``) need no more of either."""
+
+    async def exec(
+        self,
+        container_id: str,
+        cmd: Sequence[str],
+        *,
+        user: str = ...,
+        workdir: str = ...,
+        env: Mapping[str, str] | None = None,
+        on_output: OutputCallback | None = None,
+    ) -> int: ...
+
+
 class Agent(Protocol):
     """A Docker host the manager can place containers on."""
 

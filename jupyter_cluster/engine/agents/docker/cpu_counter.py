@@ -13,27 +13,10 @@ one exec, 0.05-0.15 s; the agent asks both ways at once and takes the first answ
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Mapping, Sequence
-from typing import Protocol
+from collections.abc import Awaitable
 
 from ....errors import AgentError
-from ..base import OutputCallback
-
-
-class Runs(Protocol):
-    """What :func:`read` needs of an agent: its ``exec``."""
-
-    async def exec(
-        self,
-        container_id: str,
-        cmd: Sequence[str],
-        *,
-        user: str = ...,
-        workdir: str = ...,
-        env: Mapping[str, str] | None = ...,
-        on_output: OutputCallback | None = ...,
-    ) -> int: ...
-
+from ..base import Executor
 
 #: Prints "ns N" (cgroup v1: cpuacct.usage) or "us N" (cgroup v2: cpu.stat's usage_usec).
 SCRIPT = (
@@ -53,7 +36,7 @@ def parse(said: bytes) -> float:
     return int(value.strip()) / scale
 
 
-async def read(agent: Runs, container_id: str) -> float:
+async def read(agent: Executor, container_id: str) -> float:
     """CPU seconds from the container's cgroup (one exec of :data:`SCRIPT` as root);
     AgentError or ValueError if that cannot be read."""
     said = bytearray()
