@@ -24,6 +24,7 @@ import logging
 import uuid
 from collections.abc import Callable, Sequence
 
+from ..asyncwait import wait_set
 from ..core import naming
 from ..core.models import Session
 from ..core.resources import Resources
@@ -150,8 +151,7 @@ class WarmPool:
                 except Exception:  # an unreachable agent: try again next round
                     log.exception("jupyter-cluster: refilling the warm pool failed")
                 self.wake.clear()
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(self.wake.wait(), self.interval)
+                await wait_set(self.wake, self.interval)
         finally:
             await asyncio.shield(self.drain())
 

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..asyncwait import wait_set
 from ..core.models import Session
 from ..core.state import ENDED, FINAL, SessionStatus
 from ..engine.api import SessionReads
@@ -184,8 +185,7 @@ class EventHub:
             except Exception:
                 self.log.exception("jupyter-cluster: polling the session store failed")
             self._wake.clear()
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.interval)
+            await wait_set(self._wake, self.interval)
 
     def start(self) -> None:
         if self._task is None:

@@ -135,3 +135,27 @@ async def test_a_server_keeps_the_loop_running_until_it_stops(tmp_path: Path) ->
     await loop.stop()
     assert loop._task is None or loop._task.done()
     await manager.close()
+
+
+async def test_a_driver_cancelled_as_a_pass_ends_cancels_its_session(tmp_path: Path) -> None:
+    # asyncio.wait_for (Python < 3.12) swallowed a cancel that came as a pass ended:
+    # the driver went on waiting and a DELETE of its session hung until it timed out.
+    manager = manager_for(
+        tmp_path, FakeAgent("local", cpu=1, ready_on_start=True), pending_poll_interval=30
+    )
+    queue = manager.launcher.queue
+    await manager.launch(manager.make_spec(image=DEFAULT_IMAGE, cpu=1, mem="64m"))  # full
+    for yields in range(4):  # the cancel lands at each point of the driver's wake-up
+        spec = manager.make_spec(image=DEFAULT_IMAGE, cpu=1, mem="64m", name=f"w{yields}")
+        waiting = await manager.submit(spec)
+        driver = asyncio.ensure_future(manager.drive(waiting.id))
+        await until(manager, f"w{yields}", "1st in the queue")
+        await asyncio.sleep(0.05)  # parked in its wait for the next pass
+        await queue.run_pass()
+        for _ in range(yields):
+            await asyncio.sleep(0)
+        driver.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(driver, 5)
+        assert (await manager.get(waiting.id)).status is SessionStatus.CANCELLED
+    await manager.close()

@@ -21,6 +21,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
+from ...asyncwait import wait_set
 from ...core.scheduler import AgentSlot
 from ..store.placing import QueuePass
 from ..store.sessions import Store
@@ -101,8 +102,7 @@ class QueueLoop:
         """Return after the next pass of this process's loop, or ``timeout`` seconds
         (another process's loop may have placed the session meanwhile)."""
         self._bind()
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self._passed.wait(), timeout)
+        await wait_set(self._passed, timeout)
 
     def wake(self) -> None:
         """Run a pass soon: room may have appeared (a session of this process ended)."""
@@ -157,6 +157,5 @@ class QueueLoop:
             except Exception:  # a lost store or agent must not end the loop
                 log.exception("placing the waiting queue failed; trying again")
             if not again:
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), policy.poll_interval)
+                await wait_set(self._wake, policy.poll_interval)
             self._wake.clear()
