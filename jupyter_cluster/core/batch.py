@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import InvalidRequest
 from .time_limits import LIFETIME_EXIT, LIFETIME_PREFIX, format_duration
+from .units import whole_number
 
 #: At most this many extra tries of a failing job (``retries``).
 MAX_RETRIES = 10
@@ -44,10 +45,8 @@ def parse_command(value: object) -> str | None:
 def parse_retries(value: object) -> int:
     """How many times a failing batch job is tried again: 0 to :data:`MAX_RETRIES`."""
     try:
-        n = int(value)  # type: ignore[call-overload]
-        if isinstance(value, bool) or (isinstance(value, float) and value != n):
-            raise ValueError
-    except (TypeError, ValueError):
+        n = whole_number(value)
+    except ValueError:
         raise InvalidRequest(f"retries: {value!r} is not a whole number", "retries") from None
     if not 0 <= n <= MAX_RETRIES:
         raise InvalidRequest(f"retries: give 0 to {MAX_RETRIES}, got {n}", "retries")

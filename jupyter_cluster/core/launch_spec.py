@@ -19,6 +19,7 @@ from .batch import check_retries, parse_command, parse_retries
 from .launch_env import Env, parse_env, stored_env
 from .resources import Mount, Resources
 from .time_limits import parse_lifetime
+from .units import whole_number
 
 SESSION_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -43,10 +44,8 @@ def parse_priority(value: object) -> int:
     if value is None or value == "":
         return 0
     try:
-        n = int(value)  # type: ignore[call-overload]
-        if isinstance(value, bool) or (isinstance(value, float) and value != n):
-            raise ValueError
-    except (TypeError, ValueError):
+        n = whole_number(value)
+    except ValueError:
         raise InvalidRequest(f"priority: {value!r} is not a whole number", "priority") from None
     return n
 
@@ -139,10 +138,8 @@ class LaunchSpec:
                 "image: give an image name such as jupyter-cluster/kernel", "image"
             )
         try:
-            n = int(size)
-            if isinstance(size, bool) or (isinstance(size, float) and size != n):
-                raise ValueError
-        except (TypeError, ValueError):
+            n = whole_number(size)
+        except ValueError:
             raise InvalidRequest(f"size: {size!r} is not a whole number", "size") from None
         if not 1 <= n <= max_size:
             raise InvalidRequest(f"size: the cluster size must be 1 to {max_size}, got {n}", "size")

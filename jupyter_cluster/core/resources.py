@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InvalidRequest
-from .units import format_size, parse_cpu, parse_size
+from .units import format_size, parse_cpu, parse_size, whole_number
 
 FOLDER_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 # Names that would shadow something the runtime puts into /home/work.
@@ -69,10 +69,10 @@ class Resources:
         if shm_b <= 0:
             raise InvalidRequest("shm: shared memory must be above 0, e.g. 64m", "shm")
         try:
-            gpus = int(gpu)
-        except (TypeError, ValueError):
+            gpus = whole_number(gpu)
+        except ValueError:
             raise InvalidRequest(f"gpu: {gpu!r} is not a whole number of GPUs", "gpu") from None
-        if gpus < 0 or isinstance(gpu, bool) or (isinstance(gpu, float) and gpu != gpus):
+        if gpus < 0:
             raise InvalidRequest(f"gpu: {gpu!r} is not a whole number of GPUs", "gpu")
         return cls(cpu=parse_cpu(cpu, "cpu"), mem=mem_b, shm=shm_b, gpu=gpus)
 

@@ -83,3 +83,18 @@ def parse_cpu(value: str | int | float, field: str = "cpu") -> float:
     if round(cpus * 1000) != cpus * 1000 and abs(round(cpus * 1000) - cpus * 1000) > 1e-6:
         raise InvalidRequest(f"{field}: CPU counts go in steps of 0.001, got {value!r}", field)
     return cpus
+
+
+def whole_number(value: object) -> int:
+    """``value`` as an int when it is a whole number: an int, a finite float without
+    a fraction, or text of digits; ValueError for anything else (a bool, 2.5, JSON's
+    Infinity or NaN, a list). The launch parsers (size, gpu, priority, retries) call
+    it and turn the ValueError into their field's InvalidRequest."""
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a whole number")
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        raise ValueError(f"{value!r} is not a whole number")
+    try:
+        return int(value)  # type: ignore[call-overload]
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ValueError(f"{value!r} is not a whole number") from exc

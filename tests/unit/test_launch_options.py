@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
+import pytest
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from jupyter_cluster.core.launch_form import describe
@@ -36,6 +37,7 @@ fields = st.sampled_from([*FIELDS, "other"])
 
 @settings(max_examples=400, deadline=None)
 @given(st.dictionaries(fields, json_values, max_size=5) | json_values)
+@example({"retries": float("inf")})  # int(inf) raised OverflowError: a 500, not a 400
 def test_any_json_is_accepted_or_refused_with_a_field(body: Any) -> None:
     try:
         arguments, start_kernel = validate(body, POLICY)
@@ -47,6 +49,15 @@ def test_any_json_is_accepted_or_refused_with_a_field(body: Any) -> None:
     assert isinstance(start_kernel, bool)
     assert 1 <= spec.size <= POLICY.max_size
     assert spec.resources.cpu <= POLICY.max_cpu and spec.resources.mem <= POLICY.max_mem
+
+
+@pytest.mark.parametrize("field", ["size", "gpu", "priority", "retries"])
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan"), 1.5, True, [1]])
+def test_a_whole_number_field_refuses_what_is_not_one(field: str, value: Any) -> None:
+    body = {"command": "true"} if field == "retries" else {}
+    with pytest.raises(InvalidRequest) as refused:
+        validate({**body, field: value}, POLICY)
+    assert refused.value.field == field, refused.value.message
 
 
 def test_defaults_are_clamped_to_the_limits_and_described() -> None:

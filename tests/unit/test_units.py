@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jupyter_cluster.core.units import format_size, parse_cpu, parse_size
+from jupyter_cluster.core.units import format_size, parse_cpu, parse_size, whole_number
 from jupyter_cluster.errors import InvalidRequest
 
 KIB, MIB, GIB, TIB = 1024, 1024**2, 1024**3, 1024**4
@@ -146,3 +146,18 @@ def test_parse_size_rejects_sizes_beyond_any_machine(value: object) -> None:
         parse_size(value)  # type: ignore[arg-type]
     assert info.value.field == "mem"
     assert "larger than any machine" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"), [(3, 3), (3.0, 3), ("3", 3), (" 7 ", 7), (-2, -2), (0.0, 0)]
+)
+def test_whole_number_takes_whole_numbers(value: object, expected: int) -> None:
+    assert whole_number(value) == expected
+
+
+@pytest.mark.parametrize(
+    "value", [True, False, 2.5, float("inf"), float("-inf"), float("nan"), "2.5", "", None, [1]]
+)
+def test_whole_number_refuses_the_rest_with_value_error(value: object) -> None:
+    with pytest.raises(ValueError, match="not a whole number"):
+        whole_number(value)
