@@ -40,7 +40,7 @@ class Bookkeeping:
 
     def mark_ending(self, session_id: str) -> bool:
         """Mark it TERMINATING now; the removal may go on in the background."""
-        self.store.mark_terminating(session_id)
+        self.store.mark_terminating(session_id, this_process())
         return True
 
     def phase_missing(self, session_id: str, phase: str) -> Session | None:

@@ -21,6 +21,7 @@ from ..core.state import ContainerStatus
 from .agents.pool import AgentPool
 from .cpu_time import read_before_removal, record
 from .log_archive import LogArchive
+from .store.drivers import this_process
 from .store.sessions import Store
 
 log = logging.getLogger(__name__)
@@ -58,7 +59,9 @@ class EarlyRemovals:
         """Mark a running session TERMINATING and remove its containers but main1,
         keeping their logs and CPU time first. A container that cannot be removed is
         left to the termination (see :meth:`EarlyRemoval.left`); never raises for it."""
-        if session_id in self._running or not self.store.mark_terminating(session_id):
+        if session_id in self._running or not self.store.mark_terminating(
+            session_id, this_process()
+        ):
             return  # not running (any more): whoever ends it removes everything
         session = self.store.require(session_id)
         subs = session.with_(

@@ -19,7 +19,14 @@ from collections.abc import Callable
 
 from ..core.agent_loss import removal_waits_reason
 from ..core.models import Session
-from ..core.state import ALLOCATING, FINAL, USABLE, ContainerStatus, SessionStatus
+from ..core.state import (
+    ALLOCATING,
+    FINAL,
+    KERNEL_EXITING,
+    USABLE,
+    ContainerStatus,
+    SessionStatus,
+)
 from ..errors import ClusterError
 from .agents.pool import AgentPool
 from .cpu_time import read_before_removal, record
@@ -70,11 +77,11 @@ class SessionTerminator:
             session.status is SessionStatus.TERMINATING
             and not session.status_reason.startswith("waiting for ")
         )
-        # Finishing another process's termination (reconciliation) keeps its reason.
+        # Finishing another process's termination (reconciliation) keeps its reason;
+        # waiting for an agent, or for a kernel to exit, is no reason to have ended.
         if not reason and session.status is SessionStatus.TERMINATING:
-            reason = (
-                "" if session.status_reason.startswith("waiting for ") else session.status_reason
-            )
+            said = session.status_reason
+            reason = "" if said.startswith("waiting for ") or said == KERNEL_EXITING else said
         if session.status is not SessionStatus.ERROR:
             session = self.store.set_status(session.id, SessionStatus.TERMINATING, reason)
         # Hosts being removed early (while main1's kernel exited) are theirs to end.

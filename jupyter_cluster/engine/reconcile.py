@@ -22,7 +22,14 @@ from ..core import naming
 from ..core.agent_loss import lost_reason
 from ..core.models import ClusterMode, Container, LaunchSpec, Session
 from ..core.resources import Mount, Resources
-from ..core.state import LIVE, SETTLING, ContainerStatus, SessionStatus, exit_reason
+from ..core.state import (
+    KERNEL_EXITING,
+    LIVE,
+    SETTLING,
+    ContainerStatus,
+    SessionStatus,
+    exit_reason,
+)
 from ..core.workdir import MOUNT_POINT
 from ..errors import AgentError, ClusterError, Conflict
 from .agents.base import Agent, ContainerState
@@ -31,6 +38,11 @@ from .store.drivers import describe, driver_alive
 from .store.sessions import Store
 
 log = logging.getLogger(__name__)
+
+#: Seconds a live process that marked a session TERMINATING while its kernel exits
+#: is left to finish it (the kernel's own exit is bounded by jupyter_client's
+#: ``shutdown_wait_time``, seconds; the removal then takes about as long).
+KERNEL_EXIT_GRACE = 120.0
 
 
 def adopt_session(session_id: str, found: list[tuple[str, ContainerState]]) -> Session:
@@ -225,11 +237,22 @@ class Reconciler:
                 await self._fail(session, f"the process launching it ({describe(driver)}) exited")
             return
         if session.status is SessionStatus.TERMINATING:
-            if not self._on_down_agents(session):  # else once they answer again
-                await self.finish_termination(session_id)
+            if not self._on_down_agents(session) and not self._kernel_exiting(session):
+                await self.finish_termination(session_id)  # else once they answer again
             return
         if session.updated_at < self.started:
             await self._update_running(session, found)
+
+    def _kernel_exiting(self, session: Session) -> bool:
+        """Whether a live process marked ``session`` TERMINATING while its kernel exits
+        (``state.KERNEL_EXITING``) less than ``KERNEL_EXIT_GRACE`` seconds ago: that
+        process keeps main1's last lines and removes it, so finishing the termination
+        here would cut them off. A process that died, or took longer, is taken over."""
+        return (
+            session.status_reason == KERNEL_EXITING
+            and time.time() - session.updated_at < KERNEL_EXIT_GRACE
+            and driver_alive(self.store.driver(session.id))
+        )
 
     async def _update_running(
         self, session: Session, found: list[tuple[str, ContainerState]]
@@ -284,7 +307,8 @@ class Reconciler:
         if session.status is SessionStatus.PREPARING and driver_alive(driver):
             return
         if session.status is SessionStatus.TERMINATING:
-            await self.finish_termination(session.id)
+            if not self._kernel_exiting(session):
+                await self.finish_termination(session.id)
             return
         reason = (
             f"the process launching it ({describe(driver)}) exited"

@@ -14,9 +14,11 @@ import pytest
 
 from jupyter_cluster.core.models import Session
 from jupyter_cluster.core.naming import DEFAULT_IMAGE
-from jupyter_cluster.core.state import ContainerStatus, SessionStatus
+from jupyter_cluster.core.state import KERNEL_EXITING, ContainerStatus, SessionStatus
+from jupyter_cluster.engine import reconcile
 from jupyter_cluster.engine.agents.fake import FakeAgent
 from jupyter_cluster.engine.manager import ClusterManager
+from jupyter_cluster.engine.store.drivers import Driver, this_process
 from jupyter_cluster.errors import AgentError
 
 
@@ -193,3 +195,46 @@ async def test_a_size_1_session_is_only_marked_terminating(manager: ClusterManag
     assert cid(session, "main1") in agent.containers
     assert (await manager.terminate(session.id)).status is SessionStatus.TERMINATED
     assert not agent.containers and not agent.networks
+
+
+async def test_another_processs_reconciliation_leaves_main1_to_the_ending_process(
+    manager: ClusterManager,
+) -> None:
+    # A server's periodic pass over the same store, while a script's kernel exits,
+    # used to finish the termination and cut main1's last lines off.
+    session = await launch(manager, 2)
+    agent = fake(manager)
+    await manager.remove_subs(session.id)
+    marked = manager.store.require(session.id)
+    assert marked.status_reason == KERNEL_EXITING
+    assert manager.store.driver(session.id) == this_process()
+    other = ClusterManager(
+        db_path=manager.db_path,
+        data_root=manager.data_root,
+        agents=[{"id": "a1"}],
+        agent_factory=lambda config: agent,
+    )
+    try:
+        await other.refresh()
+        assert manager.store.require(session.id).status is SessionStatus.TERMINATING
+        assert cid(session, "main1") in agent.containers
+
+        # The ending process died: the next pass takes its termination over.
+        manager.store.set_driver(session.id, Driver(2**22 + 1, this_process().host, "gone"))
+        await other.refresh()
+    finally:
+        await other.close()
+    ended = manager.store.require(session.id)
+    assert (ended.status, ended.status_reason) == (SessionStatus.TERMINATED, "terminated")
+    assert not agent.containers and not agent.networks
+
+
+async def test_a_kernel_exit_that_takes_too_long_is_taken_over(
+    manager: ClusterManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = await launch(manager, 1)
+    await manager.remove_subs(session.id)
+    monkeypatch.setattr(reconcile, "KERNEL_EXIT_GRACE", 0.0)
+    await manager.refresh()
+    assert manager.store.require(session.id).status is SessionStatus.TERMINATED
+    assert not fake(manager).containers

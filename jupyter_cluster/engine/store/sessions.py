@@ -217,14 +217,26 @@ class Store(PlacingStore):
             self._write(db, new)
         return new
 
-    def mark_terminating(self, session_id: str) -> bool:
-        """A running session is being ended (its removal may follow in the background);
-        whether this call marked it (False if it was not running)."""
+    def mark_terminating(self, session_id: str, driver: Driver) -> bool:
+        """A running session is being ended by ``driver`` (this process), its removal
+        to follow once its kernel has exited; whether this call marked it (False if
+        it was not running). Its reason says so (``state.KERNEL_EXITING``) and
+        ``driver`` is recorded, so reconciliation leaves it to this process."""
         with self.tx() as db:
             old = self._get(db, session_id)
             if old.status not in state.USABLE:
                 return False
-            self._write(db, old.with_(status=SessionStatus.TERMINATING, updated_at=time.time()))
+            new = old.with_(
+                status=SessionStatus.TERMINATING,
+                status_reason=state.KERNEL_EXITING,
+                updated_at=time.time(),
+            )
+            self._write(db, new)
+            sql = (
+                "UPDATE sessions SET driver_pid = ?, driver_host = ?, driver_started = ?"
+                " WHERE id = ?"
+            )
+            db.execute(sql, (driver.pid, driver.host, driver.started, session_id))
             return True
 
     def set_network(self, session_id: str, network: str) -> Session:
