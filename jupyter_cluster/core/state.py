@@ -68,13 +68,6 @@ ALLOCATING = frozenset({_S.PREPARING, _S.RUNNING, _S.RUNNING_DEGRADED, _S.TERMIN
 SETTLING = frozenset({_S.PENDING, _S.PREPARING})
 #: States whose containers can be used: exec, terminals, kernels.
 USABLE = frozenset({_S.RUNNING, _S.RUNNING_DEGRADED})
-
-#: The reason of a session marked TERMINATING while its kernel exits, before its
-#: removal: the process that marked it (its recorded driver) finishes it, and
-#: reconciliation leaves it alone while that process lives (see
-#: engine/reconcile.py); not kept as the reason it ended.
-KERNEL_EXITING = "ending: its kernel is exiting"
-
 #: States of a session waiting for or holding resources (it counts against quotas,
 #: and reconciliation keeps what Docker runs for it).
 LIVE = ALLOCATING | {_S.PENDING}
@@ -88,6 +81,13 @@ ACTIVE = frozenset(SessionStatus) - FINAL
 #: The states of each ``GET sessions?state=`` listing (ERROR is in both: ``ls`` shows
 #: it until it is removed, and it has ended).
 LISTINGS = {"active": ACTIVE, "ended": ENDED, "all": frozenset(SessionStatus)}
+
+
+#: The reason of a session marked TERMINATING while its kernel exits, before its
+#: removal: the process that marked it (its recorded driver) finishes it, and
+#: reconciliation leaves it alone while that process lives (see
+#: engine/reconcile.py); not kept as the reason it ended.
+KERNEL_EXITING = "ending: its kernel is exiting"
 
 
 def can_transition(old: SessionStatus, new: SessionStatus) -> bool:
