@@ -170,6 +170,8 @@ def _parse(key: str, value: Any) -> Any:
             raise InvalidRequest(f"{key}: give a size such as 16g", key)
         return parse_size(value, key)
     if key in DURATIONS:
+        if value is None:  # not "no limit": an admin who sends null may mean "unset"
+            raise InvalidRequest(f"{key}: give a duration such as 8h, or 0 for no limit", key)
         return parse_lifetime(value, key) or 0.0
     if key in LISTS:
         if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):

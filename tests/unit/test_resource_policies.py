@@ -51,6 +51,10 @@ def test_keys_are_parsed_and_wrong_ones_named() -> None:
         parse_fields({"sessions": -1})
     with pytest.raises(InvalidRequest, match="unknown section"):
         check_table({"people": {}})
+    for key in ("max_lifetime", "idle_timeout"):  # null is not "no limit": 0 is
+        with pytest.raises(InvalidRequest, match=f"{key}: give a duration such as 8h, or 0"):
+            parse_fields({key: None})
+    assert parse_fields({"max_lifetime": 0}) == {"max_lifetime": 0.0}
     check_table({"default": {"sessions": 2}, "groups": {"gpu": {"max_gpu": 4}}})
 
 
