@@ -33,6 +33,10 @@ from .rows import OWNED, status_in
 MIN_PREFIX = 4
 
 
+#: Records which process drives (launches or ends) a session.
+SET_DRIVER = "UPDATE sessions SET driver_pid = ?, driver_host = ?, driver_started = ? WHERE id = ?"
+
+
 class Store(PlacingStore):
     """The SQLite store at ``path`` (created, with its parent folders, if missing)."""
 
@@ -232,11 +236,7 @@ class Store(PlacingStore):
                 updated_at=time.time(),
             )
             self._write(db, new)
-            sql = (
-                "UPDATE sessions SET driver_pid = ?, driver_host = ?, driver_started = ?"
-                " WHERE id = ?"
-            )
-            db.execute(sql, (driver.pid, driver.host, driver.started, session_id))
+            db.execute(SET_DRIVER, (driver.pid, driver.host, driver.started, session_id))
             return True
 
     def set_network(self, session_id: str, network: str) -> Session:
@@ -258,11 +258,7 @@ class Store(PlacingStore):
         """Record which process drives the session's launch, or clear it."""
         pid, host, started = driver or (None, None, None)
         with self.tx() as db:
-            sql = (
-                "UPDATE sessions SET driver_pid = ?, driver_host = ?, driver_started = ?"
-                " WHERE id = ?"
-            )
-            if db.execute(sql, (pid, host, started, session_id)).rowcount == 0:
+            if db.execute(SET_DRIVER, (pid, host, started, session_id)).rowcount == 0:
                 raise NotFound(f"no session has id {session_id!r}")
 
     def driver(self, session_id: str) -> Driver | None:
