@@ -34,6 +34,9 @@ class AgentSlot:
     #: The shapes of the warm sets ready on it (``core.warm.place_key``): the
     #: scheduler prefers an agent that has one of a session's shape.
     warm: frozenset[str] = frozenset()
+    #: The ready warm sets that span agents with main1 on this one, as (shape's
+    #: ``place_key``, the agent of each host): see :mod:`.warm_spread`.
+    warm_layouts: frozenset[tuple[str, tuple[str, ...]]] = frozenset()
 
     def free(self) -> Resources:
         return Resources(

@@ -19,6 +19,7 @@ from .resources import Resources
 from .units import format_size
 from .waiting_reasons import Pending, multi_node_pending, single_node_pending, swarm_pending
 from .warm import spec_place_key
+from .warm_spread import warm_layout
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,10 @@ def place_on(spec: LaunchSpec, agents: Sequence[AgentSlot]) -> Placement | Pendi
     down = [a.id for a in with_image if not a.schedulable]
     if spec.mode is ClusterMode.SINGLE_NODE:
         return single_node_pending(spec, ranked, len(ranked), down)
+    if any(a.warm_layouts for a in ranked):  # placed as a ready spread set lies
+        runs = warm_layout(spec, ranked)
+        if runs:
+            return _assign(spec, runs)
     if any(a.one_container for a in ranked):  # on the agents' own networks: no Swarm
         plan = _spread(ranked, spec)
         if plan is not None:

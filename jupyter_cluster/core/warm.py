@@ -1,14 +1,15 @@
 """The warm pool's decisions: which sets to prepare, which a launch may take, which to
 give up. Pure; the engine's :mod:`~jupyter_cluster.engine.warm_pool` does the IO.
 
-A *warm set* is what a single-node session of one *shape* (image, per-container
-resources, size; and, when it has them, its owner's data folders, its notebook's
-folder and its GPUs) needs on one agent, made and started ahead of any session: a
-private network and the containers ``main1``, ``sub1``, … on it (Docker fixes a
-container's hostname, network aliases and published ports at creation, so they are
-made as what they will be). Its containers wait, doing nothing, until a launch of
-that shape takes the whole set; the launch then gives them the session's keys, files
-and environment.
+A *warm set* is what a session of one *shape* (image, per-container resources, size;
+and, when it has them, its owner's data folders, its notebook's folder and its GPUs)
+needs on one agent, made and started ahead of any session: a private network and the
+containers ``main1``, ``sub1``, … on it (Docker fixes a container's hostname, network
+aliases and published ports at creation, so they are made as what they will be). Its
+containers wait, doing nothing, until a launch of that shape placed on the same
+agents takes the whole set; the launch then gives them the session's keys, files and
+environment. A shape no agent can hold alone is kept as sets spread over agents on
+an overlay network (:mod:`.warm_spread`).
 
 Bind mounts and GPUs are fixed at creation too, so a set is made for them and taken
 only by an exact match: the shape names the folders and the owner they resolve for
@@ -19,8 +20,8 @@ identity) and the GPU ids each container holds (the ones the scheduler gives nex
 The scheduler counts no capacity for warm sets: a session is placed as if they did
 not exist (but on an agent with a ready set of its shape first, see
 :func:`place_key`), and the sets that would then overcommit its agent or hold its
-GPUs are removed (:func:`to_evict`). So the pool never holds capacity a waiting
-session needs; it only grows into capacity that is free (:func:`refill_plan`), and
+GPUs are removed (:mod:`.warm_room`'s ``to_evict``). So the pool never holds capacity
+a waiting session needs; it only grows into capacity that is free (``refill_plan``), and
 not at all while a session of its group waits. Besides the configured targets, the
 adaptive pool keeps sets of the shapes launched lately (:func:`recent_targets`).
 """
@@ -83,7 +84,8 @@ class WarmShape:
 @dataclass(frozen=True)
 class WarmTarget:
     """One ``ClusterManager.warm_pool`` entry: keep ``count`` sets of ``shape`` on every
-    agent of ``resource_group`` (every agent when empty)."""
+    agent of ``resource_group`` (every agent when empty); of a shape no agent holds
+    alone, ``count`` spread sets per group (:mod:`.warm_spread`)."""
 
     shape: WarmShape
     count: int = 1
@@ -102,11 +104,38 @@ class WarmSet:
     fit: str = ""
     #: The GPU ids each of its containers holds, in host order.
     gpu_ids: tuple[tuple[str, ...], ...] = ()
+    #: The agent of each of its containers, in host order (``agent`` is main1's); a
+    #: set made before sets could span agents has none recorded.
+    layout: tuple[str, ...] = ()
 
     @property
     def gpus(self) -> frozenset[str]:
         """Every GPU id the set holds."""
         return frozenset(g for ids in self.gpu_ids for g in ids)
+
+    @property
+    def agents(self) -> frozenset[str]:
+        """Every agent the set has a container on."""
+        return frozenset(self.layout or (self.agent,))
+
+    @property
+    def spread(self) -> bool:
+        """Whether its containers are on more than one agent (an overlay network)."""
+        return len(self.agents) > 1
+
+    def held_on(self, agent_id: str) -> Resources:
+        """What the set holds of ``agent_id``: its containers there, at their limits."""
+        if not self.layout or len(self.agents) == 1:
+            return self.total if agent_id == self.agent else Resources(0, 0, 0, 0)
+        k, n, t = self.layout.count(agent_id), len(self.layout), self.total
+        return Resources(t.cpu * k / n, t.mem * k // n, 0, t.gpu * k // n)
+
+    def gpus_on(self, agent_id: str) -> frozenset[str]:
+        """The GPU ids the set holds of ``agent_id`` (ids are per agent)."""
+        if not self.layout:
+            return self.gpus if agent_id == self.agent else frozenset()
+        on = zip(self.layout, self.gpu_ids or [()] * len(self.layout), strict=True)
+        return frozenset(g for a, ids in on if a == agent_id for g in ids)
 
 
 def place_key(shape_key: str) -> str:
@@ -160,14 +189,20 @@ def parse_targets(
 
 
 def shape_of(session: Session) -> WarmShape | None:
-    """The shape of a placed session, or None when no warm set can serve it: a set
-    lives on one agent (so a session spread over several launches cold). Folders are
-    the owner's: the shape names the owner only when it has some."""
+    """The shape of a placed session (its set must also have its layout, see
+    :func:`layout_of`), or None when it is not placed yet. Folders are the owner's:
+    the shape names the owner only when it has some."""
     spec = session.spec
-    if len({c.agent for c in session.containers}) != 1:
+    if not session.containers or not all(c.agent for c in session.containers):
         return None
     owner = session.owner if spec.mounts or spec.workdir else ""
     return WarmShape(spec.image, spec.resources, spec.size, owner, spec.mounts, spec.workdir)
+
+
+def layout_of(session: Session) -> tuple[str, ...]:
+    """The agent of each of a placed session's containers, in host order: a warm set
+    is taken only by a session placed exactly as it was made."""
+    return tuple(c.agent or "" for c in session.containers)
 
 
 def gpus_of(session: Session) -> tuple[tuple[str, ...], ...]:
@@ -188,78 +223,6 @@ def pick_gpus(
     if len(free) < k * shape.size:
         return None
     return tuple(tuple(free[i * k : (i + 1) * k]) for i in range(shape.size))
-
-
-def refill_plan(
-    targets: Sequence[WarmTarget],
-    agents: Mapping[str, tuple[str, Resources]],
-    used: Mapping[str, Resources],
-    warm: Sequence[WarmSet],
-    waiting_groups: frozenset[str],
-) -> list[tuple[str, WarmShape]]:
-    """The warm sets to make now, as (agent, shape).
-
-    ``agents`` maps each schedulable agent to (resource group, capacity); ``used`` is
-    what sessions hold per agent; ``warm`` what the pool already has. Nothing is made
-    on an agent whose group has a session waiting for room, nor beyond free capacity
-    (capacity minus sessions minus warm sets, each counted at its limits).
-    """
-    plan: list[tuple[str, WarmShape]] = []
-    for agent_id, (group, capacity) in sorted(agents.items()):
-        if group in waiting_groups:
-            continue
-        mine = [w for w in warm if w.agent == agent_id]
-        free = _minus(capacity, used.get(agent_id, Resources(0, 0, 0, 0)))
-        for held in mine:
-            free = _minus(free, held.total)
-        for target in targets:
-            if target.resource_group and target.resource_group != group:
-                continue
-            have = sum(1 for w in mine if w.shape_key == target.shape.key)
-            for _ in range(target.count - have):
-                need = target.shape.total
-                if need.cpu > free.cpu + 1e-9 or need.mem > free.mem or need.gpu > free.gpu:
-                    break
-                free = _minus(free, need)
-                plan.append((agent_id, target.shape))
-    return plan
-
-
-def to_evict(
-    capacity: Resources,
-    used: Resources,
-    warm: Sequence[WarmSet],
-    keep_key: str = "",
-    used_gpus: frozenset[str] = frozenset(),
-) -> list[WarmSet]:
-    """The warm sets of one agent to remove so that sessions (``used``, holding the
-    GPU ids ``used_gpus``) and the pool fit its ``capacity``: first every set holding
-    a GPU a session was given, then sets of other shapes than ``keep_key``."""
-    evicted = [w for w in warm if w.gpus & used_gpus]
-    total = used
-    for held in warm:
-        if held not in evicted:
-            total = Resources(
-                total.cpu + held.total.cpu,
-                total.mem + held.total.mem,
-                0,
-                total.gpu + held.total.gpu,
-            )
-    rest = [w for w in warm if w not in evicted]
-    for held in sorted(rest, key=lambda w: w.shape_key == keep_key):  # other shapes first
-        if (
-            total.cpu <= capacity.cpu + 1e-9
-            and total.mem <= capacity.mem
-            and total.gpu <= capacity.gpu
-        ):
-            break
-        evicted.append(held)
-        total = _minus(total, held.total)
-    return evicted
-
-
-def _minus(a: Resources, b: Resources) -> Resources:
-    return Resources(a.cpu - b.cpu, a.mem - b.mem, 0, a.gpu - b.gpu)
 
 
 def recent_targets(

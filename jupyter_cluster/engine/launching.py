@@ -173,13 +173,20 @@ class SessionLauncher:
         # Once per group, not per agent: this runs at every pass for every waiting image.
         hosted = {g for g in {s.resource_group for s in slots} if self.networks(g).host_network}
         warm: dict[str, set[str]] = {}
+        spread: dict[str, set[tuple[str, tuple[str, ...]]]] = {}
         for ready in self.warm.table.ready():  # the scheduler prefers agents with a set
-            warm.setdefault(ready.agent, set()).add(place_key(ready.shape_key))
+            if ready.spread:
+                spread.setdefault(ready.agent, set()).add(
+                    (place_key(ready.shape_key), ready.layout)
+                )
+            else:
+                warm.setdefault(ready.agent, set()).add(place_key(ready.shape_key))
         return [
             replace(
                 s,
                 one_container=s.one_container or s.resource_group in hosted,
                 warm=frozenset(warm.get(s.id, ())),
+                warm_layouts=frozenset(spread.get(s.id, ())),
             )
             for s in slots
         ]

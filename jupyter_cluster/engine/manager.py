@@ -138,6 +138,7 @@ class ClusterManager(
             self.hardening.limits,
             self.warm_pool_interval,
             demand=lambda: WarmDemand.of(self),
+            encrypted=lambda: self.overlay_encryption,
         )
         self.folders = OwnerFolders(self, self.store, lambda: self.hardening.work_uid)
         self.terminator = SessionTerminator(

@@ -8,11 +8,12 @@ a set whose mounts resolved to the same text as the session's is taken).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
 from ..core.models import Session
 from ..core.state import LIVE
-from ..core.warm import WarmSet, WarmShape, WarmTarget
+from ..core.warm import WarmSet, WarmShape, WarmTarget, pick_gpus
 from .agents.base import BindMount
 
 #: The bind mounts of a shape on an agent (the manager resolves the owner's folders).
@@ -74,3 +75,27 @@ def gpus_held(sessions: Sequence[Session]) -> dict[str, set[str]]:
                 if c.agent and c.gpu_ids:
                     held.setdefault(c.agent, set()).update(c.gpu_ids)
     return held
+
+
+def gpus_for(
+    layout: tuple[str, ...],
+    shape: WarmShape,
+    gpus: Mapping[str, Sequence[str]],
+    held: dict[str, set[str]],
+) -> tuple[tuple[str, ...], ...] | None:
+    """The GPU ids each host of a new set on ``layout`` (the agent of each host)
+    holds: on each agent the lowest free ones, as the scheduler gives them; None when
+    an agent has too few free. ``gpus``: each agent's GPU ids; ``held``: those taken
+    by sessions and sets, per agent, to which the picked ones are added."""
+    if not shape.resources.gpu:
+        return ()
+    picked: dict[str, list[tuple[str, ...]]] = {}
+    for agent_id in dict.fromkeys(layout):
+        free = frozenset(held.get(agent_id, ()))
+        ids = pick_gpus(gpus.get(agent_id, ()), free, replace(shape, size=layout.count(agent_id)))
+        if ids is None:
+            return None
+        picked[agent_id] = list(ids)
+    for agent_id, chosen in picked.items():
+        held.setdefault(agent_id, set()).update(g for per in chosen for g in per)
+    return tuple(picked[a].pop(0) for a in layout)

@@ -29,22 +29,25 @@ from ..core import naming
 from ..core.models import Session
 from ..core.resources import Resources
 from ..core.state import SessionStatus
+from ..core.swarms import join_swarms
 from ..core.warm import (
     WarmShape,
     WarmTarget,
     gpus_of,
-    pick_gpus,
-    refill_plan,
+    layout_of,
     shape_of,
-    to_evict,
 )
+from ..core.warm_room import refill_plan, to_evict
+from ..core.warm_spread import spread_plan
 from ..errors import AgentError
 from .agents.base import Agent, BindMount, ContainerSpec, FileEntry, Limits
 from .agents.pool import AgentPool
+from .agents.rows import swarm_node
 from .launch.bring_up import published_ports_of
+from .launch.overlay import overlay_maker
 from .store.sessions import Store
 from .warm_demand import WarmDemand, demand_targets
-from .warm_fit import MountResolver, gpus_held, mount_fit, no_mounts, stale_sets
+from .warm_fit import MountResolver, gpus_for, gpus_held, mount_fit, no_mounts, stale_sets
 from .warm_prestart import (
     PRESTART,
     PRESTART_NOT_READY,
@@ -74,6 +77,7 @@ class WarmPool:
         interval: float = 5.0,
         resolve: MountResolver = no_mounts,
         demand: Callable[[], WarmDemand] = WarmDemand,
+        encrypted: Callable[[], bool] = lambda: False,
     ) -> None:
         self.store = store
         self.agents = agents
@@ -82,6 +86,7 @@ class WarmPool:
         self.interval = interval
         self.resolve = resolve
         self.demand = demand
+        self.encrypted = encrypted  # whether spread sets' overlays are encrypted
         self.table = WarmTable(store)
         self.wake = asyncio.Event()
         self._lock = asyncio.Lock()
@@ -112,9 +117,9 @@ class WarmPool:
         # own configuration says (a provisioner's may not name the pool).
         if shape is None or not (self.enabled or self.table.ready()):
             return {}
-        agent = session.containers[0].agent or ""
         fit = mount_fit(mounts)
-        network, taken = self.table.take(session.id, agent, shape.key, fit, gpus_of(session))
+        layout = layout_of(session)
+        network, taken = self.table.take(session.id, layout, shape.key, fit, gpus_of(session))
         if taken:
             self.store.set_network(session.id, network)
             self.wake.set()
@@ -128,15 +133,17 @@ class WarmPool:
             return
         shape = shape_of(session)
         usage, gpus = self.store.usage(), gpus_held(self.store.list())
+        keep = shape.key if shape else ""
         for agent_id in {c.agent for c in session.containers if c.agent}:
-            mine = [w for w in ready if w.agent == agent_id]
+            mine = [w for w in ready if agent_id in w.agents]
             if not mine:
                 continue
             info = await self.agents.get(agent_id).info()
             held = usage.get(agent_id, Resources(0, 0, 0, 0))
-            keep = shape.key if shape else ""
-            evict = to_evict(info.capacity, held, mine, keep, frozenset(gpus.get(agent_id, ())))
+            used_gpus = frozenset(gpus.get(agent_id, ()))
+            evict = to_evict(info.capacity, held, mine, keep, used_gpus, agent_id)
             await self.remove_sets([w.set_id for w in evict])
+            ready = [w for w in ready if w not in evict]  # a spread set goes only once
 
     # -- keeping -------------------------------------------------------------------------
 
@@ -172,18 +179,23 @@ class WarmPool:
                 s.spec.resource_group for s in sessions if s.status is SessionStatus.PENDING
             )
             ready, used = self.table.ready(), self.store.usage()
-            plan = refill_plan(targets, agents, used, ready, waiting)
-            gpus = {i.id: i.gpu_ids for i in infos}
+            swarms = join_swarms([swarm_node(i) for i in infos])
+            plan = [
+                ((agent_id,) * shape.size, shape)
+                for agent_id, shape in refill_plan(targets, agents, used, ready, waiting)
+            ]
+            spanning = {a: swarms[a].swarm for a in agents}
+            plan += spread_plan(targets, agents, spanning, used, ready, waiting)
             held = gpus_held(sessions)
             for w in ready:
-                held.setdefault(w.agent, set()).update(w.gpus)
+                for agent_id in w.agents:
+                    held.setdefault(agent_id, set()).update(w.gpus_on(agent_id))
+            gpus = {i.id: i.gpu_ids for i in infos}
             made = []
-            for agent_id, shape in plan:
-                ids = pick_gpus(gpus.get(agent_id, ()), frozenset(held.get(agent_id, ())), shape)
-                if ids is None:
-                    continue
-                held.setdefault(agent_id, set()).update(g for per in ids for g in per)
-                made.append(self._make_set(self.agents.get(agent_id), shape, ids))
+            for layout, shape in plan:
+                ids = gpus_for(layout, shape, gpus, held)
+                if ids is not None:
+                    made.append(self._make_set(layout, shape, ids))
             results = await asyncio.gather(*made, return_exceptions=True)
         for result in results:
             if isinstance(result, BaseException):
@@ -191,22 +203,34 @@ class WarmPool:
         return sum(1 for r in results if not isinstance(r, BaseException))
 
     async def _make_set(
-        self, agent: Agent, shape: WarmShape, gpu_ids: tuple[tuple[str, ...], ...]
+        self, layout: tuple[str, ...], shape: WarmShape, gpu_ids: tuple[tuple[str, ...], ...]
     ) -> None:
-        if not await agent.has_image(shape.image):
-            raise AgentError(f"agent {agent.id} has no image {shape.image}", agent.id)
-        mounts = self.resolve(shape, agent.id)
+        """Make one set on the agents of ``layout`` (one per host): on a bridge network
+        of main1's agent, or an overlay made through a Swarm manager when it spans."""
+        placed = [self.agents.get(a) for a in dict.fromkeys(layout)]
+        for agent in placed:
+            if not await agent.has_image(shape.image):
+                raise AgentError(f"agent {agent.id} has no image {shape.image}", agent.id)
+        spread = len(placed) > 1
+        net_agent = await overlay_maker(placed, self.agents.agents) if spread else placed[0]
+        mounts = {a.id: self.resolve(shape, a.id) for a in placed}
         set_id = uuid.uuid4().hex
         network = f"jc-warm-{set_id[:12]}"
-        await agent.create_network(
-            network, self.labels(**{naming.LABEL_WARM: "network"}), overlay=False
+        await net_agent.create_network(
+            network,
+            self.labels(**{naming.LABEL_WARM: "network"}),
+            overlay=spread,
+            encrypted=spread and self.encrypted(),
         )
         made: dict[str, str] = {}
         try:
+            hosts = list(zip(shape.hosts, layout, gpu_ids or [()] * shape.size, strict=True))
             results = await asyncio.gather(
                 *(
-                    self._make_container(agent, shape, set_id, network, h, mounts, gpu)
-                    for h, gpu in zip(shape.hosts, gpu_ids or [()] * shape.size, strict=True)
+                    self._make_container(
+                        self.agents.get(a), shape, set_id, network, h, mounts[a], g
+                    )
+                    for h, a, g in hosts
                 ),
                 return_exceptions=True,
             )
@@ -214,12 +238,13 @@ class WarmPool:
             failed = [r for r in results if isinstance(r, BaseException)]
             if failed:
                 raise failed[0]
-            fit = mount_fit(mounts)
+            fit = mount_fit(mounts[layout[0]])
             self.table.add_set(
-                set_id, agent.id, shape.key, network, made, shape.total, fit, gpu_ids
+                set_id, layout, shape.key, network, made, shape.total, fit, gpu_ids, net_agent.id
             )
         except BaseException:
-            await asyncio.shield(self._remove(agent.id, network, list(made.values())))
+            built = [(a, made[h]) for h, a, _ in hosts if h in made]
+            await asyncio.shield(self._remove(net_agent.id, network, built))
             raise
 
     async def _make_container(
@@ -280,13 +305,18 @@ class WarmPool:
 
     async def remove_sets(self, set_ids: list[str]) -> None:
         """Withdraw the ready ones of ``set_ids`` and remove their containers and networks."""
-        for agent_id, network, container_ids in self.table.withdraw(set_ids):
-            await self._remove(agent_id, network, container_ids)
+        for net_agent, network, containers in self.table.withdraw(set_ids):
+            await self._remove(net_agent, network, containers)
 
-    async def _remove(self, agent_id: str, network: str, container_ids: list[str]) -> None:
+    async def _remove(
+        self, net_agent: str, network: str, containers: list[tuple[str, str]]
+    ) -> None:
+        """Remove a set's containers ((agent, id) each), then its network through
+        ``net_agent``; what an unreachable agent keeps, the next sweep finds."""
+
+        async def remove(agent_id: str, container_id: str) -> None:
+            await self.agents.get(agent_id).remove_container(container_id)
+
+        await asyncio.gather(*(remove(a, c) for a, c in containers), return_exceptions=True)
         with contextlib.suppress(Exception):
-            agent = self.agents.get(agent_id)
-            await asyncio.gather(
-                *(agent.remove_container(cid) for cid in container_ids), return_exceptions=True
-            )
-            await agent.remove_network(network)
+            await self.agents.get(net_agent).remove_network(network)

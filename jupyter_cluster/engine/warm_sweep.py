@@ -73,6 +73,7 @@ async def _sweep_agent(
             with contextlib.suppress(AgentError):  # still in use: next time
                 await agent.remove_network(net.id)
     for warm in pool.table.ready():
-        gone = not pool.table.containers_of(warm.set_id) <= ids  # one of it is gone
-        if warm.agent == agent.id and gone:
+        if agent.id not in warm.agents:
+            continue
+        if not pool.table.containers_of(warm.set_id, agent.id) <= ids:  # one of it is gone
             await pool.remove_sets([warm.set_id])

@@ -16,11 +16,11 @@ from jupyter_cluster.core.warm import (
     WarmSet,
     WarmShape,
     WarmTarget,
+    layout_of,
     parse_targets,
-    refill_plan,
     shape_of,
-    to_evict,
 )
+from jupyter_cluster.core.warm_room import refill_plan, to_evict
 from jupyter_cluster.engine.agents.fake import FakeAgent
 from jupyter_cluster.engine.manager import ClusterManager
 from jupyter_cluster.errors import InvalidRequest, LaunchFailed
@@ -84,7 +84,7 @@ def test_eviction_frees_room_other_shapes_first() -> None:
     assert len(to_evict(capacity, Resources(cpu=4.0, mem=GIB), warm, SHAPE.key)) == 2
 
 
-def test_only_single_agent_sessions_use_warm_sets_folders_named_with_their_owner() -> None:
+def test_a_placed_sessions_shape_names_its_owner_with_folders_and_its_layout() -> None:
     def session(
         resources: Resources = SMALL, agents: tuple[str, ...] = ("a", "a"), **spec: object
     ) -> Session:
@@ -99,7 +99,10 @@ def test_only_single_agent_sessions_use_warm_sets_folders_named_with_their_owner
     assert folders.key != SHAPE.key and "mounts=data:rw" in folders.key
     gpu = shape_of(session(Resources(1.0, GIB, gpu=1)))
     assert gpu is not None and gpu.key.endswith("|gpu=1")
-    assert shape_of(session(agents=("a", "b"))) is None
+    spread = session(agents=("a", "b"))
+    assert shape_of(spread) == SHAPE and layout_of(spread) == ("a", "b")
+    unplaced = spread.with_(containers=plan_containers("s", 2))
+    assert shape_of(unplaced) is None
 
 
 # -- the engine, with a fake agent ------------------------------------------------

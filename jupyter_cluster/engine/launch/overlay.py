@@ -1,6 +1,7 @@
 """Which agent makes (and removes) a session's network.
 
-Called by :func:`~.bring_up.bring_up` and :func:`~.teardown.tear_down`. A session on
+Called by :func:`~.bring_up.bring_up` and :func:`~.teardown.tear_down` (and by the
+warm pool for its sets spread over agents). A session on
 one agent gets a bridge network there. A session spread over several agents gets
 an attachable Swarm overlay, which only a Swarm manager can make or remove: main1's
 agent if it is a manager, else another manager among the session's agents, else a
@@ -33,6 +34,13 @@ async def network_maker(session: Session, agents: Mapping[str, Agent]) -> Agent:
     placed = placed_agents(session, agents)
     if len(placed) <= 1:
         return placed[0] if placed else agents[session.containers[0].agent or ""]
+    return await overlay_maker(placed, agents)
+
+
+async def overlay_maker(placed: list[Agent], agents: Mapping[str, Agent]) -> Agent:
+    """The Swarm manager through which an overlay network spanning ``placed`` (more
+    than one agent, main1's first) is made: see :func:`network_maker`, whose rules
+    the warm pool's spread sets follow too. Raises LaunchFailed when there is none."""
     infos = await asyncio.gather(*(a.info() for a in placed))
     for agent, info in zip(placed, infos, strict=True):
         if info.swarm_manager:
@@ -43,7 +51,7 @@ async def network_maker(session: Session, agents: Mapping[str, Agent]) -> Agent:
         if _manages(info, known):
             return agent
     raise LaunchFailed(
-        f"the agents of this session ({', '.join(a.id for a in placed)}) are Docker Swarm "
+        f"the agents {', '.join(a.id for a in placed)} are Docker Swarm "
         "workers and no manager of their Swarm is a reachable agent: its overlay network "
         "cannot be made; add a manager of that Swarm as an agent (see `jupyter cluster agents`)"
     )
