@@ -35,7 +35,15 @@ floor
     (docker exec) worked for every host, the last sub last (each retried every 20 ms).
     Then removed: the containers concurrently (``force``), then the network.
 
+ours warm
+    the same start of the same kernelspec, after a manager of the same store whose
+    ``warm_pool`` names the session's shape has made one set (untimed, as a server
+    refills its pool in the background): no agent holds four containers, so the set
+    is spread over both agents on an overlay, and the launch must take it. Against
+    the floor, alternating again.
+
 Rows: launch to ready (no goal of its own in the issue; (a)'s is 1.05 at size 4),
+the warm launch to ready (goal 0.5, as ``bench_warm.py``'s for one agent),
 ``shutdown_kernel`` and ``terminate`` to gone against the floor's removal (goal
 1.2, as (b)). Everything runs in temporary Jupyter dirs; every container and
 network made is removed, on the agents and here, and the script fails if any is left.
@@ -47,6 +55,7 @@ import argparse
 import asyncio
 import sys
 import uuid
+from copy import deepcopy
 from typing import Any
 
 from common import harness
@@ -137,33 +146,76 @@ async def measure(args: argparse.Namespace, cluster: Any, run_id: str) -> list[d
             for values in samples.values():
                 values.clear()
         launch, base = await harness.alternate(args.repeat, ours, bare)
+        removal = list(samples["removal"])
+        warm = await warm_launches(args, config, cpu, bare)
     finally:
         await floor.remove_run()
         await manager.close()
         await asyncio.gather(*(c.close() for c in clients.values()))
     where = f"size {SIZE} over 2 agents"
     note = f"cpu {args.cpu}, mem {args.mem} per container; kernel over {args.kernel_transport}"
-    removal = "floor: removing the bare containers and the overlay"
+    removed = "floor: removing the bare containers and the overlay"
     return [
         harness.result(NAME, f"h: launch to ready, {where}", "seconds", launch, base, note=note),
+        harness.result(
+            NAME,
+            f"h: warm launch to ready, {where}",
+            "seconds",
+            *warm,
+            goal=0.5,
+            note=f"{note}; one warm set spread over both agents",
+        ),
         harness.result(
             NAME,
             f"h: shutdown_kernel, {where}",
             "seconds",
             samples["shutdown"],
-            samples["removal"],
-            note=removal,
+            removal,
+            note=removed,
         ),
         harness.result(
             NAME,
             f"h: terminate to gone, {where}",
             "seconds",
             samples["terminate"],
-            samples["removal"],
+            removal,
             goal=1.2,
-            note=removal,
+            note=removed,
         ),
     ]
+
+
+async def warm_launches(
+    args: argparse.Namespace, config: Any, cpu: float, bare: Any
+) -> tuple[list[float], list[float]]:
+    """The warm launch against the floor (``bare``), alternating: before each, a
+    keeper of the same store makes the pool's one set, which must be spread over
+    both agents and be taken by the launch. The warm runs' seconds and the floor's."""
+    from jupyter_cluster.engine.manager import ClusterManager
+
+    warm_config = deepcopy(config)
+    shape = {"image": args.image, "cpu": cpu, "mem": args.mem, "size": SIZE}
+    warm_config.ClusterManager.warm_pool = [shape]
+    keeper = ClusterManager(config=warm_config)
+
+    async def warm() -> float:
+        await keeper.warm.fill()
+        ready = keeper.warm.table.ready()
+        if len(ready) != 1 or not ready[0].spread:
+            raise RuntimeError(f"the pool does not hold one spread set: {ready}")
+        placed: dict[str, str] = {}
+        seconds = await ours_launch(KERNEL, SIZE, args.timeout, [], config, placed)
+        check_two_agents(placed)
+        if keeper.warm.table.ready():
+            raise RuntimeError("the launch did not take the warm set")
+        log(f"ours warm: launch {seconds:.3f} s ({placed})")
+        return seconds
+
+    try:
+        return await harness.alternate(args.repeat, warm, bare)
+    finally:
+        await keeper.warm.drain()
+        await keeper.close()
 
 
 async def run(args: argparse.Namespace, cluster: Any = None) -> list[dict[str, Any]]:

@@ -3,7 +3,8 @@
 Run on this suite's agents (the ``agents`` fixture) instead of two of its own, so it
 costs one launch of each kind rather than a new Swarm: ``run(--quick, cluster=agents)``
 launches a size-4 multi-node cluster kernel spread over two agents and the same
-bare containers on the same agents, checks that the session spanned two agents and
+bare containers on the same agents, then the same launch taking a warm set spread
+over both agents against the floor again, checks that the sessions spanned two agents and
 that nothing of either is left on any agent (it fails otherwise), and returns its
 rows, which must be well formed and finite. Speed goals are not checked: these are
 not timed tests.
@@ -23,6 +24,7 @@ pytestmark = pytest.mark.docker
 
 CASES = {
     "h: launch to ready, size 4 over 2 agents",
+    "h: warm launch to ready, size 4 over 2 agents",
     "h: shutdown_kernel, size 4 over 2 agents",
     "h: terminate to gone, size 4 over 2 agents",
 }
