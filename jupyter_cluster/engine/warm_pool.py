@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 import uuid
 from collections.abc import Callable, Sequence
 
@@ -96,10 +97,15 @@ class WarmPool:
         """Whether there is a pool: configured targets, or the adaptive pool on."""
         return bool(self.targets) or self.demand().on
 
-    def wanted(self, sessions: list[Session]) -> list[WarmTarget]:
+    def wanted(self) -> list[WarmTarget]:
         """The configured targets and, when on, the adaptive pool's (see
-        :mod:`.warm_demand`) for the store's ``sessions``."""
-        return [*self.targets, *demand_targets(self.demand(), sessions, self.targets)]
+        :mod:`.warm_demand`) for the sessions launched within its window, ended ones
+        too (a shape launched, ended and launched again is the usual day)."""
+        demand = self.demand()
+        if not demand.on:
+            return list(self.targets)
+        recent = self.store.list(include_ended=True, since=time.time() - demand.window)
+        return [*self.targets, *demand_targets(demand, recent, self.targets)]
 
     def labels(self, **extra: str) -> dict[str, str]:
         """The labels of this store's warm containers and networks (with ``extra``)."""
@@ -168,7 +174,7 @@ class WarmPool:
         :func:`refill_plan` says; how many were made."""
         async with self._lock:
             sessions = self.store.list()
-            targets = self.wanted(sessions)
+            targets = self.wanted()
             keys = {t.shape.key for t in targets}
             ready = self.table.ready()
             unwanted = [w.set_id for w in ready if w.shape_key not in keys]

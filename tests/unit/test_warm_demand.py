@@ -67,6 +67,23 @@ async def test_a_shape_launched_lately_is_kept_warm_then_let_go(tmp_path: Path) 
     assert warm_boxes(agent) == [] and manager.warm.table.known() == (set(), set())
 
 
+async def test_a_shape_launched_and_ended_is_still_kept_warm(tmp_path: Path) -> None:
+    """The usual loop: start a kernel, shut it down, start it again."""
+    agent = FakeAgent("local", ready_on_start=True, cpu=8.0)
+    manager = manager_for(tmp_path, agent, warm_pool_adaptive=True)
+    spec = manager.make_spec(size=2, cpu=1, mem="1g")
+    first = await manager.launch(spec)
+    await manager.terminate(first.id)
+    assert await manager.warm.fill() == 1
+    again = await manager.launch(spec)
+    assert again.network.startswith("jc-warm-")
+    manager.warm_pool_window = 0.0  # launched too long ago: let go
+    await manager.terminate(again.id)
+    assert await manager.warm.fill() == 0 and manager.warm.table.ready() == []
+    await manager.warm.drain()
+    assert warm_boxes(agent) == []
+
+
 async def test_a_process_without_the_pool_configured_takes_the_servers_sets(
     tmp_path: Path,
 ) -> None:

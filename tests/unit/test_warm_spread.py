@@ -93,8 +93,9 @@ def test_the_scheduler_places_a_multi_node_session_as_a_ready_set_lies() -> None
 # -- the engine, with fake agents -------------------------------------------------------
 
 
-def spread_manager(tmp_path: Path) -> tuple[ClusterManager, dict[str, FakeAgent]]:
-    """A Swarm manager with no room and two workers; a warm target only both hold."""
+def spread_manager(tmp_path: Path, **traits: object) -> tuple[ClusterManager, dict[str, FakeAgent]]:
+    """A Swarm manager with no room and two workers; a warm target only both hold
+    (unless ``traits`` say otherwise)."""
     fakes = {
         "m": FakeAgent("m", cpu=0.5, ready_on_start=True),
         "w1": FakeAgent("w1", cpu=2, ready_on_start=True),
@@ -106,7 +107,7 @@ def spread_manager(tmp_path: Path) -> tuple[ClusterManager, dict[str, FakeAgent]
         data_root=str(tmp_path / "folders"),
         agents=[{"id": name} for name in fakes],
         agent_factory=lambda config: fakes[config.id],
-        warm_pool=[{"cpu": 1, "mem": "1g", "size": 3}],
+        **{"warm_pool": [{"cpu": 1, "mem": "1g", "size": 3}], **traits},  # type: ignore[arg-type]
     )
     return manager, fakes
 
@@ -163,4 +164,22 @@ async def test_the_sweep_keeps_a_spread_set_whole_and_removes_a_broken_one(
     await manager.warm.sweep()
     assert manager.warm.table.ready() == [] and boxes(fakes) == {"m": 0, "w1": 0, "w2": 0}
     assert not fakes["m"].networks
+    await manager.close()
+
+
+async def test_the_adaptive_pool_keeps_a_spread_shape_launched_lately(tmp_path: Path) -> None:
+    manager, fakes = spread_manager(tmp_path, warm_pool=[], warm_pool_adaptive=True)
+    spec = manager.make_spec(size=3, cpu=1, mem="1g", mode="multi-node")
+    cold = await manager.launch(spec)
+    assert cold.network == "" and len({c.agent for c in cold.containers}) == 2
+    await manager.terminate(cold.id)
+    assert await manager.warm.fill() == 1
+    (ready,) = manager.warm.table.ready()
+    assert ready.spread
+    made = manager.warm.table.containers_of(ready.set_id)
+    warm = await manager.launch(spec)
+    assert {c.container_id for c in warm.containers} == made
+    await manager.terminate(warm.id)
+    await manager.warm.drain()
+    assert boxes(fakes) == {"m": 0, "w1": 0, "w2": 0} and not fakes["m"].networks
     await manager.close()
