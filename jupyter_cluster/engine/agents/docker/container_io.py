@@ -82,13 +82,15 @@ class DockerContainerIO:
         follow: bool = False,
         for_user: bool = False,
     ) -> AsyncIterator[str]:
-        """Yield whole lines of the container's log; ``follow`` waits for more."""
+        """Yield whole lines of the container's log; ``follow`` waits for more.
+
+        Only the engine's own containers are read here, and it never gives one a
+        TTY, so the log is always framed: no inspect first (a round trip on the
+        way to every container's readiness)."""
         conn = self.connection
         action = f"reading logs of {container_id[:12]}"
         params: dict[str, Any] = {"tail": "all" if tail is None else str(max(tail, 0))}
         splitter = LineSplitter()  # bounded: a 100 MB line arrives in 64 KiB pieces
-        shown = await conn.call(action, conn.client.containers.container(container_id).show())
-        tty = bool((shown.get("Config") or {}).get("Tty"))
         # Streamed whether or not it follows, so a long log is never held whole.
         # Not container.log(): it reads the whole log into a list, and with
         # follow=True aiodocker never releases the response, so a reader that
@@ -103,7 +105,7 @@ class DockerContainerIO:
             async with query as response:
                 conn.answered()
                 gather = FOLLOW_GATHER if follow and for_user else 0.0
-                async for chunk in log_text(response, tty, gather):
+                async for chunk in log_text(response, False, gather):
                     for line in splitter.feed(chunk):
                         yield line
         except (DockerError, aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
