@@ -7,7 +7,8 @@ service) runs :meth:`WarmPool.keep`, which refills the pool in the background an
 removes it when it stops; any process of the same store takes a set through
 :meth:`WarmPool.take` while launching (called by
 :class:`~.manager.ClusterManager`). The decisions are the pure core's
-(:mod:`jupyter_cluster.core.warm`); the records are :class:`~.warm_table.WarmTable`'s.
+(:mod:`jupyter_cluster.core.warm`, ``warm_room`` and ``warm_spread``); the records are
+:class:`~.warm_table.WarmTable`'s; sets are made by :mod:`.warm_make`.
 
 A warm container runs a silent shell that waits on a root-only FIFO; nothing of a
 session is in it. When a launch takes its set, the launcher copies the session's files
@@ -22,7 +23,6 @@ import asyncio
 import contextlib
 import logging
 import time
-import uuid
 from collections.abc import Callable, Sequence
 
 from ..asyncwait import wait_set
@@ -32,7 +32,6 @@ from ..core.resources import Resources
 from ..core.state import SessionStatus
 from ..core.swarms import join_swarms
 from ..core.warm import (
-    WarmShape,
     WarmTarget,
     gpus_of,
     layout_of,
@@ -40,23 +39,16 @@ from ..core.warm import (
 )
 from ..core.warm_room import refill_plan, to_evict
 from ..core.warm_spread import spread_plan
-from ..errors import AgentError
-from .agents.base import Agent, BindMount, ContainerSpec, FileEntry, Limits
+from .agents.base import BindMount, Limits
 from .agents.pool import AgentPool
 from .agents.rows import swarm_node
-from .launch.bring_up import published_ports_of
-from .launch.overlay import overlay_maker
 from .store.sessions import Store
 from .warm_demand import WarmDemand, demand_targets
 from .warm_fit import MountResolver, gpus_for, gpus_held, mount_fit, no_mounts, stale_sets
+from .warm_make import make_set
 from .warm_prestart import (
-    PRESTART,
     PRESTART_NOT_READY,
     PRESTART_READY,
-    WAIT_SCRIPT,
-    prestart_code,
-    prestart_script,
-    prestarted,
 )
 from .warm_sweep import sweep_pool
 from .warm_table import WarmTable
@@ -201,100 +193,12 @@ class WarmPool:
             for layout, shape in plan:
                 ids = gpus_for(layout, shape, gpus, held)
                 if ids is not None:
-                    made.append(self._make_set(layout, shape, ids))
+                    made.append(make_set(self, layout, shape, ids))
             results = await asyncio.gather(*made, return_exceptions=True)
         for result in results:
             if isinstance(result, BaseException):
                 log.warning("jupyter-cluster: a warm set could not be made: %s", result)
         return sum(1 for r in results if not isinstance(r, BaseException))
-
-    async def _make_set(
-        self, layout: tuple[str, ...], shape: WarmShape, gpu_ids: tuple[tuple[str, ...], ...]
-    ) -> None:
-        """Make one set on the agents of ``layout`` (one per host): on a bridge network
-        of main1's agent, or an overlay made through a Swarm manager when it spans."""
-        placed = [self.agents.get(a) for a in dict.fromkeys(layout)]
-        for agent in placed:
-            if not await agent.has_image(shape.image):
-                raise AgentError(f"agent {agent.id} has no image {shape.image}", agent.id)
-        spread = len(placed) > 1
-        net_agent = await overlay_maker(placed, self.agents.agents) if spread else placed[0]
-        mounts = {a.id: self.resolve(shape, a.id) for a in placed}
-        set_id = uuid.uuid4().hex
-        network = f"jc-warm-{set_id[:12]}"
-        await net_agent.create_network(
-            network,
-            self.labels(**{naming.LABEL_WARM: "network"}),
-            overlay=spread,
-            encrypted=spread and self.encrypted(),
-        )
-        made: dict[str, str] = {}
-        try:
-            hosts = list(zip(shape.hosts, layout, gpu_ids or [()] * shape.size, strict=True))
-            results = await asyncio.gather(
-                *(
-                    self._make_container(
-                        self.agents.get(a), shape, set_id, network, h, mounts[a], g
-                    )
-                    for h, a, g in hosts
-                ),
-                return_exceptions=True,
-            )
-            made = {h: r for h, r in zip(shape.hosts, results, strict=True) if isinstance(r, str)}
-            failed = [r for r in results if isinstance(r, BaseException)]
-            if failed:
-                raise failed[0]
-            fit = mount_fit(mounts[layout[0]])
-            self.table.add_set(
-                set_id, layout, shape.key, network, made, shape.total, fit, gpu_ids, net_agent.id
-            )
-        except BaseException:
-            built = [(a, made[h]) for h, a, _ in hosts if h in made]
-            await asyncio.shield(self._remove(net_agent.id, network, built))
-            raise
-
-    async def _make_container(
-        self,
-        agent: Agent,
-        shape: WarmShape,
-        set_id: str,
-        network: str,
-        host: str,
-        mounts: tuple[BindMount, ...],
-        gpu_ids: tuple[str, ...],
-    ) -> str:
-        role = "main" if host == shape.hosts[0] else "sub"
-        limits = self.limits()
-        prestart = prestart_script(limits.work_uid) if role == "main" else ""
-        spec = ContainerSpec(
-            name=f"jc-{set_id[:12]}-{host}",
-            image=shape.image,
-            hostname=host,
-            network=network,
-            aliases=(host,),
-            env={"HOME": naming.WORK_HOME, "LANG": "C.UTF-8"},
-            labels=self.labels(
-                **{naming.LABEL_WARM: shape.key, naming.LABEL_HOST: host, naming.LABEL_ROLE: role}
-            ),
-            resources=shape.resources,
-            command=("/bin/sh", "-c", prestart + WAIT_SCRIPT),
-            gpu_ids=gpu_ids,
-            mounts=mounts,
-            publish=published_ports_of(role, agent),
-            limits=limits,
-        )
-        container_id = await agent.create_container(spec)
-        try:
-            if role == "main":
-                await agent.put_files(container_id, [FileEntry(PRESTART, prestart_code(), 0o644)])
-            await agent.start_container(container_id)
-            if role == "main":
-                await prestarted(agent, container_id)
-        except BaseException:
-            with contextlib.suppress(AgentError):
-                await agent.remove_container(container_id)
-            raise
-        return container_id
 
     async def sweep(self) -> None:
         """Settle the records with Docker: forget taken containers once their session
@@ -312,9 +216,9 @@ class WarmPool:
     async def remove_sets(self, set_ids: list[str]) -> None:
         """Withdraw the ready ones of ``set_ids`` and remove their containers and networks."""
         for net_agent, network, containers in self.table.withdraw(set_ids):
-            await self._remove(net_agent, network, containers)
+            await self.remove_parts(net_agent, network, containers)
 
-    async def _remove(
+    async def remove_parts(
         self, net_agent: str, network: str, containers: list[tuple[str, str]]
     ) -> None:
         """Remove a set's containers ((agent, id) each), then its network through

@@ -13,6 +13,7 @@ from jupyter_cluster.core.warm import WarmSet, WarmShape, pick_gpus
 from jupyter_cluster.core.warm_room import to_evict
 from jupyter_cluster.engine.agents.fake import FakeAgent
 from jupyter_cluster.engine.manager import ClusterManager
+from jupyter_cluster.engine.warm_make import make_set
 
 from .test_warm_pool import GIB, warm_boxes
 
@@ -147,7 +148,7 @@ async def test_the_scheduler_prefers_an_agent_with_a_set_of_the_shape(tmp_path: 
         warm_pool=[{"cpu": 1, "mem": "1g", "size": 2}],
     )
     # A set on the smaller agent only (as if the roomy one had just been added).
-    await manager.warm._make_set(("warm", "warm"), manager.warm.targets[0].shape, ())
+    await make_set(manager.warm, ("warm", "warm"), manager.warm.targets[0].shape, ())
     spec = manager.make_spec(size=2, cpu=1, mem="1g")
     taken = await manager.launch(spec)
     assert {c.agent for c in taken.containers} == {"warm"}
