@@ -262,8 +262,7 @@ class SessionLauncher:
             # nor where egress is walled off the agents (a restricted bridge's name).
             # Taken before make_room: taken ones are not evicted.
             walled = AGENT in self.limits().egress_deny
-            main_mounts = mounts.get(session.containers[0].agent or "", ())
-            warm = {} if network.special or walled else self.warm.take(session, main_mounts)
+            warm = {} if network.special or walled else self.warm.take(session, mounts)
             if warm:
                 session = self.store.require(session.id)  # with the set's network
             await self.warm.make_room(session)

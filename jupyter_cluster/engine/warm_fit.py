@@ -1,8 +1,9 @@
 """What a warm set is matched by besides its shape: the bind mounts it was made with.
 
-Used by :mod:`.warm_pool` when it makes a set (it records :func:`mount_fit` of the
-mounts the manager resolved for the shape's owner) and when a launch takes one (only
-a set whose mounts resolved to the same text as the session's is taken).
+Used by :mod:`.warm_make` when it makes a set (it records :func:`set_fit` of the
+mounts the manager resolved for the shape's owner on each of the set's agents) and
+by :mod:`.warm_pool` when a launch takes one (only a set whose mounts resolved to the
+same text as the session's is taken).
 """
 
 from __future__ import annotations
@@ -38,6 +39,17 @@ def mount_fit(mounts: Sequence[BindMount]) -> str:
     return ";".join(parts)
 
 
+def set_fit(layout: Sequence[str], mounts: Mapping[str, Sequence[BindMount]]) -> str:
+    """What the mounts of a set on ``layout`` (the agent of each host) resolve to,
+    ``mounts`` being each agent's: :func:`mount_fit` for a set on one agent, and
+    each agent's, named, for a set spread over several (each agent's folders are
+    its own)."""
+    agents = list(dict.fromkeys(layout))
+    if len(agents) == 1:
+        return mount_fit(mounts.get(agents[0], ()))
+    return "|".join(f"{a}={mount_fit(mounts.get(a, ()))}" for a in agents)
+
+
 def no_mounts(shape: WarmShape, agent_id: str) -> tuple[BindMount, ...]:
     """The resolver of a pool without folders (tests, and the default)."""
     return ()
@@ -50,18 +62,20 @@ def stale_sets(
     did (a folder removed, made again or changed): :meth:`.WarmPool.fill` removes them
     so it can make them again."""
     shapes = {t.shape.key: t.shape for t in targets if t.shape.mounts or t.shape.workdir}
-    now: dict[tuple[str, str], str] = {}
+    now: dict[tuple[tuple[str, ...], str], str] = {}
     stale = []
     for w in ready:
         shape = shapes.get(w.shape_key)
         if shape is None:
             continue
-        if (w.agent, w.shape_key) not in now:
+        layout = w.layout or (w.agent,)
+        if (layout, w.shape_key) not in now:
             try:
-                now[w.agent, w.shape_key] = mount_fit(resolve(shape, w.agent))
+                mounts = {a: resolve(shape, a) for a in dict.fromkeys(layout)}
+                now[layout, w.shape_key] = set_fit(layout, mounts)
             except Exception:  # the folder is gone: no set of it can serve anyone
-                now[w.agent, w.shape_key] = ""
-        if now[w.agent, w.shape_key] != w.fit:
+                now[layout, w.shape_key] = ""
+        if now[layout, w.shape_key] != w.fit:
             stale.append(w.set_id)
     return stale
 

@@ -25,7 +25,7 @@ from .agents.base import Agent, BindMount, ContainerSpec, FileEntry, Limits
 from .agents.pool import AgentPool
 from .launch.bring_up import published_ports_of
 from .launch.overlay import overlay_maker
-from .warm_fit import MountResolver, mount_fit
+from .warm_fit import MountResolver, set_fit
 from .warm_prestart import PRESTART, WAIT_SCRIPT, prestart_code, prestart_script, prestarted
 from .warm_table import WarmTable
 
@@ -84,7 +84,7 @@ async def make_set(
         failed = [r for r in results if isinstance(r, BaseException)]
         if failed:
             raise failed[0]
-        fit = mount_fit(mounts[layout[0]])
+        fit = set_fit(layout, mounts)
         pool.table.add_set(
             set_id, layout, shape.key, network, made, shape.total, fit, gpu_ids, net_agent.id
         )

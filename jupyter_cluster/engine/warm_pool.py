@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from ..asyncwait import wait_set
 from ..core import naming
@@ -44,7 +44,7 @@ from .agents.pool import AgentPool
 from .agents.rows import swarm_node
 from .store.sessions import Store
 from .warm_demand import WarmDemand, demand_targets
-from .warm_fit import MountResolver, gpus_for, gpus_held, mount_fit, no_mounts, stale_sets
+from .warm_fit import MountResolver, gpus_for, gpus_held, no_mounts, set_fit, stale_sets
 from .warm_make import make_set
 from .warm_prestart import (
     PRESTART_NOT_READY,
@@ -53,7 +53,7 @@ from .warm_prestart import (
 from .warm_sweep import sweep_pool
 from .warm_table import WarmTable
 
-__all__ = ["PRESTART_NOT_READY", "PRESTART_READY", "WarmPool", "mount_fit"]
+__all__ = ["PRESTART_NOT_READY", "PRESTART_READY", "WarmPool"]
 
 log = logging.getLogger(__name__)
 
@@ -105,18 +105,21 @@ class WarmPool:
 
     # -- taking ------------------------------------------------------------------------
 
-    def take(self, session: Session, mounts: Sequence[BindMount] = ()) -> dict[str, str]:
-        """A warm set for a placed session whose containers get ``mounts``: its
-        container ids by host (the session's from now on; its network is recorded as
-        the session's), or {} (launch cold). Only a set made with the same resolved
-        mounts and the GPU ids the session was given matches."""
+    def take(
+        self, session: Session, mounts: Mapping[str, Sequence[BindMount]] | None = None
+    ) -> dict[str, str]:
+        """A warm set for a placed session whose containers get ``mounts`` (per
+        agent): its container ids by host (the session's from now on; its network is
+        recorded as the session's), or {} (launch cold). Only a set made with the same
+        resolved mounts on each of its agents and the GPU ids the session was given
+        matches."""
         shape = shape_of(session)
         # Any process of the store takes what the server's pool made, whatever its
         # own configuration says (a provisioner's may not name the pool).
         if shape is None or not (self.enabled or self.table.ready()):
             return {}
-        fit = mount_fit(mounts)
         layout = layout_of(session)
+        fit = set_fit(layout, mounts or {})
         network, taken = self.table.take(session.id, layout, shape.key, fit, gpus_of(session))
         if taken:
             self.store.set_network(session.id, network)

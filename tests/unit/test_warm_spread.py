@@ -4,12 +4,13 @@ places a multi-node session onto one, and the engine's bookkeeping with fake age
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
 from jupyter_cluster.core.models import ClusterMode, LaunchSpec
 from jupyter_cluster.core.naming import DEFAULT_IMAGE
-from jupyter_cluster.core.resources import Resources
+from jupyter_cluster.core.resources import Mount, Resources
 from jupyter_cluster.core.scheduler import AgentSlot, Placement, place
 from jupyter_cluster.core.state import SessionStatus
 from jupyter_cluster.core.warm import WarmSet, WarmShape, WarmTarget, spec_place_key
@@ -182,4 +183,35 @@ async def test_the_adaptive_pool_keeps_a_spread_shape_launched_lately(tmp_path: 
     await manager.terminate(warm.id)
     await manager.warm.drain()
     assert boxes(fakes) == {"m": 0, "w1": 0, "w2": 0} and not fakes["m"].networks
+    await manager.close()
+
+
+async def test_a_spread_folder_set_checks_the_folders_on_every_agent(tmp_path: Path) -> None:
+    """A folder made again on the second agent only still makes the set stale."""
+    target = {"cpu": 1, "mem": "1g", "size": 3, "mounts": ["data"]}
+    manager, fakes = spread_manager(tmp_path, warm_pool=[target])
+    other_root = tmp_path / "w2-folders"
+    fakes["w2"].config = replace(fakes["w2"].config, data_root=str(other_root))
+    await manager.create_folder("data")
+    (other_root / "data").mkdir(parents=True)
+    assert await manager.warm.fill() == 1
+    (ready,) = manager.warm.table.ready()
+    made = manager.warm.table.containers_of(ready.set_id)
+    (on_w2,) = manager.warm.table.containers_of(ready.set_id, "w2")
+    assert [m.source for m in fakes["w2"].containers[on_w2].spec.mounts] == [
+        str(other_root / "data")
+    ]
+    shutil.rmtree(other_root / "data")
+    (other_root / "data").mkdir()
+    spec = manager.make_spec(size=3, cpu=1, mem="1g", mode="multi-node", mounts=[Mount("data")])
+    cold = await manager.launch(spec)
+    assert cold.network == "" and not {c.container_id for c in cold.containers} & made
+    await manager.terminate(cold.id)
+    assert await manager.warm.fill() == 1  # the stale set removed, a new one made
+    assert made.isdisjoint(c for agent in fakes.values() for c in warm_boxes(agent))
+    again = await manager.launch(spec)
+    assert again.network.startswith("jc-warm-")
+    await manager.terminate(again.id)
+    await manager.warm.drain()
+    assert boxes(fakes) == {"m": 0, "w1": 0, "w2": 0}
     await manager.close()
