@@ -6,7 +6,11 @@
 # waits on sshd. Everything it and its children print goes to the container's log,
 # which the engine reads, and to $RT/container.log, which `%cluster logs` reads
 # over SSH inside the cluster.
+# Every command run here costs the container's CPU quota on the way to "ready"
+# (a size-16 session starts 16 of these on a small host at once): what the shell
+# can do itself (read, case, test) is done without starting a program.
 set -u
+umask 022
 RT=/opt/jupyter-cluster
 say() { echo "jupyter-cluster: $*"; }
 # Root's files in root's directory: $RT/run belongs to work, who could put a link
@@ -19,12 +23,18 @@ SSHD_PID=
 # User work with uid and gid $WORK_UID: made when the image lacks it, renumbered
 # (with what it owns in /home/work) when the image gave it another uid.
 ensure_work() {
-    if ! grep -q "^work:" /etc/passwd; then
+    old=
+    while IFS=: read -r name _ uid _; do
+        if [ "$name" = work ]; then
+            old=$uid
+            break
+        fi
+    done </etc/passwd
+    if [ -z "$old" ]; then
         grep -q "^work:" /etc/group || echo "work:x:$WORK_UID:" >>/etc/group
         echo "work:x:$WORK_UID:$WORK_UID:work:/home/work:/bin/sh" >>/etc/passwd
         return 0
     fi
-    old=$(grep "^work:" /etc/passwd | cut -d: -f3)
     [ "$old" = "$WORK_UID" ] && return 0
     if cut -d: -f3 /etc/passwd | grep -qx "$WORK_UID"; then
         say "error: uid $WORK_UID (ContainerHardening.work_uid) is another user's in this image"
@@ -44,17 +54,20 @@ main() {
     # First, since a kernel may be started early and waits for it: kernel output
     # written to this FIFO lands in the container's log (our stdout).
     [ -p "$RT/run/log.fifo" ] || mkfifo -m 0600 "$RT/run/log.fifo"
-    chown "$WORK_UID:$WORK_UID" "$RT/run/log.fifo"
+    chown "$WORK_UID:$WORK_UID" "$RT/run/log.fifo" /home/work
     cat <>"$RT/run/log.fifo" &
     CAT_PID=$!
     ensure_work || return 1
     # sshd without PAM refuses accounts whose password is locked ("!"); "*" only
     # disables password logins, which is what we want (keys only).
-    if [ -w /etc/shadow ] && grep -q '^work:!' /etc/shadow; then
-        sed -i 's/^work:![^:]*:/work:*:/' /etc/shadow
+    if [ -w /etc/shadow ]; then
+        while IFS=: read -r name pw _; do
+            [ "$name" = work ] || continue
+            case $pw in '!'*) sed -i 's/^work:![^:]*:/work:*:/' /etc/shadow ;; esac
+            break
+        done </etc/shadow
     fi
-    chown "$WORK_UID:$WORK_UID" /home/work
-    chmod 0755 /home/work
+    chmod 0755 /home/work /run/sshd
 
     as_work() {
         if command -v setpriv >/dev/null 2>&1; then
@@ -65,16 +78,36 @@ main() {
     }
 
 
-    SSHD=$(command -v sshd || echo /usr/sbin/sshd)
+    SSHD=/usr/sbin/sshd
+    [ -x "$SSHD" ] || SSHD=$(command -v sshd) || SSHD=/usr/sbin/sshd
     if [ ! -x "$SSHD" ]; then
         say "error: this image has no OpenSSH server (sshd); install openssh-server in it"
         return 127
     fi
-    mkdir -p /run/sshd
-    chmod 0755 /run/sshd
-    "$SSHD" -D -e -f "$RT/sshd_config" &
+    # sshd's log comes through a FIFO: its "Server listening" line, written once it
+    # listens on 2200, is the readiness to wait for (no polling of /proc).
+    [ -p "$RT/sshd.fifo" ] || mkfifo -m 0600 "$RT/sshd.fifo"
+    "$SSHD" -D -e -f "$RT/sshd_config" 2>"$RT/sshd.fifo" &
     SSHD_PID=$!
     trap 'kill "$SSHD_PID" 2>/dev/null' TERM INT
+    exec 3<"$RT/sshd.fifo"
+    listening=
+    while IFS= read -r line <&3; do
+        echo "$line"
+        case $line in *"Server listening on "*" port 2200."*)
+            listening=yes
+            break
+            ;;
+        esac
+    done
+    if [ -z "$listening" ]; then
+        exec 3<&-
+        say "error: sshd exited at start-up"
+        kill "$SSHD_PID" 2>/dev/null
+        return 1
+    fi
+    cat <&3 &
+    exec 3<&-
 
     # With restricted egress, the engine sets the rules from outside once we run,
     # then drops this marker: nothing of the user's runs before that.
@@ -102,20 +135,6 @@ main() {
         fi
     fi
 
-    # Wait until sshd listens on 2200 (0x0898 in /proc/net/tcp, state 0A = LISTEN).
-    tries=0
-    until grep -qi ':0898 [0-9a-f:]* 0A' /proc/net/tcp /proc/net/tcp6 2>/dev/null; do
-        if ! kill -0 "$SSHD_PID" 2>/dev/null; then
-            say "error: sshd exited at start-up"
-            return 1
-        fi
-        tries=$((tries + 1))
-        if [ "$tries" -gt 400 ]; then
-            say "error: sshd did not listen on port 2200"
-            return 1
-        fi
-        sleep 0.05
-    done
     say "ready"
     wait "$SSHD_PID"
     rc=$?
@@ -123,12 +142,13 @@ main() {
     return "$rc"
 }
 
-WORK_UID=$(cat "$RT/work-uid" 2>/dev/null || echo 1000)
-mkdir -p "$RT/run"
+WORK_UID=
+[ -r "$RT/work-uid" ] && read -r WORK_UID <"$RT/work-uid"
+: "${WORK_UID:=1000}"
+mkdir -p "$RT/run" /run/sshd
 chown "$WORK_UID:$WORK_UID" "$RT/run"
 rm -f "$LOG_FILE" "$RC_FILE"
-: >"$LOG_FILE"
-chmod 0644 "$LOG_FILE"
+: >"$LOG_FILE" # 0644 under umask 022
 echo 0 >"$RC_FILE"
 # POSIX sh has no pipefail: main() leaves its exit code in a file for us.
 # Its background helpers must end with it, or tee would never see the pipe close.
@@ -137,4 +157,6 @@ echo 0 >"$RC_FILE"
     echo "$?" >"$RC_FILE"
     kill $CAT_PID $SSHD_PID 2>/dev/null
 ) 2>&1 | tee -a "$LOG_FILE"
-exit "$(cat "$RC_FILE")"
+rc=1
+read -r rc <"$RC_FILE"
+exit "$rc"
