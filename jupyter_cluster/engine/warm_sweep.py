@@ -58,7 +58,7 @@ async def _sweep_agent(
     pool: WarmPool, agent: Agent, containers: set[str], networks: set[str]
 ) -> None:
     try:
-        found = await agent.list_containers(pool.labels())
+        found = await agent.list_containers(pool.labels(), detail=False)
         nets = await agent.list_networks(pool.labels(**{naming.LABEL_WARM: "network"}))
     except AgentError:
         return

@@ -280,6 +280,14 @@ async def test_a_container_from_creation_to_removal(side: Side, tmp_path: Path) 
     found = await agent.list_containers({**side.labels, LABEL_CASE: "main1"})
     assert [ordered(s) for s in found] == [state]
     assert await agent.list_containers({**side.labels, LABEL_CASE: "sub1"}) == []
+    (brief,) = await agent.list_containers(side.labels, detail=False)
+    assert (brief.id, brief.name, brief.labels, brief.running, brief.status) == (
+        state.id,
+        state.name,
+        state.labels,
+        True,
+        "running",
+    )
 
     await agent.remove_container(cid)  # running: killed and removed
     assert await agent.inspect_container(cid) is None
@@ -310,6 +318,8 @@ async def test_a_container_that_exits(side: Side) -> None:
     assert began - 2 <= finished <= time.time() + 2
     assert state.resources == Resources(cpu=0.333333333, mem=256 * MIB, shm=64 * MIB, gpu=0)
     assert await agent.list_containers(side.labels) == [state]
+    (brief,) = await agent.list_containers(side.labels, detail=False)
+    assert (brief.id, brief.running, brief.status) == (cid, False, "exited")
     assert await lines(agent, cid) == ["one\n", "two\n"]
     await refused(agent.exec(cid, ["true"]), "(?i)not running")
     await agent.remove_container(cid)

@@ -85,8 +85,8 @@ async def test_a_session_that_started_during_the_scan_is_left_alone(tmp_path: Pa
     real_list = agent.list_containers
     launched: list[Any] = []
 
-    async def stale_scan(labels: Any) -> Any:
-        snapshot = await real_list(labels)  # taken before the launch made anything
+    async def stale_scan(labels: Any, **how: Any) -> Any:
+        snapshot = await real_list(labels, **how)  # taken before the launch made anything
         if not launched:
             launched.append(await manager.drive(session.id))
         return snapshot
@@ -109,8 +109,8 @@ async def test_a_session_terminated_during_the_scan_is_not_adopted(tmp_path: Pat
     real_list = agent.list_containers
     terminated: list[bool] = []
 
-    async def stale_scan(labels: Any) -> Any:
-        snapshot = await real_list(labels)  # still shows the running containers
+    async def stale_scan(labels: Any, **how: Any) -> Any:
+        snapshot = await real_list(labels, **how)  # still shows the running containers
         if not terminated:  # terminate lists containers too: only once
             terminated.append(True)
             await manager.terminate(session.id)

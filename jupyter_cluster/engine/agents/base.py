@@ -363,8 +363,12 @@ class Agent(Protocol):
         and output. The egress rules' host chain uses it."""
         ...
 
-    async def list_containers(self, labels: Mapping[str, str]) -> list[ContainerState]:
-        """Containers (running or not) carrying all of ``labels``."""
+    async def list_containers(
+        self, labels: Mapping[str, str], *, detail: bool = True
+    ) -> list[ContainerState]:
+        """Containers (running or not) carrying all of ``labels``. ``detail=False``:
+        only their id, name, labels, ``running`` and ``status`` are known (one listing,
+        no inspection each; enough for clean-up sweeps)."""
         ...
 
     async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkState]: ...

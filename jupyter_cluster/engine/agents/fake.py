@@ -265,8 +265,11 @@ class FakeAgent(FakeContainerIO, FakeImages):
             box.status = "removed"
             box.wake()
 
-    async def list_containers(self, labels: Mapping[str, str]) -> list[ContainerState]:
-        """Containers, running or not, whose labels include all of ``labels``."""
+    async def list_containers(
+        self, labels: Mapping[str, str], *, detail: bool = True
+    ) -> list[ContainerState]:
+        """Containers, running or not, whose labels include all of ``labels`` (always
+        in detail: the fake has nothing to save)."""
         self._enter("list_containers", "")
         return [c.state() for c in self.containers.values() if has_labels(c.spec.labels, labels)]
 

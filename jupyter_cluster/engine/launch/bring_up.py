@@ -243,7 +243,7 @@ async def _keep_logs(session: Session, ctx: LaunchContext, keep: KeepLogs) -> No
     ids: dict[str, str] = {}
     for agent_id in {c.agent for c in session.containers if c.agent in ctx.agents}:
         with contextlib.suppress(AgentError):
-            for found in await ctx.agents[agent_id or ""].list_containers(labels):
+            for found in await ctx.agents[agent_id or ""].list_containers(labels, detail=False):
                 ids[found.labels.get(naming.LABEL_HOST, "")] = found.id
     created = [c.with_(container_id=ids[c.host]) for c in session.containers if c.host in ids]
     try:

@@ -62,7 +62,7 @@ async def tear_down(
             and c.host not in skip
         }  # removed ones are not asked again (the label sweep below finds any left)
         try:
-            listed = await agent.list_containers(labels)
+            listed = await agent.list_containers(labels, detail=False)
             ids |= {s.id for s in listed if s.labels.get(naming.LABEL_HOST) not in skip}
         except AgentError as exc:
             if not (await agent.info()).reachable:

@@ -35,6 +35,7 @@ from .models import (
     container_config,
     container_state,
     label_filter,
+    listed_state,
     network_config,
     network_state,
 )
@@ -196,13 +197,18 @@ class DockerAgent(DockerContainerIO):
             gone=(404, 409),
         )
 
-    async def list_containers(self, labels: Mapping[str, str]) -> list[ContainerState]:
-        """Containers (running or not) carrying all of ``labels``."""
+    async def list_containers(
+        self, labels: Mapping[str, str], *, detail: bool = True
+    ) -> list[ContainerState]:
+        """Containers (running or not) carrying all of ``labels``; with ``detail``,
+        each inspected (see the protocol)."""
         conn = self.connection
         found = await conn.call(
             "listing containers",
             conn.client.containers.list(all=True, filters=label_filter(labels)),
         )
+        if not detail:
+            return [listed_state(c._container) for c in found]
         states = await asyncio.gather(*(self.inspect_container(c.id) for c in found))
         return [state for state in states if state is not None]
 

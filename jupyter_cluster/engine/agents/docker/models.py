@@ -138,6 +138,19 @@ def confinement(spec: ContainerSpec) -> dict[str, Any]:
     return config
 
 
+def listed_state(data: Mapping[str, Any]) -> ContainerState:
+    """A :class:`ContainerState` from one entry of ``GET /containers/json``: id, name,
+    labels, whether it runs and its status only (no inspection)."""
+    names = data.get("Names") or [""]
+    return ContainerState(
+        id=data["Id"],
+        name=str(names[0]).lstrip("/"),
+        labels=data.get("Labels") or {},
+        running=data.get("State") == "running",
+        status=str(data.get("State") or "unknown"),
+    )
+
+
 def container_state(data: Mapping[str, Any]) -> ContainerState:
     """A :class:`ContainerState` from ``GET /containers/{id}/json``."""
     state = data.get("State") or {}
