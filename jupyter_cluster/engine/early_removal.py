@@ -17,6 +17,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..core.models import Container
 from ..core.state import ContainerStatus
 from .agents.pool import AgentPool
 from .cpu_time import read_before_removal, record
@@ -78,28 +79,34 @@ class EarlyRemovals:
             return
         removal = EarlyRemoval(frozenset(c.host for c in subs.containers))
         self._running[session_id] = removal
+        keep_logs = self.keep_logs()
+        seconds: dict[str, float] = {}
+
+        async def end(container: Container) -> None:
+            # Each container goes as soon as its own log and CPU time are kept: the
+            # removals of the first overlap the reads of the last.
+            one = subs.with_(containers=(container,))
+            reading = asyncio.ensure_future(read_before_removal(one, self.pool.agents))
+            if keep_logs:
+                await self.log_archive.keep(one, self.pool.logs)
+            seconds.update(await reading)
+            host = container.host
+            try:
+                agent = self.pool.agents[container.agent or ""]
+                await agent.remove_container(container.container_id or "")
+            except Exception as exc:  # the termination's sweep tries again
+                log.warning("removing %s of session %s early: %s", host, session_id, exc)
+                removal.failed.add(host)
+                return
+            self.store.update_container(session_id, host, status=ContainerStatus.TERMINATED)
+
         try:
-            reading = asyncio.ensure_future(read_before_removal(subs, self.pool.agents))
-            if self.keep_logs():
-                await self.log_archive.keep(subs, self.pool.logs)
-            record(self.store, session_id, await reading)
-
-            async def remove(host: str, agent: str, container_id: str) -> None:
-                try:
-                    await self.pool.agents[agent].remove_container(container_id)
-                except Exception as exc:  # the termination's sweep tries again
-                    log.warning("removing %s of session %s early: %s", host, session_id, exc)
-                    removal.failed.add(host)
-                    return
-                self.store.update_container(session_id, host, status=ContainerStatus.TERMINATED)
-
-            await asyncio.gather(
-                *(remove(c.host, c.agent or "", c.container_id or "") for c in subs.containers)
-            )
+            await asyncio.gather(*(end(c) for c in subs.containers))
         except BaseException:
             removal.failed |= removal.hosts
             raise
         finally:
+            record(self.store, session_id, seconds)
             del self._running[session_id]
             removal.done.set()
 
