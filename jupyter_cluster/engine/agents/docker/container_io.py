@@ -19,7 +19,7 @@ from aiodocker.exceptions import DockerError
 from ....core.lines import LineSplitter
 from ....errors import AgentError
 from ..base import AgentConfig, OutputCallback
-from . import cpu_counter
+from . import cpu_counter, host_cgroup
 from .connection import DockerConnection
 from .logs import FOLLOW_GATHER, log_response, log_text
 
@@ -48,9 +48,14 @@ class DockerContainerIO:
         return sample
 
     async def cpu_seconds(self, container_id: str) -> float:
-        """CPU seconds the container used so far: whichever answers first of its
-        cgroup's counter read with a short exec and Docker's cumulative counter from a
-        one-shot stats read (see :mod:`.cpu_counter`)."""
+        """CPU seconds the container used so far: from its cgroup file when this
+        machine's engine runs it (:mod:`.host_cgroup`), else whichever answers first
+        of its cgroup's counter read with a short exec and Docker's cumulative counter
+        from a one-shot stats read (see :mod:`.cpu_counter`)."""
+        if self.config.is_this_machine:
+            found = host_cgroup.cpu_seconds(container_id)
+            if found is not None:
+                return found
         return await cpu_counter.first_of(
             cpu_counter.read(self, container_id), self._stats_cpu_seconds(container_id)
         )
