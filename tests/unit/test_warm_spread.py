@@ -215,3 +215,35 @@ async def test_a_spread_folder_set_checks_the_folders_on_every_agent(tmp_path: P
     await manager.warm.drain()
     assert boxes(fakes) == {"m": 0, "w1": 0, "w2": 0}
     await manager.close()
+
+
+async def test_a_spread_gpu_set_holds_on_each_agent_the_ids_the_scheduler_gives(
+    tmp_path: Path,
+) -> None:
+    fakes = {
+        "m": FakeAgent("m", cpu=0.5, ready_on_start=True),
+        "w1": FakeAgent("w1", cpu=2, gpus=("0", "1"), ready_on_start=True),
+        "w2": FakeAgent("w2", cpu=2, gpus=("0", "1"), ready_on_start=True),
+    }
+    fakes["w1"].swarm_worker = fakes["w2"].swarm_worker = True
+    manager = ClusterManager(
+        db_path=str(tmp_path / "cluster.db"),
+        data_root=str(tmp_path / "folders"),
+        agents=[{"id": name} for name in fakes],
+        agent_factory=lambda config: fakes[config.id],
+        warm_pool=[{"cpu": 1, "mem": "1g", "size": 3, "gpu": 1}],
+    )
+    assert await manager.warm.fill() == 1
+    (ready,) = manager.warm.table.ready()
+    # GPU ids are per agent: "0" on w1 and "0" on w2 are two GPUs.
+    assert ready.layout == ("w1", "w1", "w2") and ready.gpu_ids == (("0",), ("1",), ("0",))
+    assert ready.gpus_on("w1") == {"0", "1"} and ready.gpus_on("w2") == {"0"}
+    made = manager.warm.table.containers_of(ready.set_id)
+    spec = manager.make_spec(size=3, cpu=1, mem="1g", gpu=1, mode="multi-node")
+    session = await manager.launch(spec)
+    assert {c.container_id for c in session.containers} == made
+    assert [c.gpu_ids for c in session.containers] == [("0",), ("1",), ("0",)]
+    await manager.terminate(session.id)
+    await manager.warm.drain()
+    assert boxes(fakes) == {"m": 0, "w1": 0, "w2": 0} and not fakes["m"].networks
+    await manager.close()
