@@ -94,13 +94,15 @@ def test_the_scheduler_places_a_multi_node_session_as_a_ready_set_lies() -> None
 # -- the engine, with fake agents -------------------------------------------------------
 
 
-def spread_manager(tmp_path: Path, **traits: object) -> tuple[ClusterManager, dict[str, FakeAgent]]:
-    """A Swarm manager with no room and two workers; a warm target only both hold
-    (unless ``traits`` say otherwise)."""
+def spread_manager(
+    tmp_path: Path, gpus: tuple[str, ...] = (), **traits: object
+) -> tuple[ClusterManager, dict[str, FakeAgent]]:
+    """A Swarm manager with no room and two workers (each with ``gpus``); a warm
+    target only both hold (unless ``traits`` say otherwise)."""
     fakes = {
         "m": FakeAgent("m", cpu=0.5, ready_on_start=True),
-        "w1": FakeAgent("w1", cpu=2, ready_on_start=True),
-        "w2": FakeAgent("w2", cpu=2, ready_on_start=True),
+        "w1": FakeAgent("w1", cpu=2, gpus=gpus, ready_on_start=True),
+        "w2": FakeAgent("w2", cpu=2, gpus=gpus, ready_on_start=True),
     }
     fakes["w1"].swarm_worker = fakes["w2"].swarm_worker = True
     manager = ClusterManager(
@@ -220,19 +222,8 @@ async def test_a_spread_folder_set_checks_the_folders_on_every_agent(tmp_path: P
 async def test_a_spread_gpu_set_holds_on_each_agent_the_ids_the_scheduler_gives(
     tmp_path: Path,
 ) -> None:
-    fakes = {
-        "m": FakeAgent("m", cpu=0.5, ready_on_start=True),
-        "w1": FakeAgent("w1", cpu=2, gpus=("0", "1"), ready_on_start=True),
-        "w2": FakeAgent("w2", cpu=2, gpus=("0", "1"), ready_on_start=True),
-    }
-    fakes["w1"].swarm_worker = fakes["w2"].swarm_worker = True
-    manager = ClusterManager(
-        db_path=str(tmp_path / "cluster.db"),
-        data_root=str(tmp_path / "folders"),
-        agents=[{"id": name} for name in fakes],
-        agent_factory=lambda config: fakes[config.id],
-        warm_pool=[{"cpu": 1, "mem": "1g", "size": 3, "gpu": 1}],
-    )
+    target = {"cpu": 1, "mem": "1g", "size": 3, "gpu": 1}
+    manager, fakes = spread_manager(tmp_path, gpus=("0", "1"), warm_pool=[target])
     assert await manager.warm.fill() == 1
     (ready,) = manager.warm.table.ready()
     # GPU ids are per agent: "0" on w1 and "0" on w2 are two GPUs.
