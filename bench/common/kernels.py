@@ -176,13 +176,20 @@ async def ours_launch(
 
 
 async def gone(manager: Any, session_id: str) -> None:
-    """Fail unless no container and no network of the session exists any more."""
+    """Fail unless no container and no network of the session exists any more. Swarm
+    workers' views of a removed overlay go by themselves a moment after its removal
+    through the manager (as after the floor's): awaited, untimed, before the check."""
     from jupyter_cluster.core.naming import LABEL_SESSION
+    from jupyter_cluster.engine.launch.teardown import overlays_settled
 
     labels = {LABEL_SESSION: session_id, MANAGER_LABEL: manager.store.manager_id}
-    for agent in manager.pool.agents.values():
-        left = await agent.list_containers(labels), await agent.list_networks(labels)
-        if any(left):
+    agents = manager.pool.agents.values()
+    for agent in agents:
+        if left := await agent.list_containers(labels):
+            raise RuntimeError(f"session {session_id} left {left}")
+    await overlays_settled()
+    for agent in agents:
+        if left := await agent.list_networks(labels):
             raise RuntimeError(f"session {session_id} left {left}")
 
 

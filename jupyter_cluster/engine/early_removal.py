@@ -17,7 +17,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..core.models import Container
+from ..core.models import Container, Session
 from ..core.state import ContainerStatus
 from .agents.pool import AgentPool
 from .cpu_time import read_before_removal, record
@@ -80,25 +80,18 @@ class EarlyRemovals:
         removal = EarlyRemoval(frozenset(c.host for c in subs.containers))
         self._running[session_id] = removal
         keep_logs = self.keep_logs()
-        seconds: dict[str, float] = {}
+        seconds: dict[str, float] = {}  # CPU time by host, kept once all are removed
 
         async def end(container: Container) -> None:
-            # Each container goes as soon as its own log and CPU time are kept: the
-            # removals of the first overlap the reads of the last.
-            one = subs.with_(containers=(container,))
-            reading = asyncio.ensure_future(read_before_removal(one, self.pool.agents))
-            if keep_logs:
-                await self.log_archive.keep(one, self.pool.logs)
-            seconds.update(await reading)
-            host = container.host
-            try:
-                agent = self.pool.agents[container.agent or ""]
-                await agent.remove_container(container.container_id or "")
-            except Exception as exc:  # the termination's sweep tries again
-                log.warning("removing %s of session %s early: %s", host, session_id, exc)
-                removal.failed.add(host)
-                return
-            self.store.update_container(session_id, host, status=ContainerStatus.TERMINATED)
+            ended = await keep_and_remove(
+                subs, container, self.pool, self.log_archive, keep_logs, True, seconds
+            )
+            if ended:
+                self.store.update_container(
+                    session_id, container.host, status=ContainerStatus.TERMINATED
+                )
+            else:  # the termination's sweep tries again
+                removal.failed.add(container.host)
 
         try:
             await asyncio.gather(*(end(c) for c in subs.containers))
@@ -114,3 +107,36 @@ class EarlyRemovals:
         """The early removal of ``session_id`` under way, if any: the termination
         leaves its hosts out and awaits it before removing the network."""
         return self._running.get(session_id)
+
+
+async def keep_and_remove(
+    session: Session,
+    container: Container,
+    pool: AgentPool,
+    log_archive: LogArchive,
+    keep_log: bool,
+    read_cpu: bool,
+    seconds: dict[str, float],
+) -> bool:
+    """Keep one container's log tail (``keep_log``) and CPU time (``read_cpu``, into
+    ``seconds`` by host), then remove it: each container of a session goes as soon
+    as its own are kept, so the removals of the first overlap the reads of the last.
+    Whether it was removed (a failure is logged; the caller's sweep tries again, as
+    for a running container whose CPU time could not be read).
+    Called by :meth:`EarlyRemovals.remove_subs` and ``SessionTerminator.terminate``."""
+    one = session.with_(containers=(container,))
+    reading = asyncio.ensure_future(read_before_removal(one, pool.agents)) if read_cpu else None
+    if keep_log:
+        await log_archive.keep(one, pool.logs)
+    if reading is not None:
+        read = await reading
+        seconds.update(read)
+        if container.status is ContainerStatus.RUNNING and container.host not in read:
+            return False  # its agent may not answer: the sweep asks it once, not again
+    try:
+        agent = pool.agents[container.agent or ""]
+        await agent.remove_container(container.container_id or "")
+    except Exception as exc:
+        log.warning("removing %s of session %s: %s", container.host, session.id, exc)
+        return False
+    return True

@@ -7,6 +7,7 @@ engine (docker CLI) for what is still labelled with that engine's manager id.
 
 from __future__ import annotations
 
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -34,16 +35,30 @@ def engine(tmp_path: Path, agents: AgentCluster, **traits: Any) -> ClusterManage
     )
 
 
+#: Seconds a Swarm worker may keep its view of an overlay removed through the manager.
+VIEW_SECONDS = 5.0
+
+
 def leftovers(agents: AgentCluster, manager_id: str) -> dict[str, list[str]]:
-    """Containers and networks of ``manager_id`` still on each agent (docker CLI)."""
-    found = {}
+    """Containers and networks of ``manager_id`` still on each agent (docker CLI).
+    Containers count at once; a network still listed is looked for again for up to
+    :data:`VIEW_SECONDS`: a Swarm worker keeps its view of an overlay removed through
+    the manager for a moment (the engine does not wait for it, see
+    engine/launch/teardown.py), and the worker's view must then go by itself."""
     label = f"label={LABEL_MANAGER}={manager_id}"
-    for agent in agents:
-        ps = agent.docker("ps", "-aq", "--filter", label).stdout.split()
-        nets = agent.docker("network", "ls", "-q", "--filter", label).stdout.split()
-        if ps or nets:
-            found[agent.id] = ps + nets
-    return found
+    deadline = time.monotonic() + VIEW_SECONDS
+    while True:
+        found: dict[str, list[str]] = {}
+        containers = False
+        for agent in agents:
+            ps = agent.docker("ps", "-aq", "--filter", label).stdout.split()
+            nets = agent.docker("network", "ls", "-q", "--filter", label).stdout.split()
+            containers = containers or bool(ps)
+            if ps or nets:
+                found[agent.id] = ps + nets
+        if not found or containers or time.monotonic() > deadline:
+            return found
+        time.sleep(0.2)
 
 
 async def exec_output(manager: ClusterManager, ref: str, host: str, *cmd: str) -> str:

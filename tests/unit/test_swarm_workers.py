@@ -5,13 +5,20 @@ where no manager is an agent (the session waits, saying why)."""
 from __future__ import annotations
 
 import asyncio
+import logging
+import time
 from pathlib import Path
+
+import pytest
 
 from jupyter_cluster.core.naming import DEFAULT_IMAGE
 from jupyter_cluster.core.state import SessionStatus
 from jupyter_cluster.core.swarms import Membership, SwarmNode, join_swarms
 from jupyter_cluster.engine.agents.fake import FakeAgent
+from jupyter_cluster.engine.launch import teardown
+from jupyter_cluster.engine.launch.teardown import overlays_settled
 from jupyter_cluster.engine.manager import ClusterManager
+from jupyter_cluster.errors import AgentError
 
 
 def test_workers_join_the_swarm_of_the_manager_they_report() -> None:
@@ -113,3 +120,65 @@ async def test_workers_without_a_reachable_manager_agent_wait_saying_so(tmp_path
     assert running.status is SessionStatus.RUNNING
     await manager.terminate(session.id)
     await manager.close()
+
+
+def worker_view(manager_agent: FakeAgent, worker: FakeAgent) -> None:
+    """Give ``worker`` a Swarm worker's view of the manager's overlay: listed, and
+    removable only through the manager (Docker's answer on a worker)."""
+    (overlay,) = manager_agent.networks.values()
+    worker.networks[overlay.id] = overlay
+    removing = worker.remove_network
+
+    async def refuse(name_or_id: str) -> None:
+        if any(name_or_id in (n.id, n.name) for n in worker.networks.values()):
+            raise AgentError(f"agent {worker.id}: This node is not a swarm manager.", worker.id)
+        await removing(name_or_id)
+
+    worker.remove_network = refuse  # type: ignore[method-assign]
+
+
+async def test_terminate_does_not_wait_for_workers_views_of_the_removed_overlay(
+    tmp_path: Path,
+) -> None:
+    agents = {
+        "m": FakeAgent("m", cpu=0.5, ready_on_start=True),
+        "w1": FakeAgent("w1", cpu=2, ready_on_start=True),
+        "w2": FakeAgent("w2", cpu=2, ready_on_start=True),
+    }
+    agents["w1"].swarm_worker = agents["w2"].swarm_worker = True
+    manager = agents_manager(tmp_path, agents)
+    spec = manager.make_spec(image=DEFAULT_IMAGE, size=4, cpu=1, mem="64m", mode="multi-node")
+    session = await manager.launch(spec)
+    worker_view(agents["m"], agents["w1"])
+    # Swarm drops the worker's view a moment after the manager removed the overlay.
+    asyncio.get_running_loop().call_later(0.3, agents["w1"].networks.clear)
+    began = time.monotonic()
+    ended = await manager.terminate(session.id)
+    assert time.monotonic() - began < 0.25
+    assert ended.status is SessionStatus.TERMINATED
+    assert not agents["m"].networks and agents["w1"].networks  # the view is still there
+    assert not any(a.containers for a in agents.values())
+    await overlays_settled()  # ClusterManager.close waits for it as well
+    assert not agents["w1"].networks
+    await manager.close()
+
+
+async def test_a_workers_view_that_stays_is_logged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(teardown, "NETWORK_RETRIES", 3)
+    agents = {
+        "m": FakeAgent("m", cpu=0.5, ready_on_start=True),
+        "w1": FakeAgent("w1", cpu=2, ready_on_start=True),
+        "w2": FakeAgent("w2", cpu=2, ready_on_start=True),
+    }
+    agents["w1"].swarm_worker = agents["w2"].swarm_worker = True
+    manager = agents_manager(tmp_path, agents)
+    spec = manager.make_spec(image=DEFAULT_IMAGE, size=4, cpu=1, mem="64m", mode="multi-node")
+    session = await manager.launch(spec)
+    name = session.network
+    worker_view(agents["m"], agents["w2"])
+    with caplog.at_level(logging.WARNING, "jupyter_cluster.engine.launch.teardown"):
+        await manager.terminate(session.id)
+        await manager.close()
+    assert f"overlay network {name}" in caplog.text and "still listed on w2" in caplog.text

@@ -4,6 +4,14 @@ Called by :class:`~.manager.ClusterManager` (terminate, cancelled launches), by
 :class:`~.reconcile.Reconciler` (sessions left behind) and by :mod:`.bring_up`
 when a launch fails. Finds containers by label as well as by recorded id, and
 retries removing a Swarm overlay that agents still list.
+
+A Swarm overlay is removed once the Swarm manager it is removed through accepted
+the removal (with every container gone): each node's view of it (the manager's
+own too) then goes by itself a few tenths of a second later, as after ``docker
+network rm`` on the manager, and waiting for them was a third of a multi-agent
+terminate. They are watched in the background
+(:func:`overlays_settled` waits for that; ``ClusterManager.close`` calls it), and a
+view still there after :data:`NETWORK_RETRIES` attempts is logged.
 """
 
 from __future__ import annotations
@@ -25,6 +33,8 @@ log = logging.getLogger(__name__)
 #: moment, and a coarse wait was most of a multi-agent terminate) to remove a session
 #: network that agents still list.
 NETWORK_RETRIES = 60
+#: Background watches of workers' views of removed overlays (see the module's doc).
+_settling: set[asyncio.Task[None]] = set()
 
 
 async def tear_down(
@@ -35,6 +45,7 @@ async def tear_down(
     lost: set[str] | None = None,
     skip: frozenset[str] = frozenset(),
     before_network: Callable[[], Awaitable[frozenset[str]]] | None = None,
+    finding: asyncio.Future[Agent] | None = None,
 ) -> list[str]:
     """Remove every container and the network of ``session`` on every agent.
 
@@ -46,6 +57,8 @@ async def tear_down(
     without, that is a problem. The containers of hosts in ``skip`` are being
     removed by someone else (see :mod:`..early_removal`): ``before_network`` waits
     for that and answers the hosts it could not remove, which are then swept here.
+    ``finding``: the lookup of an overlay's Swarm manager, if the caller started it
+    (:func:`overlay_lookup`); otherwise it is started here.
     """
     problems: list[str] = []
     involved = {c.agent for c in session.containers if c.agent} or set(agents)
@@ -75,7 +88,15 @@ async def tear_down(
         )
         problems.extend(str(r) for r in results if isinstance(r, BaseException))
 
-    await asyncio.gather(*(clean(agents[a], skip) for a in involved if a in agents))
+    # Which Swarm manager removes an overlay is asked while the containers go.
+    if finding is None and len(placed_agents(session, agents)) > 1:
+        finding = overlay_lookup(session, agents)
+    try:
+        await asyncio.gather(*(clean(agents[a], skip) for a in involved if a in agents))
+    except BaseException:
+        if finding is not None:
+            finding.cancel()
+        raise
     if before_network is not None and (missed := await before_network()):
         log.info("session %s: sweeping %s again", session.id, ", ".join(sorted(missed)))
         await asyncio.gather(*(clean(agents[a], frozenset()) for a in involved if a in agents))
@@ -86,12 +107,18 @@ async def tear_down(
     answering = {i: a for i, a in agents.items() if i not in unreachable}
     placed = placed_agents(session, answering)
     reached = placed or [answering[a] for a in sorted(involved) if a in answering]
-    if len(placed) > 1:  # an overlay: removed through a Swarm manager
-        with contextlib.suppress(ClusterError):
-            maker = await network_maker(session, answering)
-            reached = [maker, *(a for a in reached if a is not maker)]
+    maker = None
+    if len(placed) > 1:
+        maker = await _maker(session, answering, finding)
+    elif finding is not None:  # an agent of the session no longer answers: not needed
+        finding.cancel()
+        await asyncio.gather(finding, return_exceptions=True)
+    if maker is not None:  # an overlay: removed through a Swarm manager
+        reached = [maker, *(a for a in reached if a is not maker)]
     # A lost agent's containers keep an overlay in use: one try, not a wait.
-    network_problems = await _remove_network(session, reached, 1 if unreachable else None)
+    network_problems = await _remove_network(
+        session, reached, 1 if unreachable else None, swarm_manager=maker
+    )
     if lost is None or not unreachable:
         problems.extend(network_problems)
     if lost is not None:
@@ -101,8 +128,35 @@ async def tear_down(
     return problems
 
 
+def overlay_lookup(session: Session, agents: Mapping[str, Agent]) -> asyncio.Future[Agent]:
+    """Start finding the Swarm manager that removes ``session``'s overlay (for
+    :func:`tear_down`'s ``finding``, so a caller can start it before other work)."""
+    return asyncio.ensure_future(network_maker(session, agents))
+
+
+async def _maker(
+    session: Session, answering: Mapping[str, Agent], finding: asyncio.Future[Agent] | None
+) -> Agent | None:
+    """The Swarm manager that removes ``session``'s overlay: the one ``finding`` (asked
+    of every agent while the containers went) found if it still answers, else one
+    asked of the ``answering`` agents; None when there is none."""
+    found: Agent | None = None
+    if finding is not None:
+        with contextlib.suppress(ClusterError):
+            found = await finding
+    if found is not None and found.id in answering:
+        return found
+    with contextlib.suppress(ClusterError):
+        return await network_maker(session, answering)
+    return None
+
+
 async def _remove_network(
-    session: Session, ordered: list[Agent], attempts: int | None = None
+    session: Session,
+    ordered: list[Agent],
+    attempts: int | None = None,
+    *,
+    swarm_manager: Agent | None = None,
 ) -> list[str]:
     """Remove the session's network from every involved agent; problems left.
 
@@ -111,6 +165,10 @@ async def _remove_network(
     network seen from every node, and a node may still list it for a moment after
     another removed it (or refuse while containers detach): retry until no involved
     agent lists it any more (``attempts`` times at most, default :data:`NETWORK_RETRIES`).
+    ``swarm_manager``: for an overlay, the manager it is removed through (first in
+    ``ordered``); once that one removed it without error, the nodes that still list
+    it (the manager's own node too, for a moment) are watched in the background (see
+    the module's doc) and this returns.
     """
     name = naming.network_name(session)
     # A warm set's network has no session label: look for it among the pool's.
@@ -122,9 +180,11 @@ async def _remove_network(
     attempts = attempts or NETWORK_RETRIES
     for attempt in range(attempts):
         problems = []
+        removed_by_manager = False
         for agent in ordered:
             try:
                 await agent.remove_network(name)
+                removed_by_manager = removed_by_manager or agent is swarm_manager
             except AgentError as exc:
                 problems.append(str(exc))
         listed = []
@@ -134,6 +194,45 @@ async def _remove_network(
                     listed.append(agent.id)
         if not listed:
             return []
+        if removed_by_manager:  # what nodes still list are views that go by themselves
+            views = [a for a in ordered if a.id in listed]
+            task = asyncio.ensure_future(_views_gone(name, labels, views, attempts - attempt))
+            _settling.add(task)
+            task.add_done_callback(_settling.discard)
+            return []
         if attempt + 1 < attempts:
             await asyncio.sleep(0.05)
     return problems or [f"the network {name} is still listed on {', '.join(listed)}"]
+
+
+async def _views_gone(name: str, labels: dict[str, str], views: list[Agent], attempts: int) -> None:
+    """Wait until none of ``views`` (Swarm nodes) lists the removed overlay
+    ``name`` any more; log the ones that still do after ``attempts`` checks."""
+    for _ in range(attempts):
+        await asyncio.sleep(0.05)
+        still = []
+        for agent in views:
+            with contextlib.suppress(AgentError):
+                if any(n.name == name for n in await agent.list_networks(labels)):
+                    still.append(agent)
+        if not still:
+            return
+        views = still
+    log.warning(
+        "the overlay network %s, removed through its Swarm manager, is still listed on %s",
+        name,
+        ", ".join(a.id for a in views),
+    )
+
+
+async def overlays_settled(timeout: float = 5.0) -> None:
+    """Wait (``timeout`` seconds at most, then stop watching) until the Swarm nodes'
+    views of every overlay removed in this process are gone (see the module's doc).
+    Called by ``ClusterManager.close`` before it closes the agents' connections."""
+    pending = set(_settling)
+    if not pending:
+        return
+    _, late = await asyncio.wait(pending, timeout=timeout)
+    for task in late:
+        task.cancel()
+    await asyncio.gather(*late, return_exceptions=True)
