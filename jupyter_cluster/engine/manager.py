@@ -56,7 +56,7 @@ from .fast_network import FastNetworking
 from .folder_file_ops import FolderFileOps
 from .gpu_detection import GpuDetection
 from .hardening import ContainerHardening
-from .launch.teardown import overlays_settled
+from .launch.teardown import stop_watching
 from .launching import SessionCallback, SessionLauncher
 from .lifetime import LifetimeWatch
 from .log_archive import LogArchive
@@ -210,7 +210,7 @@ class ClusterManager(
     async def close(self) -> None:
         """Stop the scheduling loop; close the agents' connections and the store."""
         await self.launcher.queue.stop()
-        await overlays_settled()  # before the agents' connections go
+        await stop_watching()  # the views of removed overlays, before the connections go
         await self.pool.close()
         self.exec_log.close()
         self.profile_store.close()

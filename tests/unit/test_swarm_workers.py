@@ -158,7 +158,7 @@ async def test_terminate_does_not_wait_for_workers_views_of_the_removed_overlay(
     assert ended.status is SessionStatus.TERMINATED
     assert not agents["m"].networks and agents["w1"].networks  # the view is still there
     assert not any(a.containers for a in agents.values())
-    await overlays_settled()  # ClusterManager.close waits for it as well
+    await overlays_settled()
     assert not agents["w1"].networks
     await manager.close()
 
@@ -180,5 +180,24 @@ async def test_a_workers_view_that_stays_is_logged(
     worker_view(agents["m"], agents["w2"])
     with caplog.at_level(logging.WARNING, "jupyter_cluster.engine.launch.teardown"):
         await manager.terminate(session.id)
-        await manager.close()
+        await overlays_settled()
+    await manager.close()
     assert f"overlay network {name}" in caplog.text and "still listed on w2" in caplog.text
+
+
+async def test_closing_the_engine_stops_watching_at_once(tmp_path: Path) -> None:
+    agents = {
+        "m": FakeAgent("m", cpu=0.5, ready_on_start=True),
+        "w1": FakeAgent("w1", cpu=2, ready_on_start=True),
+        "w2": FakeAgent("w2", cpu=2, ready_on_start=True),
+    }
+    agents["w1"].swarm_worker = agents["w2"].swarm_worker = True
+    manager = agents_manager(tmp_path, agents)
+    spec = manager.make_spec(image=DEFAULT_IMAGE, size=4, cpu=1, mem="64m", mode="multi-node")
+    session = await manager.launch(spec)
+    worker_view(agents["m"], agents["w1"])  # a view that stays
+    await manager.terminate(session.id)
+    began = time.monotonic()
+    await manager.close()  # a script's shutdown_kernel ends with this
+    assert time.monotonic() - began < 0.5
+    assert not teardown._settling

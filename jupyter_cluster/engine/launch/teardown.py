@@ -9,9 +9,10 @@ A Swarm overlay is removed once the Swarm manager it is removed through accepted
 the removal (with every container gone): each node's view of it (the manager's
 own too) then goes by itself a few tenths of a second later, as after ``docker
 network rm`` on the manager, and waiting for them was a third of a multi-agent
-terminate. They are watched in the background
-(:func:`overlays_settled` waits for that; ``ClusterManager.close`` calls it), and a
-view still there after :data:`NETWORK_RETRIES` attempts is logged.
+terminate. They are watched in the background, and a view still there after
+:data:`NETWORK_RETRIES` attempts is logged (:func:`overlays_settled` waits for the
+watch; ``ClusterManager.close`` stops it with :func:`stop_watching`, as a script's
+``shutdown_kernel`` would otherwise wait for it).
 """
 
 from __future__ import annotations
@@ -228,11 +229,18 @@ async def _views_gone(name: str, labels: dict[str, str], views: list[Agent], att
 async def overlays_settled(timeout: float = 5.0) -> None:
     """Wait (``timeout`` seconds at most, then stop watching) until the Swarm nodes'
     views of every overlay removed in this process are gone (see the module's doc).
-    Called by ``ClusterManager.close`` before it closes the agents' connections."""
+    For checks that nothing is left (the benchmarks', the tests')."""
     pending = set(_settling)
-    if not pending:
-        return
-    _, late = await asyncio.wait(pending, timeout=timeout)
-    for task in late:
+    if pending:
+        await asyncio.wait(pending, timeout=timeout)
+    await stop_watching()
+
+
+async def stop_watching() -> None:
+    """Stop watching the views of removed overlays (they go by themselves; a later
+    reconciliation removes any that stays). Called by ``ClusterManager.close``
+    before it closes the agents' connections."""
+    pending = set(_settling)
+    for task in pending:
         task.cancel()
-    await asyncio.gather(*late, return_exceptions=True)
+    await asyncio.gather(*pending, return_exceptions=True)
