@@ -192,10 +192,14 @@ def shape_of(session: Session) -> WarmShape | None:
     """The shape of a placed session (its set must also have its layout, see
     :func:`layout_of`), or None when it is not placed yet. Folders are the owner's:
     the shape names the owner only when it has some."""
-    spec = session.spec
     if not session.containers or not all(c.agent for c in session.containers):
         return None
-    owner = session.owner if spec.mounts or spec.workdir else ""
+    return launch_shape(session.spec, session.owner)
+
+
+def launch_shape(spec: LaunchSpec, owner: str) -> WarmShape:
+    """The shape of a launch of ``spec`` by ``owner`` (see :func:`shape_of`)."""
+    owner = owner if spec.mounts or spec.workdir else ""
     return WarmShape(spec.image, spec.resources, spec.size, owner, spec.mounts, spec.workdir)
 
 

@@ -4,8 +4,9 @@ lately, within the bounds an administrator sets.
 :class:`~.manager.ClusterManager` hands :class:`~.warm_pool.WarmPool` a
 :class:`WarmDemand` reader (its ``warm_pool_adaptive``, ``warm_pool_window``,
 ``warm_pool_per_shape`` and ``warm_pool_max_sets`` traits, read at each refill);
-:func:`demand_targets` turns the store's recent sessions into warm targets with the
-pure :func:`~jupyter_cluster.core.warm.recent_targets`.
+:func:`demand_targets` turns the store's recent launches (the latest of each shape,
+``Store.recent_launches``) into warm targets with the pure
+:func:`~jupyter_cluster.core.warm.recent_targets`.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.models import Session
-from ..core.warm import WarmTarget, recent_targets, shape_of
+from ..core.models import LaunchSpec
+from ..core.warm import WarmTarget, launch_shape, recent_targets
 
 
 @dataclass(frozen=True)
@@ -41,22 +42,19 @@ class WarmDemand:
 
 def demand_targets(
     demand: WarmDemand,
-    sessions: Sequence[Session],
+    launches: Sequence[tuple[float, LaunchSpec, str]],
     configured: Sequence[WarmTarget],
     now: float | None = None,
 ) -> list[WarmTarget]:
-    """Targets for the shapes of ``sessions`` (the store's) created within the window;
-    [] when the adaptive pool is off. Called by WarmPool at each refill."""
+    """Targets for the shapes of ``launches`` (when, spec, owner of placed sessions:
+    the store's ``recent_launches``) made within the window; [] when the adaptive
+    pool is off. Called by WarmPool at each refill."""
     if not demand.on:
         return []
     now = time.time() if now is None else now
-    launches = []
-    for s in sessions:
-        if s.created_at < now - demand.window:
-            continue
-        shape = shape_of(s)
-        if shape is not None and s.containers and s.containers[0].agent:
-            launches.append((s.created_at, shape, s.spec.resource_group))
-    return recent_targets(
-        launches, now, demand.window, demand.per_shape, demand.max_sets, configured
-    )
+    recent = [
+        (at, launch_shape(spec, owner), spec.resource_group)
+        for at, spec, owner in launches
+        if at >= now - demand.window
+    ]
+    return recent_targets(recent, now, demand.window, demand.per_shape, demand.max_sets, configured)

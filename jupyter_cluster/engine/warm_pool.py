@@ -96,7 +96,7 @@ class WarmPool:
         demand = self.demand()
         if not demand.on:
             return list(self.targets)
-        recent = self.store.list(include_ended=True, since=time.time() - demand.window)
+        recent = self.store.recent_launches(time.time() - demand.window)
         return [*self.targets, *demand_targets(demand, recent, self.targets)]
 
     def labels(self, **extra: str) -> dict[str, str]:

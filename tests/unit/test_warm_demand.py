@@ -11,6 +11,7 @@ from jupyter_cluster.core.warm import WarmShape, WarmTarget, recent_targets
 from jupyter_cluster.engine.agents.fake import FakeAgent
 from jupyter_cluster.engine.manager import ClusterManager
 from jupyter_cluster.engine.upkeep import WarmRefill
+from jupyter_cluster.engine.warm_demand import WarmDemand, demand_targets
 
 from .test_warm_pool import GIB, warm_boxes
 
@@ -98,3 +99,31 @@ async def test_a_process_without_the_pool_configured_takes_the_servers_sets(
     await other.terminate(session.id)
     await server.warm.drain()
     assert warm_boxes(agent) == []
+
+
+async def test_the_store_answers_the_latest_placed_launch_of_each_spec(tmp_path: Path) -> None:
+    """What the adaptive pool reads at each refill, instead of every session of its
+    window: one row per spec and owner, the latest, ended ones too, placed ones only."""
+    agent = FakeAgent("local", ready_on_start=True, cpu=2.0)
+    manager = manager_for(tmp_path, agent)
+    half = manager.make_spec(size=1, cpu=0.5, mem="1g")
+    first = await manager.launch(half)
+    await manager.terminate(first.id)
+    again = await manager.launch(half)  # the same spec: only the latest counts
+    named = await manager.launch(manager.make_spec(size=1, cpu=1, mem="1g", name="n"))
+    waiting = await manager.submit(manager.make_spec(size=1, cpu=2, mem="1g"))  # no room
+    assert (await manager.get(waiting.id)).containers[0].agent is None
+    got = sorted(
+        (at, spec.resources.cpu, spec.name, who)
+        for at, spec, who in manager.store.recent_launches(0.0)
+    )
+    assert got == [(again.created_at, 0.5, None, ""), (named.created_at, 1.0, "n", "")]
+    later = manager.store.recent_launches(named.created_at)
+    assert [(at, spec.name) for at, spec, _ in later] == [(named.created_at, "n")]
+    # The pool's targets from them: the most recent shape first.
+    recent = manager.store.recent_launches(0.0)
+    targets = demand_targets(WarmDemand(on=True, max_sets=4), recent, [])
+    assert [t.shape.key for t in targets] == [shape(1).key, shape(0.5).key]
+    for session in (again, named, waiting):
+        await manager.terminate(session.id)
+    await manager.close()

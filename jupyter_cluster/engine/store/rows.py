@@ -15,7 +15,7 @@ import sqlite3
 import uuid
 from typing import Any
 
-from ...core.models import Session
+from ...core.models import LaunchSpec, Session
 from ...core.state import SessionStatus
 from ...errors import ClusterError, NotFound
 from .sqlite_file import Transactions, open_private
@@ -32,6 +32,8 @@ SCHEMA = (
     "CREATE INDEX IF NOT EXISTS sessions_status ON sessions (status)",
     # a page of a listing (newest first) is found in the index, then only its rows are read
     "CREATE INDEX IF NOT EXISTS sessions_listing ON sessions (status, created_at)",
+    # the adaptive warm pool reads the sessions of its window (RECENT_SHAPES)
+    "CREATE INDEX IF NOT EXISTS sessions_created ON sessions (created_at)",
     "CREATE TABLE IF NOT EXISTS containers (session_id TEXT NOT NULL, host TEXT NOT NULL,"
     " local_rank INTEGER NOT NULL, agent TEXT, status TEXT NOT NULL, record TEXT NOT NULL,"
     " PRIMARY KEY (session_id, host))",
@@ -44,6 +46,16 @@ UPSERT = (
     " record = excluded.record, updated_at = excluded.updated_at, ended_at = excluded.ended_at"
 )
 COLUMNS = "id, status, status_reason, record, created_at, updated_at, ended_at"
+#: The latest placed launch of each spec and owner since a time (the adaptive warm
+#: pool's demand: a spec's shape is its image, resources, size and folders); SQLite
+#: takes the spec and owner from the row of MAX(created_at).
+RECENT_SHAPES = (
+    "SELECT MAX(created_at), json_extract(record, '$.spec'), json_extract(record, '$.owner')"
+    " FROM sessions s WHERE created_at >= ?"
+    " AND EXISTS (SELECT 1 FROM containers c WHERE c.session_id = s.id) AND NOT EXISTS"
+    " (SELECT 1 FROM containers c WHERE c.session_id = s.id AND IFNULL(c.agent, '') = '')"
+    " GROUP BY json_extract(record, '$.spec'), json_extract(record, '$.owner')"
+)
 #: A condition on a session's owner (kept in its JSON record).
 OWNED = "json_extract(record, '$.owner') = ?"
 
@@ -116,6 +128,17 @@ class SessionRows:
             for sid, record in rows:
                 by_id[sid]["containers"].append(json.loads(record))
         return [Session.from_record(data) for _, data in records]
+
+    def recent_launches(self, since: float) -> list[tuple[float, LaunchSpec, str]]:
+        """(when, spec, owner) of the latest placed session of each spec and owner
+        created at or after ``since``, ended ones too (see :data:`RECENT_SHAPES`):
+        what the adaptive warm pool keeps, read without parsing every session of its
+        window at each refill. Called by ``WarmPool`` (engine/warm_demand.py)."""
+        with self.tx(write=False) as db:
+            rows = db.execute(RECENT_SHAPES, (since,)).fetchall()
+        return [
+            (at, LaunchSpec.from_dict(json.loads(spec)), owner or "") for at, spec, owner in rows
+        ]
 
     def _get(self, db: sqlite3.Connection, session_id: str) -> Session:
         found = self._select(db, "WHERE id = ?", (session_id,))

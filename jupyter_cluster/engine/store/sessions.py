@@ -131,15 +131,11 @@ class Store(PlacingStore):
             )
         return found[0]
 
-    def list(self, include_ended: bool = False, since: float | None = None) -> list[Session]:
-        """Sessions oldest first; only those in ``state.ACTIVE`` unless ``include_ended``,
-        and only those created at or after ``since`` when given."""
-        where = [] if include_ended else [status_in(state.ACTIVE)]
-        params: tuple[float, ...] = ()
-        if since is not None:
-            where, params = [*where, "created_at >= ?"], (since,)
+    def list(self, include_ended: bool = False) -> list[Session]:
+        """Sessions oldest first; only those in ``state.ACTIVE`` unless ``include_ended``."""
+        where = "" if include_ended else f"WHERE {status_in(state.ACTIVE)}"
         with self.tx(write=False) as db:
-            return self._select(db, "WHERE " + " AND ".join(where) if where else "", params)
+            return self._select(db, where)
 
     def page(
         self,
