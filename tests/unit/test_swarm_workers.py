@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from jupyter_cluster.core.models import Session
 from jupyter_cluster.core.naming import DEFAULT_IMAGE
 from jupyter_cluster.core.state import SessionStatus
 from jupyter_cluster.core.swarms import Membership, SwarmNode, join_swarms
@@ -58,6 +59,17 @@ def test_workers_whose_manager_is_no_reachable_agent_cannot_be_spanned() -> None
     assert "not reachable agents here" in got["w1"].note and "N1" in got["w1"].note
 
 
+def manager_and_workers() -> dict[str, FakeAgent]:
+    """A Swarm manager agent with room for nothing of a session, and two workers."""
+    agents = {
+        "m": FakeAgent("m", cpu=0.5, ready_on_start=True),
+        "w1": FakeAgent("w1", cpu=2, ready_on_start=True),
+        "w2": FakeAgent("w2", cpu=2, ready_on_start=True),
+    }
+    agents["w1"].swarm_worker = agents["w2"].swarm_worker = True
+    return agents
+
+
 def agents_manager(tmp_path: Path, agents: dict[str, FakeAgent]) -> ClusterManager:
     return ClusterManager(
         db_path=str(tmp_path / "cluster.db"),
@@ -68,20 +80,22 @@ def agents_manager(tmp_path: Path, agents: dict[str, FakeAgent]) -> ClusterManag
     )
 
 
+async def spanning_session(
+    tmp_path: Path,
+) -> tuple[ClusterManager, dict[str, FakeAgent], Session]:
+    """A size-4 multi-node session launched over :func:`manager_and_workers`."""
+    agents = manager_and_workers()
+    manager = agents_manager(tmp_path, agents)
+    spec = manager.make_spec(image=DEFAULT_IMAGE, size=4, cpu=1, mem="64m", mode="multi-node")
+    return manager, agents, await manager.launch(spec)
+
+
 async def test_a_session_spanning_workers_gets_its_overlay_through_a_manager(
     tmp_path: Path,
 ) -> None:
     # The roomiest agents are workers, so main1 lands on one; the manager has room
     # for nothing of the session, yet makes (and removes) its overlay.
-    agents = {
-        "m": FakeAgent("m", cpu=0.5, ready_on_start=True),
-        "w1": FakeAgent("w1", cpu=2, ready_on_start=True),
-        "w2": FakeAgent("w2", cpu=2, ready_on_start=True),
-    }
-    agents["w1"].swarm_worker = agents["w2"].swarm_worker = True
-    manager = agents_manager(tmp_path, agents)
-    spec = manager.make_spec(image=DEFAULT_IMAGE, size=4, cpu=1, mem="64m", mode="multi-node")
-    session = await manager.launch(spec)
+    manager, agents, session = await spanning_session(tmp_path)
     assert session.status is SessionStatus.RUNNING
     assert {c.agent for c in session.containers} == {"w1", "w2"}
     assert [n.driver for n in agents["m"].networks.values()] == ["overlay"]
@@ -95,12 +109,7 @@ async def test_a_session_spanning_workers_gets_its_overlay_through_a_manager(
 
 
 async def test_workers_without_a_reachable_manager_agent_wait_saying_so(tmp_path: Path) -> None:
-    agents = {
-        "m": FakeAgent("m", cpu=0.5, ready_on_start=True),
-        "w1": FakeAgent("w1", cpu=2, ready_on_start=True),
-        "w2": FakeAgent("w2", cpu=2, ready_on_start=True),
-    }
-    agents["w1"].swarm_worker = agents["w2"].swarm_worker = True
+    agents = manager_and_workers()
     agents["m"].reachable = False
     manager = agents_manager(tmp_path, agents)
     rows = {row["id"]: row for row in await manager.agents_info()}
@@ -140,15 +149,7 @@ def worker_view(manager_agent: FakeAgent, worker: FakeAgent) -> None:
 async def test_terminate_does_not_wait_for_workers_views_of_the_removed_overlay(
     tmp_path: Path,
 ) -> None:
-    agents = {
-        "m": FakeAgent("m", cpu=0.5, ready_on_start=True),
-        "w1": FakeAgent("w1", cpu=2, ready_on_start=True),
-        "w2": FakeAgent("w2", cpu=2, ready_on_start=True),
-    }
-    agents["w1"].swarm_worker = agents["w2"].swarm_worker = True
-    manager = agents_manager(tmp_path, agents)
-    spec = manager.make_spec(image=DEFAULT_IMAGE, size=4, cpu=1, mem="64m", mode="multi-node")
-    session = await manager.launch(spec)
+    manager, agents, session = await spanning_session(tmp_path)
     worker_view(agents["m"], agents["w1"])
     # Swarm drops the worker's view a moment after the manager removed the overlay.
     asyncio.get_running_loop().call_later(0.3, agents["w1"].networks.clear)
@@ -167,15 +168,7 @@ async def test_a_workers_view_that_stays_is_logged(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.setattr(teardown, "NETWORK_RETRIES", 3)
-    agents = {
-        "m": FakeAgent("m", cpu=0.5, ready_on_start=True),
-        "w1": FakeAgent("w1", cpu=2, ready_on_start=True),
-        "w2": FakeAgent("w2", cpu=2, ready_on_start=True),
-    }
-    agents["w1"].swarm_worker = agents["w2"].swarm_worker = True
-    manager = agents_manager(tmp_path, agents)
-    spec = manager.make_spec(image=DEFAULT_IMAGE, size=4, cpu=1, mem="64m", mode="multi-node")
-    session = await manager.launch(spec)
+    manager, agents, session = await spanning_session(tmp_path)
     name = session.network
     worker_view(agents["m"], agents["w2"])
     with caplog.at_level(logging.WARNING, "jupyter_cluster.engine.launch.teardown"):
@@ -186,15 +179,7 @@ async def test_a_workers_view_that_stays_is_logged(
 
 
 async def test_closing_the_engine_stops_watching_at_once(tmp_path: Path) -> None:
-    agents = {
-        "m": FakeAgent("m", cpu=0.5, ready_on_start=True),
-        "w1": FakeAgent("w1", cpu=2, ready_on_start=True),
-        "w2": FakeAgent("w2", cpu=2, ready_on_start=True),
-    }
-    agents["w1"].swarm_worker = agents["w2"].swarm_worker = True
-    manager = agents_manager(tmp_path, agents)
-    spec = manager.make_spec(image=DEFAULT_IMAGE, size=4, cpu=1, mem="64m", mode="multi-node")
-    session = await manager.launch(spec)
+    manager, agents, session = await spanning_session(tmp_path)
     worker_view(agents["m"], agents["w1"])  # a view that stays
     await manager.terminate(session.id)
     began = time.monotonic()
