@@ -186,3 +186,20 @@ async def test_closing_the_engine_stops_watching_at_once(tmp_path: Path) -> None
     await manager.close()  # a script's shutdown_kernel ends with this
     assert time.monotonic() - began < 0.5
     assert not teardown._settling
+
+
+def test_a_watch_left_by_a_loop_that_is_gone_does_not_break_a_later_close() -> None:
+    """A process may run event loops one after the other (as tests do): a watch
+    still pending when its loop closed is forgotten, not cancelled through it."""
+
+    async def watching() -> None:
+        await asyncio.sleep(3600)
+
+    gone = asyncio.new_event_loop()
+    left = gone.create_task(watching())
+    gone.run_until_complete(asyncio.sleep(0.01))  # it runs, then waits
+    left._log_destroy_pending = False  # type: ignore[attr-defined]  # asyncio's own flag
+    teardown._settling.add(left)
+    gone.close()
+    asyncio.run(teardown.stop_watching())  # no "Event loop is closed"
+    assert left not in teardown._settling

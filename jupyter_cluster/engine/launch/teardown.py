@@ -230,7 +230,7 @@ async def overlays_settled(timeout: float = 5.0) -> None:
     """Wait (``timeout`` seconds at most, then stop watching) until the Swarm nodes'
     views of every overlay removed in this process are gone (see the module's doc).
     For checks that nothing is left (the benchmarks', the tests')."""
-    pending = set(_settling)
+    pending = _watches()
     if pending:
         await asyncio.wait(pending, timeout=timeout)
     await stop_watching()
@@ -240,7 +240,16 @@ async def stop_watching() -> None:
     """Stop watching the views of removed overlays (they go by themselves; a later
     reconciliation removes any that stays). Called by ``ClusterManager.close``
     before it closes the agents' connections."""
-    pending = set(_settling)
+    pending = _watches()
     for task in pending:
         task.cancel()
     await asyncio.gather(*pending, return_exceptions=True)
+
+
+def _watches() -> set[asyncio.Task[None]]:
+    """The watches of this event loop; those of a loop that is gone are forgotten
+    (a process may run several loops one after the other, as tests do)."""
+    loop = asyncio.get_running_loop()
+    for task in [t for t in _settling if t.get_loop() is not loop and t.get_loop().is_closed()]:
+        _settling.discard(task)
+    return {t for t in _settling if t.get_loop() is loop}
