@@ -123,7 +123,7 @@ async def keep_and_remove(
     as its own are kept, so the removals of the first overlap the reads of the last.
     Whether it was removed (a failure is logged; the caller's sweep tries again, as
     for a running container whose CPU time could not be read).
-    Called by :meth:`EarlyRemovals.remove_subs` and ``SessionTerminator.terminate``."""
+    Called by :meth:`EarlyRemovals.remove_subs`."""
     one = session.with_(containers=(container,))
     reading = asyncio.ensure_future(read_before_removal(one, pool.agents)) if read_cpu else None
     if keep_log:

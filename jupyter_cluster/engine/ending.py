@@ -29,8 +29,8 @@ from ..core.state import (
 )
 from ..errors import ClusterError
 from .agents.pool import AgentPool
-from .cpu_time import record
-from .early_removal import EarlyRemovals, keep_and_remove
+from .cpu_time import read_before_removal, record
+from .early_removal import EarlyRemovals
 from .launch.teardown import overlay_lookup, tear_down
 from .log_archive import LogArchive
 from .store.sessions import Store
@@ -90,7 +90,16 @@ class SessionTerminator:
         spread = len({c.agent for c in session.containers if c.agent}) > 1
         finding = overlay_lookup(session, self.pool.agents) if spread else None
         try:
-            session = await self._keep_and_remove(_left(session, skip), session, reads_cpu)
+            left = _left(session, skip)
+            reading = (
+                asyncio.ensure_future(read_before_removal(left, self.pool.agents))
+                if reads_cpu
+                else None
+            )
+            if self.keep_logs():  # the logs outlive the containers (read them with `logs`)
+                await self.log_archive.keep(left, self.pool.logs)
+            if reading is not None:
+                record(self.store, session.id, await reading)
         except BaseException:
             if finding is not None:
                 finding.cancel()
@@ -125,30 +134,6 @@ class SessionTerminator:
             reason = f"removed after an error: {session.status_reason}"
             return self.store.set_status(session.id, SessionStatus.TERMINATED, reason)
         return self.store.set_status(session.id, SessionStatus.TERMINATED, reason or "terminated")
-
-    async def _keep_and_remove(self, left: Session, session: Session, reads_cpu: bool) -> Session:
-        """Keep the logs and (``reads_cpu``) the CPU time of the containers of ``left``
-        (``session``'s not removed yet, nor being removed early) and remove each as
-        soon as its own are kept (see :func:`.early_removal.keep_and_remove`);
-        ``session`` with those removed marked TERMINATED, for the sweep that follows
-        (it removes what could not be, and the network)."""
-        ending = [c for c in left.containers if c.container_id and c.agent in self.pool.agents]
-        seconds: dict[str, float] = {}
-        keep_logs = self.keep_logs()
-        removed = await asyncio.gather(
-            *(
-                keep_and_remove(left, c, self.pool, self.log_archive, keep_logs, reads_cpu, seconds)
-                for c in ending
-            )
-        )
-        record(self.store, session.id, seconds)
-        gone = {c.host for c, ok in zip(ending, removed, strict=True) if ok}
-        return session.with_(
-            containers=tuple(
-                c.with_(status=ContainerStatus.TERMINATED) if c.host in gone else c
-                for c in session.containers
-            )
-        )
 
     def _wait_for(self, session: Session, lost: set[str]) -> Session:
         """Everything reachable of ``session`` is gone, but agents ``lost`` did not
