@@ -180,14 +180,13 @@ async def gone(manager: Any, session_id: str) -> None:
     workers' views of a removed overlay go by themselves a moment after its removal
     through the manager (as after the floor's): awaited, untimed, before the check."""
     from jupyter_cluster.core.naming import LABEL_SESSION
-    from jupyter_cluster.engine.launch.teardown import overlays_settled
 
     labels = {LABEL_SESSION: session_id, MANAGER_LABEL: manager.store.manager_id}
     agents = manager.pool.agents.values()
     for agent in agents:
         if left := await agent.list_containers(labels):
             raise RuntimeError(f"session {session_id} left {left}")
-    await overlays_settled()
+    await manager.overlay_views.settled()
     for agent in agents:
         if left := await agent.list_networks(labels):
             raise RuntimeError(f"session {session_id} left {left}")

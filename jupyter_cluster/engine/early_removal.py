@@ -83,8 +83,8 @@ class EarlyRemovals:
         seconds: dict[str, float] = {}  # CPU time by host, kept once all are removed
 
         async def end(container: Container) -> None:
-            ended = await keep_and_remove(
-                subs, container, self.pool, self.log_archive, keep_logs, True, seconds
+            ended = await _keep_and_remove(
+                subs, container, self.pool, self.log_archive, keep_logs, seconds
             )
             if ended:
                 self.store.update_container(
@@ -109,30 +109,27 @@ class EarlyRemovals:
         return self._running.get(session_id)
 
 
-async def keep_and_remove(
+async def _keep_and_remove(
     session: Session,
     container: Container,
     pool: AgentPool,
     log_archive: LogArchive,
     keep_log: bool,
-    read_cpu: bool,
     seconds: dict[str, float],
 ) -> bool:
-    """Keep one container's log tail (``keep_log``) and CPU time (``read_cpu``, into
-    ``seconds`` by host), then remove it: each container of a session goes as soon
-    as its own are kept, so the removals of the first overlap the reads of the last.
-    Whether it was removed (a failure is logged; the caller's sweep tries again, as
-    for a running container whose CPU time could not be read).
-    Called by :meth:`EarlyRemovals.remove_subs`."""
+    """Keep one sub's log tail (``keep_log``) and CPU time (into ``seconds`` by
+    host), then remove it: each sub goes as soon as its own are kept, so the
+    removals of the first overlap the reads of the last. Whether it was removed (a
+    failure is logged; the termination's sweep tries again, as for a running
+    container whose CPU time could not be read). Called by :meth:`EarlyRemovals.remove_subs`."""
     one = session.with_(containers=(container,))
-    reading = asyncio.ensure_future(read_before_removal(one, pool.agents)) if read_cpu else None
+    reading = asyncio.ensure_future(read_before_removal(one, pool.agents))
     if keep_log:
         await log_archive.keep(one, pool.logs)
-    if reading is not None:
-        read = await reading
-        seconds.update(read)
-        if container.status is ContainerStatus.RUNNING and container.host not in read:
-            return False  # its agent may not answer: the sweep asks it once, not again
+    read = await reading
+    seconds.update(read)
+    if container.status is ContainerStatus.RUNNING and container.host not in read:
+        return False  # its agent may not answer: the sweep asks it once, not again
     try:
         agent = pool.agents[container.agent or ""]
         await agent.remove_container(container.container_id or "")

@@ -31,6 +31,8 @@ from ..errors import ClusterError
 from .agents.pool import AgentPool
 from .cpu_time import read_before_removal, record
 from .early_removal import EarlyRemovals
+from .launch.overlay import placed_agents
+from .launch.overlay_views import OverlayViews
 from .launch.teardown import overlay_lookup, tear_down
 from .log_archive import LogArchive
 from .store.sessions import Store
@@ -50,10 +52,13 @@ class SessionTerminator:
         log_archive: LogArchive,
         *,
         keep_logs: Callable[[], bool] = lambda: True,
+        overlay_views: OverlayViews | None = None,
     ) -> None:
         """``keep_logs`` says, at each termination, whether to keep the containers'
-        logs (``ClusterManager.keep_logs``)."""
+        logs (``ClusterManager.keep_logs``); ``overlay_views`` watches the Swarm
+        nodes' views of a removed overlay (the engine's; without, they are waited for)."""
         self.store = store
+        self.overlay_views = overlay_views
         self.pool = pool
         self.log_archive = log_archive
         self.keep_logs = keep_logs
@@ -87,7 +92,7 @@ class SessionTerminator:
         # Hosts being removed early (while main1's kernel exited) are theirs to end.
         early = self.early.running(session.id)
         skip = early.hosts if early is not None else frozenset()
-        spread = len({c.agent for c in session.containers if c.agent}) > 1
+        spread = len(placed_agents(session, self.pool.agents)) > 1
         finding = overlay_lookup(session, self.pool.agents) if spread else None
         try:
             left = _left(session, skip)
@@ -113,6 +118,7 @@ class SessionTerminator:
             skip=skip,
             before_network=early.left if early is not None else None,
             finding=finding,
+            views=self.overlay_views,
         )
         # While PREPARING, the launching process (maybe another one) may still be
         # creating containers, which keeps the network busy: sweep again until it
@@ -121,7 +127,13 @@ class SessionTerminator:
             if not problems:
                 break
             await asyncio.sleep(0.5)
-            problems = await tear_down(session, self.pool.agents, self.store.manager_id, lost=lost)
+            problems = await tear_down(
+                session,
+                self.pool.agents,
+                self.store.manager_id,
+                lost=lost,
+                views=self.overlay_views,
+            )
         if problems:
             raise ClusterError(
                 f"could not remove everything of session {session.name}: " + "; ".join(problems)

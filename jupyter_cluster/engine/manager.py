@@ -56,7 +56,7 @@ from .fast_network import FastNetworking
 from .folder_file_ops import FolderFileOps
 from .gpu_detection import GpuDetection
 from .hardening import ContainerHardening
-from .launch.teardown import stop_watching
+from .launch.overlay_views import OverlayViews
 from .launching import SessionCallback, SessionLauncher
 from .lifetime import LifetimeWatch
 from .log_archive import LogArchive
@@ -142,8 +142,14 @@ class ClusterManager(
             encrypted=lambda: self.overlay_encryption,
         )
         self.folders = OwnerFolders(self, self.store, lambda: self.hardening.work_uid)
+        #: Watches the Swarm nodes' views of overlays this engine removed.
+        self.overlay_views = OverlayViews()
         self.terminator = SessionTerminator(
-            self.store, self.pool, self.log_archive, keep_logs=lambda: self.keep_logs
+            self.store,
+            self.pool,
+            self.log_archive,
+            keep_logs=lambda: self.keep_logs,
+            overlay_views=self.overlay_views,
         )
         self.launcher = SessionLauncher(
             self,
@@ -210,7 +216,7 @@ class ClusterManager(
     async def close(self) -> None:
         """Stop the scheduling loop; close the agents' connections and the store."""
         await self.launcher.queue.stop()
-        await stop_watching()  # the views of removed overlays, before the connections go
+        await self.overlay_views.stop()  # before the agents' connections go
         await self.pool.close()
         self.exec_log.close()
         self.profile_store.close()

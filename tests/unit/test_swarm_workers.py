@@ -17,7 +17,6 @@ from jupyter_cluster.core.state import SessionStatus
 from jupyter_cluster.core.swarms import Membership, SwarmNode, join_swarms
 from jupyter_cluster.engine.agents.fake import FakeAgent
 from jupyter_cluster.engine.launch import teardown
-from jupyter_cluster.engine.launch.teardown import overlays_settled
 from jupyter_cluster.engine.manager import ClusterManager
 from jupyter_cluster.errors import AgentError
 
@@ -159,7 +158,7 @@ async def test_terminate_does_not_wait_for_workers_views_of_the_removed_overlay(
     assert ended.status is SessionStatus.TERMINATED
     assert not agents["m"].networks and agents["w1"].networks  # the view is still there
     assert not any(a.containers for a in agents.values())
-    await overlays_settled()
+    await manager.overlay_views.settled()
     assert not agents["w1"].networks
     await manager.close()
 
@@ -171,9 +170,9 @@ async def test_a_workers_view_that_stays_is_logged(
     manager, agents, session = await spanning_session(tmp_path)
     name = session.network
     worker_view(agents["m"], agents["w2"])
-    with caplog.at_level(logging.WARNING, "jupyter_cluster.engine.launch.teardown"):
+    with caplog.at_level(logging.WARNING, "jupyter_cluster.engine.launch.overlay_views"):
         await manager.terminate(session.id)
-        await overlays_settled()
+        await manager.overlay_views.settled()
     await manager.close()
     assert f"overlay network {name}" in caplog.text and "still listed on w2" in caplog.text
 
@@ -185,21 +184,17 @@ async def test_closing_the_engine_stops_watching_at_once(tmp_path: Path) -> None
     began = time.monotonic()
     await manager.close()  # a script's shutdown_kernel ends with this
     assert time.monotonic() - began < 0.5
-    assert not teardown._settling
+    assert not manager.overlay_views.pending
 
 
-def test_a_watch_left_by_a_loop_that_is_gone_does_not_break_a_later_close() -> None:
-    """A process may run event loops one after the other (as tests do): a watch
-    still pending when its loop closed is forgotten, not cancelled through it."""
-
-    async def watching() -> None:
-        await asyncio.sleep(3600)
-
-    gone = asyncio.new_event_loop()
-    left = gone.create_task(watching())
-    gone.run_until_complete(asyncio.sleep(0.01))  # it runs, then waits
-    left._log_destroy_pending = False  # type: ignore[attr-defined]  # asyncio's own flag
-    teardown._settling.add(left)
-    gone.close()
-    asyncio.run(teardown.stop_watching())  # no "Event loop is closed"
-    assert left not in teardown._settling
+async def test_a_sweep_without_a_watcher_waits_for_the_views_itself(tmp_path: Path) -> None:
+    """The reconciler's and a failed launch's clean-ups hand no watcher to
+    ``tear_down``: it returns only once no node lists the overlay."""
+    manager, agents, session = await spanning_session(tmp_path)
+    worker_view(agents["m"], agents["w1"])
+    asyncio.get_running_loop().call_later(0.2, agents["w1"].networks.clear)
+    problems = await teardown.tear_down(session, manager.pool.agents, manager.store.manager_id)
+    assert problems == []
+    assert not agents["w1"].networks and not agents["m"].networks
+    assert not manager.overlay_views.pending
+    await manager.close()

@@ -6,13 +6,9 @@ when a launch fails. Finds containers by label as well as by recorded id, and
 retries removing a Swarm overlay that agents still list.
 
 A Swarm overlay is removed once the Swarm manager it is removed through accepted
-the removal (with every container gone): each node's view of it (the manager's
-own too) then goes by itself a few tenths of a second later, as after ``docker
-network rm`` on the manager, and waiting for them was a third of a multi-agent
-terminate. They are watched in the background, and a view still there after
-:data:`NETWORK_RETRIES` attempts is logged (:func:`overlays_settled` waits for the
-watch; ``ClusterManager.close`` stops it with :func:`stop_watching`, as a script's
-``shutdown_kernel`` would otherwise wait for it).
+the removal (with every container gone). With ``views`` given (the engine's
+termination), the nodes' views that still list it are left to that
+:class:`~.overlay_views.OverlayViews` to watch; without, they are waited for here.
 """
 
 from __future__ import annotations
@@ -28,14 +24,13 @@ from ...core.state import ContainerStatus
 from ...errors import AgentError, ClusterError
 from ..agents.base import Agent
 from .overlay import network_maker, placed_agents
+from .overlay_views import OverlayViews
 
 log = logging.getLogger(__name__)
 #: Attempts (0.05 s apart: a Swarm node stops listing a removed overlay within a
 #: moment, and a coarse wait was most of a multi-agent terminate) to remove a session
 #: network that agents still list.
 NETWORK_RETRIES = 60
-#: Background watches of workers' views of removed overlays (see the module's doc).
-_settling: set[asyncio.Task[None]] = set()
 
 
 async def tear_down(
@@ -47,6 +42,7 @@ async def tear_down(
     skip: frozenset[str] = frozenset(),
     before_network: Callable[[], Awaitable[frozenset[str]]] | None = None,
     finding: asyncio.Future[Agent] | None = None,
+    views: OverlayViews | None = None,
 ) -> list[str]:
     """Remove every container and the network of ``session`` on every agent.
 
@@ -59,7 +55,8 @@ async def tear_down(
     removed by someone else (see :mod:`..early_removal`): ``before_network`` waits
     for that and answers the hosts it could not remove, which are then swept here.
     ``finding``: the lookup of an overlay's Swarm manager, if the caller started it
-    (:func:`overlay_lookup`); otherwise it is started here.
+    (:func:`overlay_lookup`); otherwise it is started here. ``views``: who watches
+    the nodes' views of a removed overlay (see the module's doc).
     """
     problems: list[str] = []
     involved = {c.agent for c in session.containers if c.agent} or set(agents)
@@ -118,7 +115,7 @@ async def tear_down(
         reached = [maker, *(a for a in reached if a is not maker)]
     # A lost agent's containers keep an overlay in use: one try, not a wait.
     network_problems = await _remove_network(
-        session, reached, 1 if unreachable else None, swarm_manager=maker
+        session, reached, 1 if unreachable else None, swarm_manager=maker, views=views
     )
     if lost is None or not unreachable:
         problems.extend(network_problems)
@@ -158,6 +155,7 @@ async def _remove_network(
     attempts: int | None = None,
     *,
     swarm_manager: Agent | None = None,
+    views: OverlayViews | None = None,
 ) -> list[str]:
     """Remove the session's network from every involved agent; problems left.
 
@@ -168,8 +166,8 @@ async def _remove_network(
     agent lists it any more (``attempts`` times at most, default :data:`NETWORK_RETRIES`).
     ``swarm_manager``: for an overlay, the manager it is removed through (first in
     ``ordered``); once that one removed it without error, the nodes that still list
-    it (the manager's own node too, for a moment) are watched in the background (see
-    the module's doc) and this returns.
+    it (the manager's own node too, for a moment) are handed to ``views`` to watch,
+    if given, and this returns.
     """
     name = naming.network_name(session)
     # A warm set's network has no session label: look for it among the pool's.
@@ -195,61 +193,9 @@ async def _remove_network(
                     listed.append(agent.id)
         if not listed:
             return []
-        if removed_by_manager:  # what nodes still list are views that go by themselves
-            views = [a for a in ordered if a.id in listed]
-            task = asyncio.ensure_future(_views_gone(name, labels, views, attempts - attempt))
-            _settling.add(task)
-            task.add_done_callback(_settling.discard)
+        if removed_by_manager and views is not None:  # views that go by themselves
+            views.watch(name, labels, [a for a in ordered if a.id in listed], attempts - attempt)
             return []
         if attempt + 1 < attempts:
             await asyncio.sleep(0.05)
     return problems or [f"the network {name} is still listed on {', '.join(listed)}"]
-
-
-async def _views_gone(name: str, labels: dict[str, str], views: list[Agent], attempts: int) -> None:
-    """Wait until none of ``views`` (Swarm nodes) lists the removed overlay
-    ``name`` any more; log the ones that still do after ``attempts`` checks."""
-    for _ in range(attempts):
-        await asyncio.sleep(0.05)
-        still = []
-        for agent in views:
-            with contextlib.suppress(AgentError):
-                if any(n.name == name for n in await agent.list_networks(labels)):
-                    still.append(agent)
-        if not still:
-            return
-        views = still
-    log.warning(
-        "the overlay network %s, removed through its Swarm manager, is still listed on %s",
-        name,
-        ", ".join(a.id for a in views),
-    )
-
-
-async def overlays_settled(timeout: float = 5.0) -> None:
-    """Wait (``timeout`` seconds at most, then stop watching) until the Swarm nodes'
-    views of every overlay removed in this process are gone (see the module's doc).
-    For checks that nothing is left (the benchmarks', the tests')."""
-    pending = _watches()
-    if pending:
-        await asyncio.wait(pending, timeout=timeout)
-    await stop_watching()
-
-
-async def stop_watching() -> None:
-    """Stop watching the views of removed overlays (they go by themselves; a later
-    reconciliation removes any that stays). Called by ``ClusterManager.close``
-    before it closes the agents' connections."""
-    pending = _watches()
-    for task in pending:
-        task.cancel()
-    await asyncio.gather(*pending, return_exceptions=True)
-
-
-def _watches() -> set[asyncio.Task[None]]:
-    """The watches of this event loop; those of a loop that is gone are forgotten
-    (a process may run several loops one after the other, as tests do)."""
-    loop = asyncio.get_running_loop()
-    for task in [t for t in _settling if t.get_loop() is not loop and t.get_loop().is_closed()]:
-        _settling.discard(task)
-    return {t for t in _settling if t.get_loop() is loop}
