@@ -32,6 +32,7 @@ import pytest
 from jupyter_cluster.core.resources import Resources
 from jupyter_cluster.core.stats import usage_from_docker
 from jupyter_cluster.engine.agents.base import (
+    DEFAULT_BRIDGE,
     Agent,
     AgentInfo,
     BindMount,
@@ -224,6 +225,20 @@ async def test_a_network_in_use_is_not_removed(side: Side) -> None:
     assert [n.name for n in await agent.list_networks(side.labels)] == [busy]
     await agent.remove_container(running)
     await agent.remove_network(busy)
+    assert await agent.list_networks(side.labels) == []
+
+
+async def test_a_new_container_moves_from_the_default_bridge_to_a_network(side: Side) -> None:
+    agent = side.agent
+    network = await side.network()
+    made = await side.create(side.spec("main1", DEFAULT_BRIDGE))
+    await agent.move_to_network(made, network, ("main1",))
+    await side.start(made)
+    await side.settled(made)
+    # It runs on the network now: the network has an active endpoint.
+    await refused(agent.remove_network(network), "active endpoints")
+    await agent.remove_container(made)
+    await agent.remove_network(network)
     assert await agent.list_networks(side.labels) == []
 
 

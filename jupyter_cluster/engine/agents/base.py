@@ -17,6 +17,10 @@ from ...core.gpus import GpuDevice, GpuProbe
 from ...core.naming import DEFAULT_IMAGE, WORK_UID
 from ...core.resources import Resources
 
+#: Docker's default bridge network: where main1 is created while its session's
+#: network is still being made (see ``Agent.move_to_network``).
+DEFAULT_BRIDGE = "bridge"
+
 #: Called with (stream, data) as an exec'd command writes: stream 1 is stdout, 2 stderr.
 OutputCallback = Callable[[int, bytes], Awaitable[None] | None]
 
@@ -283,6 +287,14 @@ class Agent(Protocol):
 
     async def put_files(self, container_id: str, files: Sequence[FileEntry]) -> None:
         """Copy files (with owner and mode) into a created container."""
+        ...
+
+    async def move_to_network(
+        self, container_id: str, network: str, aliases: Sequence[str]
+    ) -> None:
+        """Move a created, not yet started container from Docker's default bridge
+        (:data:`DEFAULT_BRIDGE`, where it was created) to ``network``, known there by
+        ``aliases``: a launch creates main1 while its network is being made."""
         ...
 
     async def start_container(self, container_id: str) -> None: ...

@@ -17,12 +17,14 @@ import asyncio
 import itertools
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ...core.naming import DEFAULT_IMAGE, READY_MARKER
 from ...core.resources import Resources
 from ...errors import AgentError
 from .base import (
+    DEFAULT_BRIDGE,
     AgentConfig,
     AgentInfo,
     ContainerSpec,
@@ -212,6 +214,19 @@ class FakeAgent(FakeContainerIO, FakeImages):
         self._enter("put_files", container_id, box.spec.hostname)
         for entry in files:
             box.files[entry.path] = entry
+
+    async def move_to_network(
+        self, container_id: str, network: str, aliases: Sequence[str]
+    ) -> None:
+        """Move a created container from the default bridge to ``network`` (as
+        Docker, not checked until it starts); a container that is not new on the
+        default bridge is an AgentError."""
+        box = self._get(container_id)
+        self._enter("move_to_network", container_id, box.spec.hostname)
+        if box.spec.network != DEFAULT_BRIDGE or box.status != "created":
+            why = f"{box.spec.name} is not a new container on the default bridge"
+            raise AgentError(f"agent {self.id}: {why}", self.id)
+        box.spec = replace(box.spec, network=network, aliases=tuple(aliases))
 
     async def start_container(self, container_id: str) -> None:
         """Mark a container running and give its published ports fake host ports."""

@@ -12,8 +12,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Mapping, Sequence
 
+from aiodocker.networks import DockerNetwork
+
 from ....errors import AgentError
 from ..base import (
+    DEFAULT_BRIDGE,
     AgentConfig,
     AgentInfo,
     ContainerSpec,
@@ -164,6 +167,26 @@ class DockerAgent(DockerContainerIO):
         await conn.call(
             "copying start-up files into the container",
             container.put_archive("/", files_tar(files)),
+        )
+
+    async def move_to_network(
+        self, container_id: str, network: str, aliases: Sequence[str]
+    ) -> None:
+        """Move a created container from the default bridge to ``network`` (with
+        ``aliases``) before it starts; Docker makes its endpoints only at start."""
+        conn = self.connection
+        short = container_id[:12]
+        bridge = DockerNetwork(conn.client, DEFAULT_BRIDGE)
+        joined = DockerNetwork(conn.client, network)
+        await conn.call(
+            f"moving container {short} off the default bridge",
+            bridge.disconnect({"Container": container_id}),
+        )
+        await conn.call(
+            f"connecting container {short} to network {network}",
+            joined.connect(
+                {"Container": container_id, "EndpointConfig": {"Aliases": list(aliases)}}
+            ),
         )
 
     async def start_container(self, container_id: str) -> None:

@@ -1,0 +1,87 @@
+"""main1 of a cold single-agent launch is created, and its files copied in, while
+the session network is being made, then moved onto that network before it starts
+(bring_up's ``_created_early``); the fake agent records the order of the calls.
+Subs, multi-agent sessions and an agent that refuses fall back to the usual order."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from jupyter_cluster.core.models import LaunchSpec
+from jupyter_cluster.core.state import SessionStatus
+from jupyter_cluster.engine.agents.base import DEFAULT_BRIDGE
+from jupyter_cluster.engine.agents.fake import DEFAULT_IMAGE, FakeAgent
+from jupyter_cluster.engine.manager import ClusterManager
+from jupyter_cluster.errors import AgentError
+
+from .engine_parts import build
+
+
+class SlowNetworks(FakeAgent):
+    """A fake agent whose networks take a while to make (as Docker's: 0.05-0.1 s)."""
+
+    async def create_network(self, *args: object, **kwargs: object) -> str:
+        await asyncio.sleep(0.05)
+        return await super().create_network(*args, **kwargs)  # type: ignore[arg-type]
+
+
+def order(agent: FakeAgent, *methods: str) -> list[str]:
+    return [m for m, _ in agent.calls if m in methods]
+
+
+async def test_main1_is_made_while_its_network_is_and_starts_on_it(tmp_path: Path) -> None:
+    agent = SlowNetworks("local", ready_on_start=True)
+    parts = build(tmp_path, agent)
+    session = await parts.launcher.launch(LaunchSpec.create(image=DEFAULT_IMAGE, size=2))
+    assert session.status is SessionStatus.RUNNING
+    calls = order(
+        agent,
+        "create_network",
+        "create_container",
+        "put_files",
+        "move_to_network",
+        "start_container",
+    )
+    # main1 is created and filled before the network exists (the fake records a
+    # network once made); sub1 only after.
+    assert calls[:3] == ["create_container", "put_files", "create_network"], calls
+    assert calls[3:].count("create_container") == 1, calls
+    assert calls.count("move_to_network") == 1
+    assert calls.index("move_to_network") < calls.index("start_container")
+    main, sub = (agent.containers[c.container_id or ""] for c in session.containers)
+    network = f"jc-{session.id[:12]}"
+    assert main.spec.network == sub.spec.network == network
+    assert main.spec.aliases == ("main1",)
+    parts.close()
+
+
+async def test_a_session_over_several_agents_makes_its_overlay_first(tmp_path: Path) -> None:
+    agents = {f"a{i}": FakeAgent(f"a{i}", cpu=1, ready_on_start=True) for i in range(2)}
+    manager = ClusterManager(
+        db_path=str(tmp_path / "cluster.db"),
+        data_root=str(tmp_path / "folders"),
+        agents=[{"id": name} for name in agents],
+        agent_factory=lambda config: agents[config.id],
+    )
+    spec = manager.make_spec(image=DEFAULT_IMAGE, size=2, cpu=1, mode="multi-node")
+    session = await manager.launch(spec)
+    assert session.status is SessionStatus.RUNNING
+    assert {c.agent for c in session.containers} == set(agents)
+    for agent in agents.values():
+        assert not order(agent, "move_to_network")
+        assert all(box.spec.network != DEFAULT_BRIDGE for box in agent.containers.values())
+    await manager.terminate(session.id)
+    await manager.close()
+
+
+async def test_an_agent_that_will_not_move_it_gets_it_made_the_usual_way(tmp_path: Path) -> None:
+    agent = SlowNetworks("local", ready_on_start=True)
+    agent.fail_on["move_to_network"] = AgentError("agent local: no such network", "local")
+    parts = build(tmp_path, agent)
+    session = await parts.launcher.launch(LaunchSpec.create(image=DEFAULT_IMAGE, size=1))
+    assert session.status is SessionStatus.RUNNING
+    (box,) = agent.containers.values()  # the one made ahead was removed
+    assert box.spec.network == f"jc-{session.id[:12]}" and box.status == "running"
+    assert order(agent, "create_container", "remove_container").count("create_container") == 2
+    parts.close()
