@@ -39,6 +39,10 @@ HOSTFILE_PATH = "/home/config/hostfile"
 #: scripts that pass ``-i`` with that path work unchanged.
 BACKENDAI_SSH_DIR = "/home/config/ssh"
 RUNTIME_DIR = "/opt/jupyter-cluster"
+#: work's folder in RUNTIME_DIR: the kernel's pid and connection files, and the FIFO
+#: (LOG_FIFO) through which what the kernel prints reaches the container's log.
+RUN_DIR = RUNTIME_DIR + "/run"
+LOG_FIFO = RUN_DIR + "/log.fifo"
 #: On the kernel's PYTHONPATH: holds the in-container ``jupyter_cluster`` magic package.
 PYTHON_DIR = RUNTIME_DIR + "/python"
 #: Where a warm main1's pre-started kernel interpreter waits (runtime/prestart.py).

@@ -20,8 +20,8 @@ from ..core.lines import printable
 from ..engine.agents.base import Executor
 from ..errors import AgentError, ClusterError
 
-RUN_DIR = f"{naming.RUNTIME_DIR}/run"
-LOG_FIFO = f"{RUN_DIR}/log.fifo"
+RUN_DIR = naming.RUN_DIR
+LOG_FIFO = naming.LOG_FIFO
 # $0 is a label; "$@" the kernel's argv. A kernel started while main1 is still
 # starting up first waits (30 s at most) for the start-up script's FIFO (and so for
 # its run directory): redirecting to a path that does not exist yet would make a

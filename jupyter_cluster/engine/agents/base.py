@@ -398,3 +398,4 @@ class FileEntry:
     uid: int = 0
     gid: int = 0
     directory: bool = False  # a directory entry (content ignored)
+    fifo: bool = False  # a named pipe (content ignored)

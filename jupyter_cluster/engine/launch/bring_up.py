@@ -29,7 +29,7 @@ from ...core.host_network import HOST_NETWORK, peer_hosts
 from ...core.models import Container, Session
 from ...core.state import ContainerStatus
 from ...errors import AgentError, ClusterError, LaunchFailed
-from ...runtime.files import container_files
+from ...runtime.files import container_files, fresh_container_files
 from ..agents.base import DEFAULT_BRIDGE, Agent, ContainerSpec, FileEntry
 from . import egress
 from .context import KeepLogs, LaunchContext
@@ -160,6 +160,7 @@ async def _create_and_start(
     spec = _spec_for(session, container, ctx)
     devices = await rdma_devices_on(agent, ctx.network, session, ctx.manager_id)
     spec = replace(spec, devices=devices, memlock=ctx.network.memlock)
+    files = [*files, *fresh_container_files(ctx.limits.work_uid)]
     container_id = None
     if container.role == "main" and _joins_late(session, ctx):
         container_id = await _created_early(agent, spec, files, networking)

@@ -16,15 +16,15 @@ from ..base import FileEntry
 
 
 def files_tar(files: Sequence[FileEntry]) -> bytes:
-    """``files`` (and directories) as one uncompressed PAX tar archive."""
+    """``files`` (and directories, named pipes) as one uncompressed PAX tar archive."""
     buffer = io.BytesIO()
     now = time.time()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for entry in files:
             info = tarfile.TarInfo(entry.path.lstrip("/"))
             info.mode, info.uid, info.gid, info.mtime = entry.mode, entry.uid, entry.gid, now
-            if entry.directory:
-                info.type = tarfile.DIRTYPE
+            if entry.directory or entry.fifo:
+                info.type = tarfile.DIRTYPE if entry.directory else tarfile.FIFOTYPE
                 tar.addfile(info)
             else:
                 info.size = len(entry.content)
