@@ -16,7 +16,10 @@ that has ended to its duration. The phases, always in this order:
     when every agent had it);
 ``create``, ``files``, ``start``
     creating the containers, copying their start-up files in, starting them
-    (subs start once main1 has; with restricted egress, until the rules are set);
+    (subs start once main1 has; with restricted egress, until the rules are set).
+    main1 of a session on one agent is created and filled while the network is
+    made (see ``bring_up``): its ``create`` is then moving it onto the network,
+    and its ``files`` about 0;
 ``ssh_ready``
     until every container's start-up script has reached the user's part: the
     bootstrap command, or, without one, sshd listening (the container is ready);

@@ -1,16 +1,22 @@
 """main1 of a cold single-agent launch is created, and its files copied in, while
 the session network is being made, then moved onto that network before it starts
 (bring_up's ``_created_early``); the fake agent records the order of the calls.
-Subs, multi-agent sessions and an agent that refuses fall back to the usual order."""
+Subs, multi-agent sessions and an agent that refuses fall back to the usual order.
+Fresh containers also get work's log FIFO in their start-up files."""
 
 from __future__ import annotations
 
 import asyncio
+import io
+import tarfile
 from pathlib import Path
 
+from jupyter_cluster.core import naming
 from jupyter_cluster.core.models import LaunchSpec
+from jupyter_cluster.core.naming import WORK_UID
 from jupyter_cluster.core.state import SessionStatus
 from jupyter_cluster.engine.agents.base import DEFAULT_BRIDGE
+from jupyter_cluster.engine.agents.docker.archive import files_tar
 from jupyter_cluster.engine.agents.fake import DEFAULT_IMAGE, FakeAgent
 from jupyter_cluster.engine.manager import ClusterManager
 from jupyter_cluster.errors import AgentError
@@ -85,3 +91,20 @@ async def test_an_agent_that_will_not_move_it_gets_it_made_the_usual_way(tmp_pat
     assert box.spec.network == f"jc-{session.id[:12]}" and box.status == "running"
     assert order(agent, "create_container", "remove_container").count("create_container") == 2
     parts.close()
+
+
+async def test_fresh_containers_come_with_works_log_fifo(tmp_path: Path) -> None:
+    """The kernel's wrapper finds its output FIFO the moment main1 runs (it is in
+    the start-up files, owned by work), and the tar Docker gets says it is one."""
+    agent = FakeAgent("local", ready_on_start=True)
+    parts = build(tmp_path, agent)
+    session = await parts.launcher.launch(LaunchSpec.create(image=DEFAULT_IMAGE, size=2))
+    for container in session.containers:
+        files = agent.containers[container.container_id or ""].files
+        fifo = files[naming.LOG_FIFO]
+        assert fifo.fifo and (fifo.uid, fifo.gid, fifo.mode) == (WORK_UID, WORK_UID, 0o600)
+        assert files[naming.RUN_DIR].directory and files[naming.RUN_DIR].uid == WORK_UID
+    parts.close()
+    with tarfile.open(fileobj=io.BytesIO(files_tar([fifo]))) as tar:
+        (member,) = tar.getmembers()
+    assert member.isfifo() and member.name == naming.LOG_FIFO.lstrip("/")
