@@ -33,6 +33,7 @@ from ...runtime.files import container_files, fresh_container_files
 from ..agents.base import DEFAULT_BRIDGE, Agent, ContainerSpec, FileEntry
 from . import egress
 from .context import KeepLogs, LaunchContext
+from .overlay import placed_agents
 from .rdma import rdma_devices_on
 from .readiness import wait_reachable, wait_ready
 from .session_network import network_and_image
@@ -190,8 +191,8 @@ async def _create_and_start(
 def _joins_late(session: Session, ctx: LaunchContext) -> bool:
     """Whether main1 may be created before its network exists: a cold session on
     one agent, on a bridge it gets (not the host's network, not a warm set's)."""
-    agents = {c.agent for c in session.containers}
-    return not ctx.warm and not ctx.network.host_network and len(agents) == 1
+    one_agent = len(placed_agents(session, ctx.agents)) == 1  # else an overlay
+    return not ctx.warm and not ctx.network.host_network and one_agent
 
 
 async def _created_early(
