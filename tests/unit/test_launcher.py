@@ -107,7 +107,7 @@ async def test_a_waiting_session_is_cancelled_after_the_pending_timeout(tmp_path
 async def test_a_failed_launch_ends_in_error_with_nothing_left(tmp_path: Path) -> None:
     agent = FakeAgent("local", ready_on_start=True)
     parts = build(tmp_path, agent)
-    agent.fail_on["start_container"] = RuntimeError("no such device")
+    agent.fail_on["start_container:sub1"] = RuntimeError("no such device")
     session = await parts.launcher.submit(spec(size=2))
     with pytest.raises(LaunchFailed, match="no such device"):
         await parts.launcher.drive(session.id)
@@ -116,7 +116,8 @@ async def test_a_failed_launch_ends_in_error_with_nothing_left(tmp_path: Path) -
     assert [c.status for c in failed.containers] == [ContainerStatus.TERMINATED] * 2
     assert parts.store.load_keys(session.id) is None
     assert not agent.networks and not agent.containers
-    assert {"network", "create"} <= set(failed.timings)  # the phases it got through
+    # The phases it got through: sub1 starts once both are created and filled.
+    assert {"network", "create", "files"} <= set(failed.timings), failed.timings
     parts.close()
 
 

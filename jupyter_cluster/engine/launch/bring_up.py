@@ -47,6 +47,8 @@ ProgressCallback = Callable[[str, ContainerStatus, str | None], Awaitable[None]]
 START_COMMAND = ("/bin/sh", f"{naming.RUNTIME_DIR}/start.sh")
 #: Most seconds main1 may wait to reach the containers on other agents.
 REACH_TIMEOUT = 60.0
+#: Most seconds a cancelled launch waits for Docker's answer to a container creation.
+CREATE_WAIT = 30.0
 
 
 def published_ports(container: Container, agent: Agent) -> tuple[int, ...]:
@@ -167,7 +169,7 @@ async def _create_and_start(
         container_id = await _created_early(agent, spec, files, networking)
     if container_id is None:
         await asyncio.shield(networking)
-        container_id = await agent.create_container(spec)
+        container_id = await _create(agent, spec)
         ctx.mark(host, "create")
         await progress(host, ContainerStatus.STARTING, container_id)
         await agent.put_files(container_id, files)
@@ -188,6 +190,23 @@ async def _create_and_start(
     return container_id
 
 
+async def _create(agent: Agent, spec: ContainerSpec) -> str:
+    """``agent.create_container(spec)``, except that a launch cancelled meanwhile
+    waits for Docker's answer and removes what it made: Docker finishes a creation
+    whose caller went away, and the clean-up's label sweep could run before it."""
+    creating = asyncio.ensure_future(agent.create_container(spec))
+    try:
+        return await asyncio.shield(creating)
+    except asyncio.CancelledError:
+        await asyncio.wait({creating}, timeout=CREATE_WAIT)
+        if creating.done() and not creating.cancelled() and creating.exception() is None:
+            with contextlib.suppress(AgentError):
+                await agent.remove_container(creating.result())
+        else:
+            creating.cancel()
+        raise
+
+
 def _joins_late(session: Session, ctx: LaunchContext) -> bool:
     """Whether main1 may be created before its network exists: a cold session on
     one agent, on a bridge it gets (not the host's network, not a warm set's)."""
@@ -205,7 +224,7 @@ async def _created_early(
     agent would not (e.g. an engine without a default bridge, or an image still
     being pulled): the caller creates it the usual way once the network exists."""
     try:
-        container_id = await agent.create_container(replace(spec, network=DEFAULT_BRIDGE))
+        container_id = await _create(agent, replace(spec, network=DEFAULT_BRIDGE))
     except AgentError as exc:
         log.debug("creating %s ahead of its network: %s", spec.name, exc)
         return None

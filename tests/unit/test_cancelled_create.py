@@ -1,0 +1,72 @@
+"""A launch cancelled while Docker creates a container leaves nothing behind.
+
+Docker finishes a creation whose client went away, possibly after the clean-up's
+label sweep has looked: bring_up waits for Docker's answer and removes what it made.
+The fake agent here creates as Docker does (the container appears after a while,
+whether or not the caller still waits)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from jupyter_cluster.core.models import LaunchSpec
+from jupyter_cluster.engine.agents.base import ContainerSpec
+from jupyter_cluster.engine.agents.fake import DEFAULT_IMAGE, FakeAgent
+
+from .engine_parts import build
+
+
+class DockerLikeCreates(FakeAgent):
+    """Containers appear 0.05 s after a create, even if its caller is cancelled;
+    networks take 0.03 s. ``asked``: the hosts whose creation was asked for."""
+
+    asked: list[str]
+
+    async def create_network(self, *args: object, **kwargs: object) -> str:
+        await asyncio.sleep(0.03)
+        return await super().create_network(*args, **kwargs)  # type: ignore[arg-type]
+
+    async def create_container(self, spec: ContainerSpec) -> str:
+        self.asked = [*getattr(self, "asked", []), spec.hostname]
+
+        async def made_later() -> str:
+            await asyncio.sleep(0.05)
+            return await FakeAgent.create_container(self, spec)
+
+        return await asyncio.shield(asyncio.ensure_future(made_later()))
+
+
+async def asked_for(agent: DockerLikeCreates, host: str) -> None:
+    while host not in getattr(agent, "asked", []):
+        await asyncio.sleep(0.001)
+
+
+async def test_cancelled_while_main1_is_created_ahead_of_its_network(tmp_path: Path) -> None:
+    agent = DockerLikeCreates("local", ready_on_start=True)
+    parts = build(tmp_path, agent)
+    launch = asyncio.ensure_future(
+        parts.launcher.launch(LaunchSpec.create(image=DEFAULT_IMAGE, size=2))
+    )
+    await asked_for(agent, "main1")  # made ahead of the network, and not yet made
+    assert agent.containers == {} and agent.asked == ["main1"]
+    launch.cancel()
+    await asyncio.gather(launch, return_exceptions=True)
+    await asyncio.sleep(0.1)  # longer than Docker takes: a container made late would show
+    assert agent.containers == {} and agent.networks == {}
+    parts.close()
+
+
+async def test_cancelled_while_the_subs_are_created(tmp_path: Path) -> None:
+    agent = DockerLikeCreates("local", ready_on_start=True)
+    parts = build(tmp_path, agent)
+    launch = asyncio.ensure_future(
+        parts.launcher.launch(LaunchSpec.create(image=DEFAULT_IMAGE, size=3))
+    )
+    await asked_for(agent, "sub2")  # the network is made; the subs' creates in flight
+    assert not any(box.spec.hostname == "sub2" for box in agent.containers.values())
+    launch.cancel()
+    await asyncio.gather(launch, return_exceptions=True)
+    await asyncio.sleep(0.1)
+    assert agent.containers == {} and agent.networks == {}
+    parts.close()
