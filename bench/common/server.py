@@ -191,12 +191,50 @@ def process_sample(pid: int) -> dict[str, Any]:
         len(Path(f"/proc/{pid}/task/{task}/children").read_text().split())
         for task in os.listdir(f"/proc/{pid}/task")
     )
+    kinds = fd_kinds(pid)
     return {
         "rss_mb": int(status["VmRSS"].split()[0]) / 1024,
         "threads": int(status["Threads"]),
-        "fds": len(os.listdir(f"/proc/{pid}/fd")),
+        "fds": sum(kinds.values()),
+        "fd_kinds": kinds,
         "children": children,
     }
+
+
+def fd_kinds(pid: int) -> dict[str, int]:
+    """Process ``pid``'s open fds counted by what they are (``unix /path``, ``tcp :port``
+    for sockets, ``pipe``, ``anon_inode:[eventfd]``, or a file's path), so a growth
+    says what grew."""
+    sockets = _socket_names(pid)
+    kinds: dict[str, int] = {}
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:  # closed meanwhile
+            continue
+        if target.startswith("socket:["):
+            kind = sockets.get(target[8:-1], "socket")
+        else:
+            kind = "pipe" if target.startswith("pipe:[") else target
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return kinds
+
+
+def _socket_names(pid: int) -> dict[str, str]:
+    """Socket inode -> ``unix <path>`` or ``tcp <remote port>`` in ``pid``'s namespace."""
+    names: dict[str, str] = {}
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/net/unix").read_text().splitlines()[1:]:
+            fields = line.split()
+            names[fields[6]] = "unix " + (fields[7] if len(fields) > 7 else "(unnamed)")
+    for table in ("tcp", "tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+                fields = line.split()
+                local, remote = (int(f.rsplit(":", 1)[1], 16) for f in fields[1:3])
+                port = f"listening :{local}" if fields[3] == "0A" else f"to :{remote}"
+                names[fields[9]] = f"tcp {port}"
+    return names
 
 
 # -- JSON requests with the caller's client ------------------------------------------

@@ -25,6 +25,7 @@ SAMPLE_FIELDS = {
     "seconds",
     "rss_mb",
     "fds",
+    "fd_kinds",
     "threads",
     "children",
     "containers",
@@ -42,6 +43,7 @@ SUMMARY_FIELDS = {
     "thread_growth",
     "fd_max",
     "thread_max",
+    "fd_settle_seconds",
 }
 
 
@@ -69,6 +71,7 @@ def test_a_short_soak_passes_and_reports(tmp_path: Path) -> None:
     for sample in [report["baseline"], *report["samples"]]:
         assert set(sample) == SAMPLE_FIELDS
         assert sample["rss_mb"] > 10 and sample["fds"] > 0 and sample["threads"] >= 1
+        assert sum(sample["fd_kinds"].values()) == sample["fds"]
         assert (sample["containers"], sample["networks"], sample["volumes"]) == (0, 0, 0)
         assert sample["seconds"] > 0
     server = Path(f"/proc/{report['server_pid']}/cmdline")
