@@ -24,6 +24,7 @@ from ..errors import AgentError
 from .agents.base import Agent, BindMount, ContainerSpec, FileEntry, Limits
 from .agents.pool import AgentPool
 from .launch.bring_up import published_ports_of
+from .launch.creating import create_container
 from .launch.overlay import overlay_maker
 from .warm_fit import MountResolver, set_fit
 from .warm_prestart import PRESTART, WAIT_SCRIPT, prestart_code, prestart_script, prestarted
@@ -126,7 +127,7 @@ async def make_container(
         publish=published_ports_of(role, agent),
         limits=limits,
     )
-    container_id = await agent.create_container(spec)
+    container_id = await create_container(agent, spec)
     try:
         if role == "main":
             await agent.put_files(container_id, [FileEntry(PRESTART, prestart_code(), 0o644)])

@@ -1,9 +1,9 @@
 """A launch cancelled while Docker creates a container leaves nothing behind.
 
 Docker finishes a creation whose client went away, possibly after the clean-up's
-label sweep has looked: bring_up waits for Docker's answer and removes what it made.
-The fake agent here creates as Docker does (the container appears after a while,
-whether or not the caller still waits)."""
+label sweep has looked: bring_up and the warm pool wait for Docker's answer and
+remove what it made. The fake agent here creates as Docker does (the container
+appears after a while, whether or not the caller still waits)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,11 @@ import asyncio
 from pathlib import Path
 
 from jupyter_cluster.core.models import LaunchSpec
+from jupyter_cluster.core.resources import Resources
+from jupyter_cluster.core.warm import WarmShape
 from jupyter_cluster.engine.agents.base import ContainerSpec
 from jupyter_cluster.engine.agents.fake import DEFAULT_IMAGE, FakeAgent
+from jupyter_cluster.engine.warm_make import make_set
 
 from .engine_parts import build
 
@@ -67,6 +70,20 @@ async def test_cancelled_while_the_subs_are_created(tmp_path: Path) -> None:
     assert not any(box.spec.hostname == "sub2" for box in agent.containers.values())
     launch.cancel()
     await asyncio.gather(launch, return_exceptions=True)
+    await asyncio.sleep(0.1)
+    assert agent.containers == {} and agent.networks == {}
+    parts.close()
+
+
+async def test_a_warm_set_cancelled_while_its_containers_are_created(tmp_path: Path) -> None:
+    """The warm pool's refill cancelled (the server stopping) mid-create leaves nothing."""
+    agent = DockerLikeCreates("local", ready_on_start=True)
+    parts = build(tmp_path, agent)
+    shape = WarmShape(image=DEFAULT_IMAGE, size=2, resources=Resources(cpu=0.5, mem=256 << 20))
+    making = asyncio.ensure_future(make_set(parts.launcher.warm, ("local", "local"), shape, ()))
+    await asked_for(agent, "sub1")
+    making.cancel()
+    await asyncio.gather(making, return_exceptions=True)
     await asyncio.sleep(0.1)
     assert agent.containers == {} and agent.networks == {}
     parts.close()

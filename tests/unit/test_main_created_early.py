@@ -1,6 +1,6 @@
 """main1 of a cold single-agent launch is created, and its files copied in, while
 the session network is being made, then moved onto that network before it starts
-(bring_up's ``_created_early``); the fake agent records the order of the calls.
+(``launch.creating.created_early``); the fake agent records the order of the calls.
 Subs, multi-agent sessions and an agent that refuses fall back to the usual order.
 Fresh containers also get work's log FIFO in their start-up files."""
 

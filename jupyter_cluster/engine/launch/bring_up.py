@@ -30,9 +30,10 @@ from ...core.models import Container, Session
 from ...core.state import ContainerStatus
 from ...errors import AgentError, ClusterError, LaunchFailed
 from ...runtime.files import container_files, fresh_container_files
-from ..agents.base import DEFAULT_BRIDGE, Agent, ContainerSpec, FileEntry
+from ..agents.base import Agent, ContainerSpec, FileEntry
 from . import egress
 from .context import KeepLogs, LaunchContext
+from .creating import create_container, created_early
 from .overlay import placed_agents
 from .rdma import rdma_devices_on
 from .readiness import wait_reachable, wait_ready
@@ -47,8 +48,6 @@ ProgressCallback = Callable[[str, ContainerStatus, str | None], Awaitable[None]]
 START_COMMAND = ("/bin/sh", f"{naming.RUNTIME_DIR}/start.sh")
 #: Most seconds main1 may wait to reach the containers on other agents.
 REACH_TIMEOUT = 60.0
-#: Most seconds a cancelled launch waits for Docker's answer to a container creation.
-CREATE_WAIT = 30.0
 
 
 def published_ports(container: Container, agent: Agent) -> tuple[int, ...]:
@@ -155,7 +154,7 @@ async def _create_and_start(
     """The cold path: create the container, copy its files in, start it. main1 of a
     session on one agent is created (and its files copied in) while the session's
     network is being made, then moved onto it before it starts (see
-    :func:`_created_early`); the others are created once the network exists."""
+    :func:`.creating.created_early`); the others are created once the network exists."""
     assert container.agent is not None
     agent = ctx.agents[container.agent]
     host = container.host
@@ -166,10 +165,10 @@ async def _create_and_start(
     files = [*files, *fresh_container_files(ctx.limits.work_uid)]
     container_id = None
     if container.role == "main" and _joins_late(session, ctx):
-        container_id = await _created_early(agent, spec, files, networking)
+        container_id = await created_early(agent, spec, files, networking)
     if container_id is None:
         await asyncio.shield(networking)
-        container_id = await _create(agent, spec)
+        container_id = await create_container(agent, spec)
         ctx.mark(host, "create")
         await progress(host, ContainerStatus.STARTING, container_id)
         await agent.put_files(container_id, files)
@@ -190,54 +189,11 @@ async def _create_and_start(
     return container_id
 
 
-async def _create(agent: Agent, spec: ContainerSpec) -> str:
-    """``agent.create_container(spec)``, except that a launch cancelled meanwhile
-    waits for Docker's answer and removes what it made: Docker finishes a creation
-    whose caller went away, and the clean-up's label sweep could run before it."""
-    creating = asyncio.ensure_future(agent.create_container(spec))
-    try:
-        return await asyncio.shield(creating)
-    except asyncio.CancelledError:
-        await asyncio.wait({creating}, timeout=CREATE_WAIT)
-        if creating.done() and not creating.cancelled() and creating.exception() is None:
-            with contextlib.suppress(AgentError):
-                await agent.remove_container(creating.result())
-        else:
-            creating.cancel()
-        raise
-
-
 def _joins_late(session: Session, ctx: LaunchContext) -> bool:
     """Whether main1 may be created before its network exists: a cold session on
     one agent, on a bridge it gets (not the host's network, not a warm set's)."""
     one_agent = len(placed_agents(session, ctx.agents)) == 1  # else an overlay
     return not ctx.warm and not ctx.network.host_network and one_agent
-
-
-async def _created_early(
-    agent: Agent, spec: ContainerSpec, files: list[FileEntry], networking: asyncio.Future[None]
-) -> str | None:
-    """main1 created on Docker's default bridge, its files copied in, while the
-    session's network is made (0.05-0.1 s: a third of the way to its start), then
-    moved onto that network; its id. It never runs on the default bridge: Docker
-    makes a container's endpoints when it starts. None, with nothing left, if the
-    agent would not (e.g. an engine without a default bridge, or an image still
-    being pulled): the caller creates it the usual way once the network exists."""
-    try:
-        container_id = await _create(agent, replace(spec, network=DEFAULT_BRIDGE))
-    except AgentError as exc:
-        log.debug("creating %s ahead of its network: %s", spec.name, exc)
-        return None
-    try:
-        await agent.put_files(container_id, files)
-        await asyncio.shield(networking)
-        await agent.move_to_network(container_id, spec.network, spec.aliases)
-    except AgentError as exc:
-        log.debug("moving %s onto its network: %s", spec.name, exc)
-        await agent.remove_container(container_id)
-        await asyncio.shield(networking)
-        return None
-    return container_id
 
 
 async def bring_up(session: Session, ctx: LaunchContext, progress: ProgressCallback) -> None:
