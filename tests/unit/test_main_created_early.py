@@ -11,6 +11,8 @@ import io
 import tarfile
 from pathlib import Path
 
+import pytest
+
 from jupyter_cluster.core import naming
 from jupyter_cluster.core.models import LaunchSpec
 from jupyter_cluster.core.naming import WORK_UID
@@ -19,7 +21,7 @@ from jupyter_cluster.engine.agents.base import DEFAULT_BRIDGE
 from jupyter_cluster.engine.agents.docker.archive import files_tar
 from jupyter_cluster.engine.agents.fake import DEFAULT_IMAGE, FakeAgent
 from jupyter_cluster.engine.manager import ClusterManager
-from jupyter_cluster.errors import AgentError
+from jupyter_cluster.errors import AgentError, LaunchFailed
 
 from .engine_parts import build
 
@@ -108,3 +110,19 @@ async def test_fresh_containers_come_with_works_log_fifo(tmp_path: Path) -> None
     with tarfile.open(fileobj=io.BytesIO(files_tar([fifo]))) as tar:
         (member,) = tar.getmembers()
     assert member.isfifo() and member.name == naming.LOG_FIFO.lstrip("/")
+
+
+async def test_a_network_that_cannot_be_made_leaves_nothing_swept_once(tmp_path: Path) -> None:
+    """main1, made ahead, is removed when its network fails; the clean-up is
+    bring_up's alone: the agent's containers are listed once for their logs and
+    once by the sweep (the network's maker no longer sweeps before it)."""
+    agent = SlowNetworks("local", ready_on_start=True)
+    agent.fail_on["create_network"] = AgentError("agent local: pool overlaps", "local")
+    parts = build(tmp_path, agent)
+    session = await parts.launcher.submit(LaunchSpec.create(image=DEFAULT_IMAGE, size=2))
+    with pytest.raises(LaunchFailed, match="could not create the session network"):
+        await parts.launcher.drive(session.id)
+    assert agent.containers == {} and agent.networks == {}
+    assert order(agent, "create_container") == ["create_container"]  # main1, ahead
+    assert order(agent, "list_containers") == ["list_containers"] * 2
+    parts.close()

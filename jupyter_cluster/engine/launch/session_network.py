@@ -2,8 +2,10 @@
 
 Called by :func:`~.bring_up.bring_up` before any container is made: the network is
 created (a bridge, or a Swarm overlay through a manager agent, see :mod:`.overlay`)
-while the agents that lack the image pull it (:mod:`.pulling`). All or nothing: on
-failure or cancellation nothing of either is left.
+while the agents that lack the image pull it (:mod:`.pulling`). On failure or
+cancellation the pulls are stopped and Docker's answer to the network creation is
+awaited, so that bring_up's clean-up (which removes everything the launch made, by
+label) finds the network too.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ from .context import LaunchContext
 from .egress import wall_off_hosts
 from .overlay import network_maker
 from .pulling import pull_missing
-from .teardown import tear_down
 
 #: Most seconds a cancelled launch waits for Docker's answer to its network creation.
 NETWORK_WAIT = 30.0
@@ -27,7 +28,8 @@ NETWORK_WAIT = 30.0
 
 async def network_and_image(session: Session, ctx: LaunchContext, placed: list[str]) -> None:
     """Create the session's network while the agents that lack its image pull it
-    (a warm set has both); on failure nothing of either is left."""
+    (a warm set has both). On failure the caller removes what was made (see the
+    module's doc)."""
     began = time.monotonic()
     pulling = None
     if not ctx.warm:
@@ -75,12 +77,11 @@ async def network_and_image(session: Session, ctx: LaunchContext, placed: list[s
             pulling.cancel()
             await asyncio.gather(pulling, return_exceptions=True)
         if creating is not None and not creating.done():
-            # Cancelled while Docker makes the network: let it answer, then remove it
-            # (removing it first would miss a network that appears just after).
+            # Cancelled while Docker makes the network: let it answer, so the clean-up
+            # after this sees it (sweeping first would miss one that appears just after).
             await asyncio.wait({creating}, timeout=NETWORK_WAIT)
         if creating is not None and creating.done() and not creating.cancelled():
             creating.exception()  # seen: its failure is this one, or moot
-        await asyncio.shield(tear_down(session, ctx.agents, ctx.manager_id))
         if isinstance(exc, LaunchFailed):
             raise
         if isinstance(exc, AgentError):
