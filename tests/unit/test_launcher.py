@@ -121,6 +121,22 @@ async def test_a_failed_launch_ends_in_error_with_nothing_left(tmp_path: Path) -
     parts.close()
 
 
+async def test_main1_failing_to_start_ends_in_error_with_nothing_left(tmp_path: Path) -> None:
+    agent = FakeAgent("local", ready_on_start=True)
+    parts = build(tmp_path, agent)
+    agent.fail_on["start_container:main1"] = RuntimeError("no such device")
+    session = await parts.launcher.submit(spec(size=2))
+    with pytest.raises(LaunchFailed, match="no such device"):
+        await parts.launcher.drive(session.id)
+    failed = parts.store.require(session.id)
+    assert failed.status is SessionStatus.ERROR and "no such device" in failed.status_reason
+    assert [c.status for c in failed.containers] == [ContainerStatus.TERMINATED] * 2
+    assert parts.store.load_keys(session.id) is None
+    assert not agent.networks and not agent.containers
+    assert "network" in failed.timings, failed.timings
+    parts.close()
+
+
 async def test_cancelling_the_driver_abandons_the_launch(tmp_path: Path) -> None:
     agent = FakeAgent("local", cpu=1.0, ready_on_start=True)
     parts = build(tmp_path, agent, pending_poll_interval=0.05)
