@@ -20,6 +20,7 @@ from typing import Any
 
 import asyncssh
 
+from ..asyncwait import within
 from ..core.access import Access
 from ..core.naming import SSH_PORT, WORK_USER
 from ..errors import AgentError
@@ -55,7 +56,7 @@ async def _connect(
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
         try:
-            return await asyncio.wait_for(
+            return await within(
                 asyncssh.connect(
                     host if tunnel is not None else access.address,
                     port,

@@ -28,6 +28,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from ..asyncwait import within
 from ..core.models import Session
 from ..core.state import ContainerStatus
 from .agents.base import Agent
@@ -62,7 +63,7 @@ async def read_before_removal(
 
     async def one(host: str, agent: Agent, cid: str) -> tuple[str, float] | None:
         try:
-            return host, await asyncio.wait_for(agent.cpu_seconds(cid), limit)
+            return host, await within(agent.cpu_seconds(cid), limit)
         except Exception as exc:  # a reading must never stop a removal
             log.debug("no CPU time of %s/%s: %s", session.id[:8], host, exc)
             return None

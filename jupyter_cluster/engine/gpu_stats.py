@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 
+from ..asyncwait import within
 from ..core.stats import NVIDIA_SMI, GpuUsage, gpu_reading
 from ..errors import AgentError
 from .agents.base import Agent
@@ -35,9 +36,7 @@ async def read_gpus(
         kept.extend(data[: max(MAX_OUTPUT - len(kept), 0)])
 
     try:
-        code = await asyncio.wait_for(
-            agent.exec(container_id, NVIDIA_SMI, on_output=collect), timeout
-        )
+        code = await within(agent.exec(container_id, NVIDIA_SMI, on_output=collect), timeout)
     except asyncio.TimeoutError:
         return (), f"no GPU figures: nvidia-smi did not answer within {timeout:g} s"
     except AgentError as exc:

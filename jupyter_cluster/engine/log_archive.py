@@ -23,6 +23,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from pathlib import Path
 
+from ..asyncwait import within
 from ..core import naming
 from ..core.models import Session
 
@@ -68,7 +69,7 @@ class LogArchive:
         if not jobs:
             return
         try:
-            await asyncio.wait_for(asyncio.gather(*jobs, return_exceptions=True), timeout)
+            await within(asyncio.gather(*jobs, return_exceptions=True), timeout)
         except asyncio.TimeoutError:
             log.warning("keeping the logs of session %s took over %g s", session.name, timeout)
 

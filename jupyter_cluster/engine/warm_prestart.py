@@ -7,10 +7,10 @@ Used by :mod:`.warm_pool` when it makes a set's containers: their first process 
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from importlib.resources import files as package_files
 
+from ..asyncwait import within
 from ..core import naming
 from ..errors import AgentError
 from .agents.base import Agent
@@ -62,4 +62,4 @@ async def prestarted(agent: Agent, container_id: str) -> None:
                 return
         raise AgentError(f"warm container {container_id[:12]} exited", agent.id)
 
-    await asyncio.wait_for(follow(), PRESTART_TIMEOUT)
+    await within(follow(), PRESTART_TIMEOUT)

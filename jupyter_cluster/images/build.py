@@ -27,6 +27,7 @@ import aiodocker
 from aiodocker.exceptions import DockerError
 from aiodocker.jsonstream import json_stream_list
 
+from ..asyncwait import within
 from ..core.naming import DEFAULT_IMAGE
 from ..errors import ClusterError
 
@@ -173,7 +174,7 @@ async def _pick_base(docker: aiodocker.Docker, docker_url: str | None, log: Log)
     if await _exists(docker, REGISTRY_BASE):
         return REGISTRY_BASE
     try:
-        await asyncio.wait_for(docker.images.pull(REGISTRY_BASE), PULL_TIMEOUT)
+        await within(docker.images.pull(REGISTRY_BASE), PULL_TIMEOUT)
         return REGISTRY_BASE
     except (DockerError, asyncio.TimeoutError) as e:
         reason = e.message if isinstance(e, DockerError) else "timed out"

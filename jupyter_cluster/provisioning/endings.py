@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..asyncwait import within
 from ..engine.api import Engine
 from .kernel_link import KernelLink
 from .process import KernelProcess
@@ -70,7 +71,7 @@ async def kernel_ended(
     try:
         if process is not None and await process.poll() is None:
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(process.wait(), grace)
+                await within(process.wait(), grace)
     finally:
         if process is not None:
             await process.close()
@@ -199,5 +200,5 @@ async def server_stopping() -> None:
     for launch in launches:
         launch.task.get_loop().call_soon_threadsafe(launch.stop.set)
     with contextlib.suppress(asyncio.TimeoutError):
-        await asyncio.wait_for(_settle({x.task for x in launches}, cancel=False), GIVE_UP_TIMEOUT)
+        await within(_settle({x.task for x in launches}, cancel=False), GIVE_UP_TIMEOUT)
     await wait_for_endings()

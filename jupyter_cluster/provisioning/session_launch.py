@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
+from ..asyncwait import within
 from ..config import local_owner
 from ..core.models import Session
 from ..core.quota import Quota
@@ -79,7 +80,7 @@ async def launch_session(
         submitted(session)
         seen = session
         try:
-            driving = asyncio.wait_for(engine.drive(session.id, on_change=report), timeout)
+            driving = within(engine.drive(session.id, on_change=report), timeout)
             session = await _unless_stopped(driving, stop, lambda: seen or session)
         except asyncio.TimeoutError:
             seen = seen or session

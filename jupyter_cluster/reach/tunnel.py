@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 
 import asyncssh
 
+from ..asyncwait import within
 from ..core.naming import WORK_USER
 from ..errors import AgentError
 
@@ -44,7 +45,7 @@ async def no_delay(conn: asyncssh.SSHClientConnection) -> None:
     connection's life; if it fails the tunnel still works, only slower.
     """
     with contextlib.suppress(asyncssh.Error, OSError, asyncio.TimeoutError):
-        await asyncio.wait_for(conn.run("true", check=False), 10)
+        await within(conn.run("true", check=False), 10)
 
 
 class KernelTunnel:
@@ -76,7 +77,7 @@ class KernelTunnel:
         deadline = asyncio.get_running_loop().time() + self.connect_timeout
         while True:
             try:
-                return await asyncio.wait_for(
+                return await within(
                     asyncssh.connect(
                         self.address,
                         self.port,

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
+from ..asyncwait import within
 from ..core.models import Session
 from ..core.state import USABLE, SessionStatus
 from ..engine.api import Engine, LaunchGate, Upkeep
@@ -288,7 +289,7 @@ class ClusterService:
                 with contextlib.suppress(ClusterError):
                     await self.engine.terminate(session_id, reason=reason)
             with contextlib.suppress(Exception, asyncio.TimeoutError):
-                await asyncio.wait_for(asyncio.shield(task), timeout)
+                await within(asyncio.shield(task), timeout)
             task.cancel()
         await asyncio.gather(task, return_exceptions=True)
 

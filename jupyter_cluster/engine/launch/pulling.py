@@ -15,6 +15,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+from ...asyncwait import within
 from ...core.images import PullTally, pull_failure
 from ...errors import AgentError, LaunchFailed
 from ..agents.base import Agent
@@ -54,7 +55,7 @@ async def pull_on(
     if report is not None:
         await report(agent.id, "pulling")
     try:
-        await asyncio.wait_for(agent.pull_image(image, auth, seen), timeout)
+        await within(agent.pull_image(image, auth, seen), timeout)
     except asyncio.TimeoutError:
         answer = f"not done within {timeout:g} s (timeout; {tally.describe()})"
         raise LaunchFailed(pull_failure(agent.id, image, answer)) from None

@@ -14,6 +14,7 @@ import asyncio
 import collections
 from collections.abc import Callable
 
+from ...asyncwait import within
 from ...core import naming
 from ...core.lines import printable
 from ...errors import LaunchFailed
@@ -83,7 +84,7 @@ async def wait_ready(
             await asyncio.gather(*tasks, return_exceptions=True)
 
     try:
-        ready = await asyncio.wait_for(either(), timeout)
+        ready = await within(either(), timeout)
     except asyncio.TimeoutError:
         raise LaunchFailed(
             f"{host} was not ready within {timeout:g} s; its log ends with:\n" + "\n".join(tail)

@@ -21,6 +21,7 @@ from jupyter_server.auth.decorator import authorized
 from tornado import web
 from tornado.iostream import StreamClosedError
 
+from ...asyncwait import within
 from ..events import Event, Subscription
 from .base import API, ClusterHandler
 
@@ -107,7 +108,7 @@ class EventsHandler(ClusterHandler):
             await self.flush()
             while True:
                 try:
-                    event: Event | None = await asyncio.wait_for(sub.queue.get(), KEEPALIVE)
+                    event: Event | None = await within(sub.queue.get(), KEEPALIVE)
                 except asyncio.TimeoutError:
                     self.write(": keepalive\n\n")
                     await self.flush()

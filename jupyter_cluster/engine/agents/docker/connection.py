@@ -32,6 +32,7 @@ import aiodocker
 import aiohttp
 from aiodocker.exceptions import DockerError
 
+from ....asyncwait import within
 from ....errors import AgentError
 from ..base import AgentConfig
 
@@ -158,7 +159,7 @@ class DockerConnection:
         if limit is None:
             limit = self.config.timeout + self.config.connect_timeout
         try:
-            result = await asyncio.wait_for(request, limit)
+            result = await within(request, limit)
         except DockerError as exc:
             if exc.status in gone and missing is not ...:
                 self.answered()

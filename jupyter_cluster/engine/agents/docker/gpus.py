@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ....asyncwait import within
 from ....core.gpus import NVIDIA_SMI_LIST, GpuProbe, GpuReport, pinned, probe_outcome, wants_probe
 from ....core.naming import DEFAULT_IMAGE, LABEL_PREFIX
 from ....errors import AgentError
@@ -147,7 +148,7 @@ class GpuFinder:
         self.probes += 1
         retry = f"0 GPUs offered; tried again in {probe.retry:g} s"
         try:
-            code, out, err = await asyncio.wait_for(self._run(probe), probe.timeout)
+            code, out, err = await within(self._run(probe), probe.timeout)
         except asyncio.TimeoutError:
             why = f"nvidia-smi did not answer within {probe.timeout:g} s"
             return GpuReport(note=f"GPU detection failed: {why}; {retry}"), True
