@@ -1,7 +1,9 @@
-"""Creating a session's containers: safely when cancelled, and main1 ahead of its network.
+"""Creating what a launch makes on Docker, safely when cancelled; and main1 ahead of
+its network.
 
-Called by :mod:`.bring_up` for each cold container, and by the warm pool
-(:mod:`..warm_make`) for its sets' containers.
+:func:`made` is every creation's guard: :func:`create_container` (each cold
+container of :mod:`.bring_up`, the warm pool's sets in :mod:`..warm_make`) and the
+session network (:mod:`.session_network`) go through it.
 """
 
 from __future__ import annotations
@@ -9,31 +11,45 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from typing import TypeVar
 
 from ...errors import AgentError
 from ..agents.base import DEFAULT_BRIDGE, Agent, ContainerSpec, FileEntry
 
 log = logging.getLogger(__name__)
-#: Most seconds a cancelled caller waits for Docker's answer to a container creation.
-CREATE_WAIT = 30.0
+T = TypeVar("T")
+#: Most seconds a cancelled caller waits for Docker's answer to a creation.
+ANSWER_WAIT = 30.0
+
+
+async def made(call: Awaitable[T], undo: Callable[[T], Awaitable[None]] | None = None) -> T:
+    """Await ``call``, a Docker request that makes something (a container, a network).
+
+    Docker finishes a creation whose client went away, so a caller cancelled
+    meanwhile first waits for Docker's answer (:data:`ANSWER_WAIT` seconds at most)
+    and applies ``undo`` to what was made, if given; without ``undo`` the caller's
+    clean-up (a sweep by label) finds it, since it exists by then. Then the
+    cancellation goes on.
+    """
+    task = asyncio.ensure_future(call)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        await asyncio.wait({task}, timeout=ANSWER_WAIT)
+        if not task.done():
+            task.cancel()
+        elif not task.cancelled() and task.exception() is None and undo is not None:
+            with contextlib.suppress(AgentError):
+                await undo(task.result())
+        raise
 
 
 async def create_container(agent: Agent, spec: ContainerSpec) -> str:
-    """``agent.create_container(spec)``, except that a caller cancelled meanwhile
-    waits for Docker's answer and removes what it made: Docker finishes a creation
-    whose client went away, and a clean-up's label sweep could run before it."""
-    creating = asyncio.ensure_future(agent.create_container(spec))
-    try:
-        return await asyncio.shield(creating)
-    except asyncio.CancelledError:
-        await asyncio.wait({creating}, timeout=CREATE_WAIT)
-        if creating.done() and not creating.cancelled() and creating.exception() is None:
-            with contextlib.suppress(AgentError):
-                await agent.remove_container(creating.result())
-        else:
-            creating.cancel()
-        raise
+    """``agent.create_container(spec)``; a caller cancelled meanwhile removes what
+    Docker made (see :func:`made`)."""
+    return await made(agent.create_container(spec), agent.remove_container)
 
 
 async def created_early(

@@ -18,12 +18,10 @@ from ...core.egress import AGENT, bridge_name
 from ...core.models import Session
 from ...errors import AgentError, ClusterError, LaunchFailed
 from .context import LaunchContext
+from .creating import made
 from .egress import wall_off_hosts
 from .overlay import network_maker
 from .pulling import pull_missing
-
-#: Most seconds a cancelled launch waits for Docker's answer to its network creation.
-NETWORK_WAIT = 30.0
 
 
 async def network_and_image(session: Session, ctx: LaunchContext, placed: list[str]) -> None:
@@ -43,7 +41,6 @@ async def network_and_image(session: Session, ctx: LaunchContext, placed: list[s
                 ctx.pull_report,
             )
         )
-    creating: asyncio.Future[str] | None = None
     try:
         # A warm set comes with its network; a host-network session needs none.
         if not ctx.warm and not ctx.network.host_network:
@@ -55,7 +52,9 @@ async def network_and_image(session: Session, ctx: LaunchContext, placed: list[s
             if walled:
                 labels = naming.network_labels(session, ctx.manager_id)
                 await wall_off_hosts([network_agent], ctx.limits.egress_image, labels)
-            creating = asyncio.ensure_future(
+            # Cancelled while Docker makes it: wait for its answer, so that the
+            # clean-up after this finds the network (see creating.made).
+            await made(
                 network_agent.create_network(
                     naming.network_name(session),
                     naming.network_labels(session, ctx.manager_id),
@@ -65,7 +64,6 @@ async def network_and_image(session: Session, ctx: LaunchContext, placed: list[s
                     bridge_name=bridge_name(session.id) if walled else "",
                 )
             )
-            await asyncio.shield(creating)
         if ctx.clock is not None:
             ctx.clock.network_done(began)
         if pulling is not None:
@@ -76,12 +74,6 @@ async def network_and_image(session: Session, ctx: LaunchContext, placed: list[s
         if pulling is not None:
             pulling.cancel()
             await asyncio.gather(pulling, return_exceptions=True)
-        if creating is not None and not creating.done():
-            # Cancelled while Docker makes the network: let it answer, so the clean-up
-            # after this sees it (sweeping first would miss one that appears just after).
-            await asyncio.wait({creating}, timeout=NETWORK_WAIT)
-        if creating is not None and creating.done() and not creating.cancelled():
-            creating.exception()  # seen: its failure is this one, or moot
         if isinstance(exc, LaunchFailed):
             raise
         if isinstance(exc, AgentError):
