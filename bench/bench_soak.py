@@ -176,7 +176,7 @@ async def settled_fds(pid: int, base: dict[str, Any], args: argparse.Namespace) 
     ``base`` or ``--settle`` seconds passed (idle keep-alive connections close)."""
     began = time.monotonic()
     while True:
-        sample = process_sample(pid)
+        sample = process_sample(pid, by_kind=True)
         waited = time.monotonic() - began
         if sample["fds"] - base["fds"] <= args.max_fd_growth or waited >= args.settle:
             return {"fds": sample["fds"], "fd_kinds": sample["fd_kinds"], "waited": waited}
@@ -252,7 +252,7 @@ async def soak(args: argparse.Namespace, root: Path, manager_id: str) -> dict[st
             sample = {
                 "cycle": number - args.warmup,
                 "seconds": round(seconds, 2),
-                **process_sample(server.proc.pid),
+                **process_sample(server.proc.pid, by_kind=True),
                 **docker_sample(manager_id),
                 "volumes_left": sorted(volumes & set(docker_ids("volume", "ls", "-q")))
                 if volumes

@@ -182,8 +182,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def process_sample(pid: int) -> dict[str, Any]:
-    """RSS (MB), threads, open fds and child processes of process ``pid``."""
+def process_sample(pid: int, *, by_kind: bool = False) -> dict[str, Any]:
+    """RSS (MB), threads, open fds and child processes of process ``pid``; with
+    ``by_kind`` (the soak's), its fds also counted by kind (``fd_kinds``)."""
     status = dict(
         line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
     )
@@ -191,14 +192,15 @@ def process_sample(pid: int) -> dict[str, Any]:
         len(Path(f"/proc/{pid}/task/{task}/children").read_text().split())
         for task in os.listdir(f"/proc/{pid}/task")
     )
-    kinds = fd_kinds(pid)
-    return {
+    sample = {
         "rss_mb": int(status["VmRSS"].split()[0]) / 1024,
         "threads": int(status["Threads"]),
-        "fds": sum(kinds.values()),
-        "fd_kinds": kinds,
         "children": children,
     }
+    if not by_kind:
+        return {**sample, "fds": len(os.listdir(f"/proc/{pid}/fd"))}
+    kinds = fd_kinds(pid)
+    return {**sample, "fds": sum(kinds.values()), "fd_kinds": kinds}
 
 
 def fd_kinds(pid: int) -> dict[str, int]:
