@@ -112,7 +112,7 @@ async def test_fresh_containers_come_with_works_log_fifo(tmp_path: Path) -> None
     assert member.isfifo() and member.name == naming.LOG_FIFO.lstrip("/")
 
 
-async def test_a_network_that_cannot_be_made_leaves_nothing_swept_once(tmp_path: Path) -> None:
+async def test_a_network_that_cannot_be_made_is_cleaned_up_by_one_sweep(tmp_path: Path) -> None:
     """main1, made ahead, is removed when its network fails; the clean-up is
     bring_up's alone: the agent's containers are listed once for their logs and
     once by the sweep (the network's maker no longer sweeps before it)."""
