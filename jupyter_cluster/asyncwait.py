@@ -12,6 +12,11 @@ waiting session, a server's shutdown) hangs.
 bounds any awaitable with :func:`asyncio.timeout` (Python 3.11+; :func:`asyncio.wait`
 on 3.10); neither swallows the caller's cancellation. Every bounded wait of the
 package uses one of them, never ``asyncio.wait_for``.
+
+The same mistake hides in ``with suppress(CancelledError): await task`` after
+``task.cancel()``: it swallows the task's cancellation, as meant, and the caller's
+too. :func:`ended` and :func:`stopped` wait for a task's end and raise only the
+caller's cancellation.
 """
 
 from __future__ import annotations
@@ -19,9 +24,9 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Awaitable
-from typing import TypeVar
+from typing import Any, TypeVar
 
-__all__ = ["wait_set", "within"]
+__all__ = ["ended", "stopped", "wait_set", "within"]
 
 T = TypeVar("T")
 
@@ -71,3 +76,33 @@ async def _within_by_wait(awaitable: Awaitable[T], timeout: float) -> T:
         await asyncio.gather(task, return_exceptions=True)
         raise asyncio.TimeoutError
     return task.result()
+
+
+async def ended(task: asyncio.Future[Any]) -> None:
+    """Wait until ``task`` has ended. Its own cancellation is not raised; an error it
+    ended with is. If the caller is cancelled meanwhile, ``task`` is cancelled too and
+    waited for (so what it holds can be closed after), and the caller's cancellation
+    propagates. Called by the log stream handler, whose pump a client's leaving cancels.
+    """
+    try:
+        await _outcome(task)
+    except asyncio.CancelledError:
+        task.cancel()
+        await asyncio.wait((task,))
+        raise
+
+
+async def stopped(task: asyncio.Future[Any]) -> None:
+    """Cancel ``task`` and wait until it has ended; an error it ended with is raised.
+    If the caller is cancelled meanwhile, that propagates at once and ``task`` is left
+    to finish its own clean-up (cancelling it again would cut that short). Called by
+    the event hub's ``stop`` and the SSH tunnel's ``close``."""
+    task.cancel()
+    await _outcome(task)
+
+
+async def _outcome(task: asyncio.Future[Any]) -> None:
+    """Wait for ``task``'s end (never cancelling it) and raise its error, if any."""
+    await asyncio.wait((task,))
+    if not task.cancelled() and (error := task.exception()) is not None:
+        raise error

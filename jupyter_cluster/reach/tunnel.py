@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 
 import asyncssh
 
-from ..asyncwait import within
+from ..asyncwait import stopped, within
 from ..core.naming import WORK_USER
 from ..errors import AgentError
 
@@ -159,10 +159,15 @@ class KernelTunnel:
     async def close(self) -> None:
         """Stop forwarding and close the connection."""
         self._closed = True
-        if self._watch is not None:
-            self._watch.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._watch
+        try:
+            if self._watch is not None:
+                await stopped(self._watch)
+        finally:
+            await self._release()
+
+    async def _release(self) -> None:
+        """Close the connection and remove the forwarded sockets (``close``'s end, run
+        even when the caller is cancelled while the watcher stops)."""
         if self._conn is not None:
             self._conn.close()
             with contextlib.suppress(Exception):

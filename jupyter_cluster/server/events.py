@@ -16,13 +16,12 @@ when a session's status, reason or kernel changes (or it first appears), and
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable
 from typing import Any
 
-from ..asyncwait import wait_set
+from ..asyncwait import stopped, wait_set
 from ..core.models import Session
 from ..core.state import ENDED, FINAL, SessionStatus
 from ..engine.api import SessionReads
@@ -194,10 +193,8 @@ class EventHub:
     async def stop(self) -> None:
         """Stop polling and end every subscriber's stream."""
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+            task, self._task = self._task, None
+            await stopped(task)
         for sub in list(self._subscribers):
             sub.close()
         self._subscribers.clear()

@@ -20,6 +20,7 @@ from jupyter_server.utils import url_path_join
 from tornado import web
 from tornado.iostream import StreamClosedError
 
+from ...asyncwait import ended
 from ...core.state import ENDED, LISTINGS
 from ...errors import InvalidRequest, TooMany
 from .base import API, ClusterHandler
@@ -136,8 +137,8 @@ class LogsHandler(ClusterHandler):
         try:
             await self.flush()
             self._task = asyncio.ensure_future(self._pump(lines))
-            with contextlib.suppress(asyncio.CancelledError, StreamClosedError):
-                await self._task
+            with contextlib.suppress(StreamClosedError):
+                await ended(self._task)  # the client's leaving cancels it
         except StreamClosedError:
             pass
         finally:
