@@ -8,9 +8,9 @@ stop; a launch whose Docker call (``start``) answers just as the launch is cance
 goes on to wait for its bootstrap; and whoever awaits them (a ``DELETE`` of a
 waiting session, a server's shutdown) hangs.
 
-:func:`wait_set` waits for an event with :func:`asyncio.wait`, and :func:`within`
-bounds any awaitable with :func:`asyncio.timeout` (Python 3.11+; :func:`asyncio.wait`
-on 3.10); neither swallows the caller's cancellation. Every bounded wait of the
+:func:`within` bounds any awaitable with :func:`asyncio.timeout` (Python 3.11+;
+:func:`asyncio.wait` on 3.10) and never swallows the caller's cancellation;
+:func:`wait_set` waits for an event through it. Every bounded wait of the
 package uses one of them, never ``asyncio.wait_for``.
 
 The same mistake hides in ``with suppress(CancelledError): await task`` after
@@ -34,16 +34,16 @@ T = TypeVar("T")
 async def wait_set(event: asyncio.Event, timeout: float) -> bool:
     """Wait until ``event`` is set or ``timeout`` seconds pass; True if it was set.
 
-    A cancellation of the caller always propagates (see the module's docstring).
+    A cancellation of the caller always propagates (see :func:`within`). Called by
+    the scheduling loop's drivers, the event poller and the warm pool between rounds.
     """
     if event.is_set():
         return True
-    waiter = asyncio.ensure_future(event.wait())
     try:
-        done, _ = await asyncio.wait((waiter,), timeout=timeout)
-    finally:
-        waiter.cancel()
-    return bool(done)
+        await within(event.wait(), timeout)
+    except asyncio.TimeoutError:
+        return False
+    return True
 
 
 async def within(awaitable: Awaitable[T], timeout: float | None) -> T:
