@@ -201,15 +201,30 @@ runInLab(async ({ page, step, shot, results }) => {
       // and docmanager:save does nothing (silently) until it is.
       await panel.context.ready;
       await panel.revealed;
+      // The notebook's local kernel writes its language_info into the metadata when
+      // it connects, which marks the model dirty again; on a loaded machine that can
+      // land after the save, so let the kernel settle first and save until clean.
+      await panel.sessionContext.ready;
+      const kernel = panel.sessionContext.session?.kernel;
+      if (kernel) {
+        await kernel.info;
+      }
+      const sleep = ms => new Promise(resolve => setTimeout(resolve, ms));
       const notebook = panel.content;
       notebook.activeCellIndex = 0;
       await commands.execute('notebook:insert-cell-below');
       notebook.activeCell.model.sharedModel.setSource('print("saved back")');
       for (let i = 0; i < 100 && !commands.isEnabled('docmanager:save'); i++) {
-        await new Promise(resolve => setTimeout(resolve, 100));
+        await sleep(100);
       }
       const enabled = commands.isEnabled('docmanager:save');
       await commands.execute('docmanager:save');
+      for (let i = 0; i < 10 && panel.context.model.dirty; i++) {
+        await sleep(1000);
+        if (panel.context.model.dirty) {
+          await commands.execute('docmanager:save');
+        }
+      }
       return enabled;
     });
     await page
