@@ -142,10 +142,9 @@ async def case_a(args: argparse.Namespace, root: str, floor: Floor) -> list[dict
             logged(f"a size {size} floor", bare),
         )
         per_size[size] = (ours, base)
-        goal = 1.05  # at every size (issue #27, 4; #13 had allowed 1.10 at size 1)
         note = f"cpu {cpu:g}, mem {args.mem} per container"
         case = f"a: launch to ready, size {size}"
-        rows.append(harness.result(NAME, case, "seconds", ours, base, goal=goal, note=note))
+        rows.append(harness.result(NAME, case, "seconds", ours, base, goal=1.05, note=note))
         case, note = f"b: shutdown_kernel, size {size}", "floor: removing (a)'s bare containers"
         rows.append(harness.result(NAME, case, "seconds", shutdowns, removals, goal=1.2, note=note))
     if len(per_size) >= 2:

@@ -166,6 +166,8 @@ def test_nobody_logs_in_as_another_user(hub: Hub) -> None:
         assert len(results) == len(tried), results
         accepted = [r for r in results if logged_in(r)]
         assert not accepted, f"alice logged in as {victim}: {accepted}"
+        # refused by the log-in form itself, not turned away for trying side by side
+        assert {r["status"] for r in results} == {403}, results
 
 
 def squat_target(service_url: str) -> str:
