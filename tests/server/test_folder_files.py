@@ -108,6 +108,19 @@ async def test_every_route_on_ones_own_folder(jp_fetch: Any, cluster: Any) -> No
 
 
 @jp_async
+async def test_files_read_back_as_bytes_even_when_empty(jp_fetch: Any, cluster: Any) -> None:
+    """An empty file is bytes too, not an empty JSON reply (found by schemathesis)."""
+    await ok_http(jp_fetch, "folders", method="POST", body={"name": "data"}, headers=ALICE)
+    files = ("folders", "data", "files")
+    for name, content in (("empty", b""), ("full", b"hello")):
+        await ok_http(jp_fetch, *files, name, method="PUT", body=content, headers=ALICE)
+        for params in ({}, {"download": "1"}):
+            code, _, response = await call(jp_fetch, *files, name, params=params, headers=ALICE)
+            assert (code, response.body) == (200, content), (name, params)
+            assert response.headers["Content-Type"] == "application/octet-stream", (name, params)
+
+
+@jp_async
 async def test_other_owners_files_and_links_out_stay_out_of_reach(
     jp_fetch: Any, cluster: Any
 ) -> None:

@@ -112,7 +112,9 @@ class FolderFilesHandler(ClusterHandler):
                 await self.flush()
         finally:
             await opened.aclose()
-        self.finish()
+        # APIHandler.finish labels the reply JSON unless told: an empty file sends no
+        # byte, so no flush has sent the headers above before it
+        self.finish(set_content_type="application/octet-stream")
 
     @web.authenticated
     @authorized
