@@ -102,7 +102,8 @@ async def tunnel_kernel(
     kernel_id = getattr(km, "kernel_id", None)
     if not kernel_id:
         raise ClusterError("a kernel reached over SSH needs its kernel manager's kernel_id")
-    _point(km, await tunnel.open(naming.kernel_sockets(kernel_id)), transport="ipc")
+    iopub = PORT_NAMES.index("iopub_port")  # subscribed before a request is answered
+    _point(km, await tunnel.open(naming.kernel_sockets(kernel_id), lead=iopub), transport="ipc")
     return tunnel
 
 

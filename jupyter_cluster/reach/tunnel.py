@@ -10,9 +10,11 @@ and authenticated by SSH, so nobody on the network can read IOPub or send to the
 shell channel, and no other user of this machine or of the agent's host can either:
 a loopback TCP port would be open to every local user (IOPub needs no key to read).
 
-If the SSH connection drops (the agent froze, the network went away), the tunnel
-reconnects in the background to the same sockets, so kernel clients resume when
-main1 answers again.
+A client may connect before the kernel has bound its sockets (it starts while
+main1 comes up): its connections are held until they exist, IOPub's first
+(:mod:`.unix_forward`). If the SSH connection drops (the agent froze, the network
+went away), the tunnel reconnects in the background to the same sockets, so
+kernel clients resume when main1 answers again.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import asyncssh
 from ..asyncwait import stopped, within
 from ..core.naming import WORK_USER
 from ..errors import AgentError
+from .unix_forward import UnixForwards
 
 log = logging.getLogger(__name__)
 #: Seconds between reconnection attempts after the SSH connection dropped.
@@ -71,6 +74,8 @@ class KernelTunnel:
         self._watch: asyncio.Task[None] | None = None
         self._closed = False
         self._count = 0  # ports forwarded
+        self._lead: int | None = None
+        self._forwards: UnixForwards | None = None
 
     async def _connect(self) -> asyncssh.SSHClientConnection:
         """Connect to main1's sshd, retrying while it is still starting (refused)."""
@@ -110,16 +115,19 @@ class KernelTunnel:
 
     async def _forward(self, conn: asyncssh.SSHClientConnection, remote: Sequence[str]) -> None:
         await no_delay(conn)
-        for n, inner in enumerate(remote, 1):
-            with contextlib.suppress(FileNotFoundError):  # left by a dropped connection
-                os.unlink(self.path(n))
-            await conn.forward_local_path(self.path(n), inner)
+        if self._forwards is not None:  # those of a dropped connection
+            await self._forwards.close()
+        self._forwards = UnixForwards(conn, self._lead)
+        local = [self.path(n) for n in range(1, len(remote) + 1)]
+        await self._forwards.listen(local, remote)
 
-    async def open(self, remote_paths: Sequence[str]) -> list[int]:
+    async def open(self, remote_paths: Sequence[str], lead: int | None = None) -> list[int]:
         """Connect and forward to ``remote_paths`` (Unix sockets in main1); the
-        ``ipc`` port number of each."""
+        ``ipc`` port number of each. Connections to ``remote_paths[lead]`` (the
+        kernel's IOPub) open before the others (see :mod:`.unix_forward`)."""
         remote_ports = list(remote_paths)
         self._count = len(remote_ports)
+        self._lead = lead
         self._conn = await self._connect()
         try:
             await self._forward(self._conn, remote_ports)
@@ -168,6 +176,9 @@ class KernelTunnel:
     async def _release(self) -> None:
         """Close the connection and remove the forwarded sockets (``close``'s end, run
         even when the caller is cancelled while the watcher stops)."""
+        if self._forwards is not None:
+            await self._forwards.close()
+            self._forwards = None
         if self._conn is not None:
             self._conn.close()
             with contextlib.suppress(Exception):

@@ -188,6 +188,33 @@ async def test_kernel_runs_in_main1_of_the_cluster(
     assert remote == "sub1 sub\n"
 
 
+async def test_a_client_of_a_new_kernel_is_ready_at_its_first_kernel_info(
+    kernelspecs: Callable[..., str], kernels: list[AsyncKernelManager]
+) -> None:
+    # The client connects while the kernel in main1 still imports, through the SSH
+    # tunnel. Its IOPub must be subscribed before the first kernel_info is answered:
+    # else wait_for_ready sees no busy/idle, waits 0.2 s for IOPub and asks again.
+    km = AsyncKernelManager(kernel_name=kernelspecs("itest-first", "--cpu", "1", "--mem", "512m"))
+    kernels.append(km)
+    await asyncio.wait_for(km.start_kernel(), START_TIMEOUT)
+    kc = km.client()
+    asked = 0
+    plain = kc.kernel_info
+
+    def counted() -> str:
+        nonlocal asked
+        asked += 1
+        return plain()
+
+    kc.kernel_info = counted  # type: ignore[method-assign]
+    kc.start_channels()
+    try:
+        await kc.wait_for_ready(timeout=60)
+    finally:
+        kc.stop_channels()
+    assert asked == 1
+
+
 async def test_kernel_output_goes_to_main1_log(
     ws: Workspace, kernelspecs: Callable[..., str], start: Start
 ) -> None:
