@@ -11,7 +11,8 @@ jupyter_client's ``wait_for_ready`` (as papermill, nbclient and the bench use it
 spent 0.2 s waiting for IOPub and another round on a second request.
 
 Here a local connection is held: what the client sent is kept, the far socket is
-asked for again every :data:`OPEN_RETRY` seconds, and the bytes flow once it opens.
+asked for again every :data:`OPEN_RETRY` seconds (less often after a while), and
+the bytes flow once it opens.
 Connections to the *lead* socket (IOPub) open first: the others wait while one to
 the lead is still pending, so the subscription is on its way before the request
 whose answer it must see.
@@ -28,8 +29,11 @@ import asyncssh
 
 from ..asyncwait import wait_set
 
-#: Seconds between attempts to open a far socket that does not exist yet.
-OPEN_RETRY = 0.02
+#: Seconds between attempts to open a far socket that does not exist yet, for the
+#: first :data:`OPEN_FAST_FOR` seconds (a kernel importing); then every
+#: :data:`OPEN_SLOW_RETRY` (ZMQ's own reconnection interval), so a client left
+#: connected to a kernel that died costs sshd in main1 no more than it did.
+OPEN_RETRY, OPEN_FAST_FOR, OPEN_SLOW_RETRY = 0.02, 5.0, 0.1
 #: Seconds a local connection is held for a far socket that never appears; then it
 #: is closed (the client reconnects, and waits again).
 OPEN_PATIENCE = 30.0
@@ -186,7 +190,8 @@ class UnixForwards:
         set order); None if it did not appear within :data:`OPEN_PATIENCE`, or the
         SSH connection failed."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + OPEN_PATIENCE
+        began = loop.time()
+        deadline = began + OPEN_PATIENCE
         while near.transport is not None:
             if not near.lead and self._leads_pending:
                 await wait_set(self._leads_settled, LEAD_WAIT)
@@ -196,7 +201,8 @@ class UnixForwards:
             except asyncssh.ChannelOpenError:  # not listening there yet
                 if loop.time() >= deadline:
                     return None
-                await asyncio.sleep(OPEN_RETRY)
+                fast = loop.time() - began < OPEN_FAST_FOR
+                await asyncio.sleep(OPEN_RETRY if fast else OPEN_SLOW_RETRY)
             except (OSError, asyncssh.Error):
                 return None
         return None

@@ -8,7 +8,9 @@ imported enough to bind them, while its client is already connecting.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
+import statistics
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -197,3 +199,33 @@ async def test_a_stale_socket_file_at_the_local_path_is_replaced(
         writer.close()
         await forwards.close()
         server.close()
+
+
+async def test_a_far_socket_missing_for_long_is_asked_for_less_often(
+    conn: asyncssh.SSHClientConnection, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A client left connected to a kernel that died must not make main1's sshd open
+    # 50 channels a second per socket for ever: after OPEN_FAST_FOR, ZMQ's own pace.
+    monkeypatch.setattr(unix_forward, "OPEN_FAST_FOR", 0.3)
+    tries: list[float] = []
+
+    class Counting:
+        async def create_unix_connection(self, *args: object) -> object:
+            tries.append(time.monotonic())
+            return await conn.create_unix_connection(*args)  # type: ignore[arg-type]
+
+    forwards = UnixForwards(Counting())  # type: ignore[arg-type]
+    near = tmp_path / "near-1"
+    await forwards.listen([str(near)], [str(tmp_path / "nothing-here")])
+    began = time.monotonic()
+    _, writer = await asyncio.open_unix_connection(str(near))
+    await asyncio.sleep(1.3)
+    writer.close()
+    await forwards.close()
+    # (when a try was made, how long after the one before it)
+    gaps = [(b - began, b - a) for a, b in itertools.pairwise(tries)]
+    early = [gap for at, gap in gaps if at < 0.25]
+    late = [gap for at, gap in gaps if at > 0.45]
+    assert early and late, tries
+    assert statistics.median(early) < 0.06
+    assert min(late) >= 0.09
