@@ -198,8 +198,12 @@ class UnixForwards:
             try:
                 channel, _ = await self.conn.create_unix_connection(lambda: _Far(near), near.path)
                 return channel
-            except asyncssh.ChannelOpenError:  # not listening there yet
-                if loop.time() >= deadline:
+            except asyncssh.ChannelOpenError as exc:
+                # Refused by the server's rules: no use trying again. (OpenSSH says
+                # "connect failed" for those too: they are then tried as if missing.)
+                if exc.code != asyncssh.OPEN_CONNECT_FAILED:
+                    return None
+                if loop.time() >= deadline:  # else not listening there yet
                     return None
                 fast = loop.time() - began < OPEN_FAST_FOR
                 await asyncio.sleep(OPEN_RETRY if fast else OPEN_SLOW_RETRY)

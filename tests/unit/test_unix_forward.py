@@ -23,10 +23,7 @@ from jupyter_cluster.reach.unix_forward import UnixForwards
 
 
 class _OpenServer(asyncssh.SSHServer):
-    """An SSH server that lets anyone in and opens any Unix socket asked for."""
-
-    def begin_auth(self, username: str) -> bool:
-        return False  # no authentication: this server exists for one test only
+    """An SSH server that opens any Unix socket asked for."""
 
     def unix_connection_requested(self, dest_path: str) -> bool:
         return True
@@ -34,11 +31,32 @@ class _OpenServer(asyncssh.SSHServer):
 
 @pytest.fixture
 async def conn() -> AsyncIterator[asyncssh.SSHClientConnection]:
-    key = asyncssh.generate_private_key("ssh-ed25519")
-    server = await asyncssh.create_server(_OpenServer, "127.0.0.1", 0, server_host_keys=[key])
+    async for client in _connected(""):
+        yield client
+
+
+@pytest.fixture
+async def forbidding_conn() -> AsyncIterator[asyncssh.SSHClientConnection]:
+    """A connection whose key may not forward (``no-port-forwarding``): the server
+    answers its channel requests "administratively prohibited"."""
+    async for client in _connected("no-port-forwarding "):
+        yield client
+
+
+async def _connected(key_options: str) -> AsyncIterator[asyncssh.SSHClientConnection]:
+    host_key = asyncssh.generate_private_key("ssh-ed25519")
+    user_key = asyncssh.generate_private_key("ssh-ed25519")
+    line = key_options + user_key.export_public_key().decode()
+    server = await asyncssh.create_server(
+        _OpenServer,
+        "127.0.0.1",
+        0,
+        server_host_keys=[host_key],
+        authorized_client_keys=asyncssh.import_authorized_keys(line),
+    )
     port = server.sockets[0].getsockname()[1]
     client = await asyncssh.connect(
-        "127.0.0.1", port, known_hosts=None, username="work", client_keys=None, config=[]
+        "127.0.0.1", port, known_hosts=None, username="work", client_keys=[user_key], config=[]
     )
     yield client
     client.close()
@@ -159,6 +177,25 @@ async def test_a_far_socket_that_never_appears_ends_the_local_connection(
     finally:
         writer.close()
         await forwards.close()
+
+
+async def test_a_forwarding_the_server_forbids_ends_the_local_connection_at_once(
+    forbidding_conn: asyncssh.SSHClientConnection, tmp_path: Path
+) -> None:
+    far = tmp_path / "far-1"
+    server = await far_echo(far)  # it exists: only the SSH server says no
+    forwards = UnixForwards(forbidding_conn)
+    near = tmp_path / "near-1"
+    await forwards.listen([str(near)], [str(far)])
+    began = time.monotonic()
+    reader, writer = await asyncio.open_unix_connection(str(near))
+    try:
+        assert await asyncio.wait_for(reader.read(), 10) == b""
+        assert time.monotonic() - began < 1.0  # not held for OPEN_PATIENCE
+    finally:
+        writer.close()
+        await forwards.close()
+        server.close()
 
 
 async def test_close_ends_held_connections_and_stops_listening(
