@@ -57,10 +57,23 @@ def by_channel(
 ) -> dict[str, list[tuple[str, tuple[Any, ...]]]]:
     """Records per channel, each in the order it came: the order across channels
     (e.g. the shell reply against IOPub's last status) is not defined by Jupyter's
-    protocol, for a local kernel either."""
+    protocol, for a local kernel either.
+
+    Consecutive ``stream`` messages of one stream are joined into one, as a
+    front end shows them: where ipykernel cuts its output depends on when its IO
+    thread flushes (``print`` writes the text and the newline apart), so a busy
+    machine may send ``'False'`` and ``'\\n'`` for what is ``'False\\n'`` at other
+    times, from a local kernel as from a cluster kernel.
+    """
     channels: dict[str, list[tuple[str, tuple[Any, ...]]]] = {}
     for channel, kind, kept in seen:
-        channels.setdefault(channel, []).append((kind, kept))
+        records = channels.setdefault(channel, [])
+        if kind == "stream" and records and records[-1][0] == "stream":
+            (last_name, last_text), (name, text) = records[-1][1], kept
+            if last_name == name:
+                records[-1] = (kind, (name, last_text + text))
+                continue
+        records.append((kind, kept))
     return channels
 
 
