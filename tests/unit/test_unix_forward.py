@@ -8,6 +8,7 @@ imported enough to bind them, while its client is already connecting.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import os
 import statistics
@@ -80,6 +81,21 @@ async def far_echo(path: Path, accepted: list[str] | None = None) -> asyncio.Abs
     return await asyncio.start_unix_server(serve, str(path))
 
 
+@contextlib.asynccontextmanager
+async def connected_through(
+    forwards: UnixForwards, near: Path, far: Path
+) -> AsyncIterator[tuple[asyncio.StreamReader, asyncio.StreamWriter]]:
+    """A client's connection to ``near``, forwarded by ``forwards`` to ``far``; on
+    leaving, the client's side and the forwards are closed."""
+    await forwards.listen([str(near)], [str(far)])
+    reader, writer = await asyncio.open_unix_connection(str(near))
+    try:
+        yield reader, writer
+    finally:
+        writer.close()
+        await forwards.close()
+
+
 async def read_exactly(reader: asyncio.StreamReader, n: int, timeout: float = 10) -> bytes:
     return await asyncio.wait_for(reader.readexactly(n), timeout)
 
@@ -87,48 +103,36 @@ async def read_exactly(reader: asyncio.StreamReader, n: int, timeout: float = 10
 async def test_a_connection_made_before_the_far_socket_exists_is_held_then_carried(
     conn: asyncssh.SSHClientConnection, tmp_path: Path
 ) -> None:
-    forwards = UnixForwards(conn)
     near, far = tmp_path / "near-1", tmp_path / "far-1"
-    await forwards.listen([str(near)], [str(far)])
-    reader, writer = await asyncio.open_unix_connection(str(near))
-    writer.write(b"greeting sent early")
-    await asyncio.sleep(0.3)  # several tries fail meanwhile: nothing listens at far
-    assert not reader.at_eof()
-    server = await far_echo(far)
-    try:
-        assert await read_exactly(reader, 19) == b"GREETING SENT EARLY"
-        writer.write(b"and later")
-        assert await read_exactly(reader, 9) == b"AND LATER"
-    finally:
-        writer.close()
-        await forwards.close()
-        server.close()
+    async with connected_through(UnixForwards(conn), near, far) as (reader, writer):
+        writer.write(b"greeting sent early")
+        await asyncio.sleep(0.3)  # several tries fail meanwhile: nothing listens at far
+        assert not reader.at_eof()
+        async with await far_echo(far):
+            assert await read_exactly(reader, 19) == b"GREETING SENT EARLY"
+            writer.write(b"and later")
+            assert await read_exactly(reader, 9) == b"AND LATER"
 
 
 async def test_a_large_stream_passes_whole_both_ways(
     conn: asyncssh.SSHClientConnection, tmp_path: Path
 ) -> None:
-    forwards = UnixForwards(conn)
     near, far = tmp_path / "near-1", tmp_path / "far-1"
-    server = await far_echo(far)
-    await forwards.listen([str(near)], [str(far)])
-    reader, writer = await asyncio.open_unix_connection(str(near))
     payload = os.urandom(4 << 20).hex().encode()[: 6 << 20]  # 6 MiB of lower-case hex
+    async with (
+        await far_echo(far),
+        connected_through(UnixForwards(conn), near, far) as (reader, writer),
+    ):
 
-    async def send() -> None:
-        writer.write(payload)
-        await writer.drain()
-        writer.write_eof()  # the far side ends once it has read it all
+        async def send() -> None:
+            writer.write(payload)
+            await writer.drain()
+            writer.write_eof()  # the far side ends once it has read it all
 
-    sending = asyncio.ensure_future(send())
-    try:
+        sending = asyncio.ensure_future(send())
         got = await asyncio.wait_for(reader.read(), 60)
         await sending
         assert got == payload.upper()
-    finally:
-        writer.close()
-        await forwards.close()
-        server.close()
 
 
 async def test_connections_to_the_lead_socket_open_before_the_others(
@@ -166,36 +170,23 @@ async def test_a_far_socket_that_never_appears_ends_the_local_connection(
     conn: asyncssh.SSHClientConnection, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(unix_forward, "OPEN_PATIENCE", 0.3)
-    forwards = UnixForwards(conn)
-    near = tmp_path / "near-1"
-    await forwards.listen([str(near)], [str(tmp_path / "nothing-here")])
+    near, far = tmp_path / "near-1", tmp_path / "nothing-here"
     began = time.monotonic()
-    reader, writer = await asyncio.open_unix_connection(str(near))
-    try:
+    async with connected_through(UnixForwards(conn), near, far) as (reader, _):
         assert await asyncio.wait_for(reader.read(), 10) == b""  # closed by the forwarder
         assert 0.3 <= time.monotonic() - began < 5
-    finally:
-        writer.close()
-        await forwards.close()
 
 
 async def test_a_forwarding_the_server_forbids_ends_the_local_connection_at_once(
     forbidding_conn: asyncssh.SSHClientConnection, tmp_path: Path
 ) -> None:
-    far = tmp_path / "far-1"
-    server = await far_echo(far)  # it exists: only the SSH server says no
-    forwards = UnixForwards(forbidding_conn)
-    near = tmp_path / "near-1"
-    await forwards.listen([str(near)], [str(far)])
-    began = time.monotonic()
-    reader, writer = await asyncio.open_unix_connection(str(near))
-    try:
-        assert await asyncio.wait_for(reader.read(), 10) == b""
-        assert time.monotonic() - began < 1.0  # not held for OPEN_PATIENCE
-    finally:
-        writer.close()
-        await forwards.close()
-        server.close()
+    near, far = tmp_path / "near-1", tmp_path / "far-1"
+    async with await far_echo(far):  # it exists: only the SSH server says no
+        began = time.monotonic()
+        forwards = UnixForwards(forbidding_conn)
+        async with connected_through(forwards, near, far) as (reader, _):
+            assert await asyncio.wait_for(reader.read(), 10) == b""
+            assert time.monotonic() - began < 1.0  # not held for OPEN_PATIENCE
 
 
 async def test_close_ends_held_connections_and_stops_listening(
@@ -225,17 +216,12 @@ async def test_a_stale_socket_file_at_the_local_path_is_replaced(
     stale.close()  # its file stays, as after a dropped connection
     await stale.wait_closed()
     assert near.exists()
-    server = await far_echo(far)
-    forwards = UnixForwards(conn)
-    await forwards.listen([str(near)], [str(far)])
-    reader, writer = await asyncio.open_unix_connection(str(near))
-    try:
+    async with (
+        await far_echo(far),
+        connected_through(UnixForwards(conn), near, far) as (reader, writer),
+    ):
         writer.write(b"ok")
         assert await read_exactly(reader, 2) == b"OK"
-    finally:
-        writer.close()
-        await forwards.close()
-        server.close()
 
 
 async def test_a_far_socket_missing_for_long_is_asked_for_less_often(
