@@ -13,8 +13,10 @@ Used by the routes (:mod:`.agent`, :mod:`.ssh`) for the server's terminals:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import tempfile
 
 from ..core import naming
 from ..core.access import Access
@@ -27,9 +29,19 @@ _LOGIN_SHELL = "if command -v bash >/dev/null 2>&1; then exec bash -l; else exec
 
 
 def _write_private(path: str, text: str) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
+    """Put ``text`` at ``path`` (0600) whole, at once: terminals into one session are
+    opened concurrently, and an ``ssh`` started for one reads these files while the
+    next terminal's call writes them again (truncating in place, it read an empty
+    config or key now and then, and its terminal ended at once)."""
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".write-")  # 0600
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
 
 
 def ssh_argv(access: Access, session: Session, host: str, key_dir: str) -> list[str]:

@@ -200,6 +200,20 @@ async function showTerminal(
   terminal: ITerminalModel
 ): Promise<void> {
   const trans = getTrans();
+  // JupyterLab's terminal:open starts a new terminal on the server's own host
+  // under a name it does not find running: a shell that ended at once (its
+  // container unreachable) must not come back as a host shell in a tab
+  // titled after the container.
+  const terminals = ctx.app.serviceManager.terminals;
+  await terminals.refreshRunning();
+  if (![...terminals.running()].some(model => model.name === terminal.name)) {
+    throw new Error(
+      trans.__(
+        'The shell in %1 ended as soon as it started (see the server log).',
+        host
+      )
+    );
+  }
   const widget: any = await ctx.app.commands.execute('terminal:open', {
     name: terminal.name
   });

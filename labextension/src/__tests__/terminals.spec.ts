@@ -46,15 +46,27 @@ function cluster(
  * A context whose `terminal:open` makes a tab (a real Lumino title) for each
  * name, in order, unless `failTab` names it; the client answers `getSession`
  * with `fresh` and `openTerminal` with name `t-<host>` (or fails for hosts in
- * `failHost`).
+ * `failHost`); the server lists every terminal it opened as running, except
+ * those of hosts in `endedHost` (their shell ended at once).
  */
 function setup(
   fresh: ISession,
-  options: { failHost?: string[]; failTab?: string[] } = {}
+  options: {
+    failHost?: string[];
+    failTab?: string[];
+    endedHost?: string[];
+  } = {}
 ) {
   const commands = new CommandRegistry();
   const tabs: { name: string; title: Title<any> }[] = [];
   const shutdown = jest.fn(async () => undefined);
+  const opened: string[] = [];
+  const refreshRunning = jest.fn(async () => undefined);
+  const running = () =>
+    opened
+      .filter(host => !options.endedHost?.includes(host))
+      .map(host => ({ name: `t-${host}` }))
+      [Symbol.iterator]();
   commands.addCommand('terminal:open', {
     execute: args => {
       const name = args.name as string;
@@ -72,6 +84,7 @@ function setup(
       if (options.failHost?.includes(host)) {
         throw new ClusterAPIError(`${host} of session x is EXITED`, 409);
       }
+      opened.push(host);
       return { name: `t-${host}` };
     })
   };
@@ -81,7 +94,7 @@ function setup(
   const ctx: IContext = {
     app: {
       commands,
-      serviceManager: { terminals: { shutdown } }
+      serviceManager: { terminals: { shutdown, refreshRunning, running } }
     } as any,
     model,
     settings: () => readSettings({}),
@@ -223,6 +236,26 @@ describe('openAllTerminals', () => {
     expect(outcome).toEqual({
       opened: ['sub1'],
       failed: [{ host: 'main1', reason: 'no websocket' }]
+    });
+    expect(errorMessage).toHaveBeenCalledTimes(1);
+    model.dispose();
+  });
+
+  it('opens no tab for a shell that ended at once (no host shell takes its name)', async () => {
+    const fresh = cluster(['main1', 'sub1']);
+    const { ctx, tabs, model } = setup(fresh, { endedHost: ['main1'] });
+    const outcome = await openAllTerminals(ctx, fresh);
+    // terminal:open would have started a plain terminal under the name t-main1.
+    expect(tabs.map(t => t.name)).toEqual(['t-sub1']);
+    expect(outcome).toEqual({
+      opened: ['sub1'],
+      failed: [
+        {
+          host: 'main1',
+          reason:
+            'The shell in main1 ended as soon as it started (see the server log).'
+        }
+      ]
     });
     expect(errorMessage).toHaveBeenCalledTimes(1);
     model.dispose();
