@@ -122,8 +122,10 @@ async def test_the_pool_gives_way_to_a_session_that_needs_its_room(ws: Workspace
         big = await manager.launch(manager.make_spec(size=1, cpu=1.0, mem="256m"))
         assert big.status is SessionStatus.RUNNING
         assert manager.warm.table.ready() == []  # removed to make room
+        mine = f"label={naming.LABEL_MANAGER}={ws.manager_id}"
+        warm = f"label={naming.LABEL_WARM}"
         left = subprocess.run(
-            ["docker", "ps", "-aq", "--no-trunc", "--filter", f"label={naming.LABEL_WARM}"],
+            ["docker", "ps", "-aq", "--no-trunc", "--filter", mine, "--filter", warm],
             capture_output=True,
             text=True,
             check=True,
