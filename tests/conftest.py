@@ -1,11 +1,51 @@
-"""Fixtures of every tier. ``docker_engine`` is not autouse: ``tests/unit`` never needs
-Docker, and the Docker tiers ask for it in their own conftest (or fixture)."""
+"""Fixtures of every tier, and how the suite is shared between pytest-xdist workers.
+
+``docker_engine`` is not autouse: ``tests/unit`` never needs Docker, and the Docker
+tiers ask for it in their own conftest (or fixture).
+
+``make test`` runs the suite on several workers (``--dist loadgroup``): most of a
+Docker test's time is spent waiting on the engine, containers and kernels, not on
+this machine's CPUs. :func:`pytest_collection_modifyitems` puts every test in a
+group that one worker runs in order: its module (module-scoped fixtures stay shared,
+and a module's tests never race each other), or a whole folder whose tests share
+something of the machine (:data:`SHARED`).
+"""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
 from tests.support.docker import require_docker_engine
+
+TESTS = Path(__file__).parent
+#: Groups of tests that share one thing of the machine, so that they run on one worker.
+SHARED = {
+    # One JupyterHub per worker session, its Unix accounts, and the agent host's
+    # egress chain (the team example restricts egress; test_egress removes the chain).
+    "hub": ("hub", "integration/test_egress.py"),
+    # Three Docker-in-Docker agents per worker session, in one Swarm.
+    "multihost": ("multihost",),
+    # The built extension in this checkout, its lint and unit tests, one browser.
+    "browser": ("browser",),
+}
+
+
+def group_of(path: Path) -> str:
+    """The xdist group of the tests in file ``path``: a :data:`SHARED` group, else the
+    file itself."""
+    relative = path.relative_to(TESTS).as_posix()
+    for group, prefixes in SHARED.items():
+        if any(relative == p or relative.startswith(p + "/") for p in prefixes):
+            return group
+    return relative
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test with its :func:`group_of` (pytest calls this after collecting)."""
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(group_of(Path(item.path))))
 
 
 @pytest.fixture(scope="session")

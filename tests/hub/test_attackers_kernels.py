@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 import zmq
 
 from jupyter_cluster.core.uids import TEAM_WORK_UID
@@ -108,6 +109,7 @@ def _controls(canary: str) -> Iterator[None]:
         holder.wait()
 
 
+@pytest.mark.serial  # its probe hears every kernel on the machine
 def test_another_user_reads_no_kernel_traffic_no_key_and_no_session_files(
     hub: Hub, team: dict[str, str]
 ) -> None:

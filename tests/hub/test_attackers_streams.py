@@ -20,6 +20,8 @@ import uuid
 from pathlib import Path
 from urllib.parse import urlparse
 
+import pytest
+
 from tests.support.constants import API, SMALL_BODY
 
 from .support import Hub, end_sessions, launch, ok, wait_running
@@ -62,6 +64,7 @@ def _listing(hub: Hub, token: str) -> float:
     return statistics.median(times)
 
 
+@pytest.mark.serial  # compares bob's launch times with and without her streams
 def test_one_users_streams_do_not_stop_anothers_launches(hub: Hub, team: dict[str, str]) -> None:
     alice, bob = team["alice"], team["bob"]
     stop = Path(f"/tmp/jc-probe-stop-{uuid.uuid4().hex}")
