@@ -13,11 +13,9 @@ user.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import sys
-import tempfile
 from collections.abc import AsyncIterator, Iterator
 from datetime import datetime
 from typing import Any
@@ -27,6 +25,7 @@ from ..core.folder_paths import join_parts, path_parts, split_ref
 from ..core.folder_streams import CHUNK
 from ..engine.api import Engine
 from ..errors import InvalidRequest, NotFound
+from ..whole_files import replaced_whole
 from . import format as cli_format
 
 
@@ -134,18 +133,10 @@ async def folder_cp(engine: Engine[Any], args: argparse.Namespace) -> int:
     target = args.destination
     if os.path.isdir(target):
         target = os.path.join(target, parts[-1])
-    where = os.path.dirname(os.path.abspath(target))
-    fd, temp = tempfile.mkstemp(dir=where, prefix=".cluster-cp-")
     size = 0
-    try:
-        with os.fdopen(fd, "wb") as out:
-            async for chunk in _read(engine, name, parts):
-                out.write(chunk)
-                size += len(chunk)
-        os.replace(temp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
-        raise
+    with replaced_whole(target, "wb") as out:
+        async for chunk in _read(engine, name, parts):
+            out.write(chunk)
+            size += len(chunk)
     print(f"copied {name}:{join_parts(parts)} to {target} ({size} bytes)", file=sys.stdout)
     return 0

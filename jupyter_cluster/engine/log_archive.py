@@ -26,6 +26,7 @@ from pathlib import Path
 from ..asyncwait import within
 from ..core import naming
 from ..core.models import Session
+from ..whole_files import replaced_whole
 
 log = logging.getLogger(__name__)
 #: Reads one container's log: (container id, tail lines) -> its lines.
@@ -95,11 +96,8 @@ class LogArchive:
     def _write(self, path: Path, lines: Iterable[str]) -> None:
         os.makedirs(self.root, mode=0o700, exist_ok=True)
         os.makedirs(path.parent, mode=0o700, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8", errors="replace", newline="") as f:
+        with replaced_whole(path, "w", encoding="utf-8", errors="replace", newline="") as f:
             f.writelines(lines)
-        os.replace(tmp, path)
 
     def prune(self, known: set[str], now: float | None = None) -> int:
         """Remove copies of sessions the store forgot, and those older than

@@ -13,10 +13,8 @@ Used by the routes (:mod:`.agent`, :mod:`.ssh`) for the server's terminals:
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import tempfile
 
 from ..core import naming
 from ..core.access import Access
@@ -24,6 +22,7 @@ from ..core.models import Session
 from ..core.ssh_config import MAIN_ALIAS, proxy_config, proxy_known_hosts
 from ..engine.agents.base import AgentConfig
 from ..errors import AgentError
+from ..whole_files import replaced_whole
 
 _LOGIN_SHELL = "if command -v bash >/dev/null 2>&1; then exec bash -l; else exec sh -l; fi"
 
@@ -33,15 +32,8 @@ def _write_private(path: str, text: str) -> None:
     opened concurrently, and an ``ssh`` started for one reads these files while the
     next terminal's call writes them again (truncating in place, it read an empty
     config or key now and then, and its terminal ended at once)."""
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".write-")  # 0600
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    with replaced_whole(path) as f:
+        f.write(text)
 
 
 def ssh_argv(access: Access, session: Session, host: str, key_dir: str) -> list[str]:
