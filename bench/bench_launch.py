@@ -117,9 +117,10 @@ async def case_a(args: argparse.Namespace, root: str, floor: Floor) -> list[dict
     for size in args.sizes:
         cpu = cpu_for(args, size)
         install_kernelspec(root, args.timeout, image=args.image, size=size, cpu=cpu, mem=args.mem)
-    await ours_launch("bench-1", 1, args.timeout, [])  # warm-up: imports, page cache, the store
+    first = args.sizes[0]  # warm-up: imports, page cache, the store
+    await ours_launch(f"bench-{first}", first, args.timeout, [])
     try:
-        await floor.launch(1, cpu_for(args, 1))
+        await floor.launch(first, cpu_for(args, first))
     finally:
         await floor.remove()
     for size in args.sizes:
