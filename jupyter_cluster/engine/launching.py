@@ -181,6 +181,8 @@ class SessionLauncher:
                 )
             else:
                 warm.setdefault(ready.agent, set()).add(place_key(ready.shape_key))
+        if not (hosted or warm or spread):  # nothing to add (a copy per agent costs)
+            return slots
         return [
             replace(
                 s,

@@ -53,6 +53,19 @@ def _is_first(mine: Waiting, others: Sequence[Waiting], order: str, held: Held) 
     return all((share(owner), key) > me_key for owner, key in firsts.items() if owner != mine.owner)
 
 
+def _capacity_per_group(agents: Sequence[AgentSlot]) -> dict[str, Resources]:
+    """The CPUs, memory and GPUs of each resource group's agents, summed."""
+    sums: dict[str, list[float]] = {}
+    for a in agents:
+        total = sums.get(a.resource_group)
+        if total is None:
+            total = sums[a.resource_group] = [0.0, 0, 0]
+        total[0] += a.capacity.cpu
+        total[1] += a.capacity.mem
+        total[2] += len(a.gpu_ids)
+    return {g: Resources(cpu, int(mem), 0, int(gpu)) for g, (cpu, mem, gpu) in sums.items()}
+
+
 class FirstPlacing(QueueRows):
     """The submit-time shortcut of the queue (see the module docstring)."""
 
@@ -78,12 +91,7 @@ class FirstPlacing(QueueRows):
             group = me.spec.resource_group
             others = [r for r in rows if r.spec.resource_group == group and r is not me]
             held = self._held(db)
-            held.capacity = {}
-            for a in agents:
-                c = held.capacity.get(a.resource_group, _ZERO)
-                held.capacity[a.resource_group] = Resources(
-                    c.cpu + a.capacity.cpu, c.mem + a.capacity.mem, 0, c.gpu + len(a.gpu_ids)
-                )
+            held.capacity = _capacity_per_group(agents)
             if not _is_first(me, others, order, held):
                 return None
             slots = [
@@ -93,6 +101,8 @@ class FirstPlacing(QueueRows):
                     used_gpu_ids=frozenset(held.gpus.get(a.id, ())),
                     containers=held.counts.get(a.id, 0),
                 )
+                if a.id in held.counts
+                else a  # holds nothing: as the pool gave it
                 for a in agents
             ]
             try:

@@ -64,6 +64,10 @@ class QueueRows(SessionRows):
     #: Specs and owners of sessions seen (they never change); kept per store.
     _specs: dict[str, LaunchSpec]
     _owners: dict[str, str]
+    #: Per session: (CPU, memory, GPUs) of each container, (resource group, owner).
+    _loads: dict[str, tuple[float, int, int, tuple[str, str]]]
+    #: The queue's view of each waiting session, made once.
+    _waiting: dict[str, Waiting]
 
     def _waiting_rows(self, db: sqlite3.Connection) -> list[WaitingRow]:
         """Every PENDING session, oldest first."""
@@ -81,9 +85,10 @@ class QueueRows(SessionRows):
         return found
 
     def _known(self, db: sqlite3.Connection, ids: list[str]) -> None:
-        """Read (once) the spec and owner of the sessions ``ids`` not yet known."""
+        """Read (once) the spec and owner of the sessions ``ids`` not yet known, and
+        what each of its containers holds (CPU, memory, GPUs, its group and owner)."""
         if not hasattr(self, "_specs"):
-            self._specs, self._owners = {}, {}
+            self._specs, self._owners, self._loads, self._waiting = {}, {}, {}, {}
         missing = [sid for sid in ids if sid not in self._specs]
         for at in range(0, len(missing), 500):
             chunk = missing[at : at + 500]
@@ -92,19 +97,31 @@ class QueueRows(SessionRows):
                 f" FROM sessions WHERE id IN ({','.join('?' * len(chunk))})",
                 chunk,
             ):
-                self._specs[sid] = LaunchSpec.from_dict(json.loads(spec))
+                parsed = LaunchSpec.from_dict(json.loads(spec))
+                per = parsed.resources
+                self._specs[sid] = parsed
                 self._owners[sid] = owner or ""
+                self._loads[sid] = (per.cpu, per.mem, per.gpu, (parsed.resource_group, owner or ""))
 
     def _waiting_keys(self, db: sqlite3.Connection) -> list[Waiting]:
         """Every PENDING session as the queue orders it (no reasons, no drivers)."""
         rows = db.execute(f"SELECT id, created_at FROM sessions WHERE {_PENDING}").fetchall()
         self._known(db, [r[0] for r in rows])
-        return [Waiting(sid, self._owners[sid], created, self._specs[sid]) for sid, created in rows]
+        waiting = self._waiting
+        found = []
+        for sid, created in rows:
+            entry = waiting.get(sid)
+            if entry is None:  # a session's owner, creation time and spec never change
+                entry = waiting[sid] = Waiting(sid, self._owners[sid], created, self._specs[sid])
+            found.append(entry)
+        return found
 
     def _keep_known(self, ids: set[str]) -> None:
         """Forget the specs of sessions no longer waiting or holding room."""
         self._specs = {sid: spec for sid, spec in self._specs.items() if sid in ids}
         self._owners = {sid: o for sid, o in self._owners.items() if sid in ids}
+        self._loads = {sid: load for sid, load in self._loads.items() if sid in ids}
+        self._waiting = {sid: w for sid, w in self._waiting.items() if sid in ids}
 
     def _held(self, db: sqlite3.Connection) -> Held:
         """What ALLOCATING sessions' containers hold now (a grouped count, and the
@@ -113,20 +130,24 @@ class QueueRows(SessionRows):
         self._known(db, list({r[0] for r in rows}))
         cpu: dict[str, float] = {}
         mem: dict[str, int] = {}
-        held = Held(sessions={r[0] for r in rows})
+        counts: dict[str, int] = {}
+        held = Held(sessions={r[0] for r in rows}, counts=counts)
         owned: dict[tuple[str, str], list[float]] = {}
         with_gpus = []
+        loads = self._loads
+        # Thousands of rows at every pass and launch: plain tuples and dict.get only.
         for sid, agent, count in rows:
-            spec = self._specs[sid]
-            per = spec.resources
-            cpu[agent] = cpu.get(agent, 0.0) + per.cpu * count
-            mem[agent] = mem.get(agent, 0) + per.mem * count
-            held.counts[agent] = held.counts.get(agent, 0) + count
-            mine = owned.setdefault((spec.resource_group, self._owners[sid]), [0.0, 0, 0])
-            mine[0] += per.cpu * count
-            mine[1] += per.mem * count
-            mine[2] += per.gpu * count
-            if per.gpu:
+            per_cpu, per_mem, per_gpu, group_owner = loads[sid]
+            cpu[agent] = cpu.get(agent, 0.0) + per_cpu * count
+            mem[agent] = mem.get(agent, 0) + per_mem * count
+            counts[agent] = counts.get(agent, 0) + count
+            mine = owned.get(group_owner)
+            if mine is None:
+                mine = owned[group_owner] = [0.0, 0, 0]
+            mine[0] += per_cpu * count
+            mine[1] += per_mem * count
+            if per_gpu:
+                mine[2] += per_gpu * count
                 with_gpus.append(sid)
         for at in range(0, len(with_gpus), 500):
             chunk = with_gpus[at : at + 500]

@@ -37,6 +37,9 @@ SCHEMA = (
     "CREATE TABLE IF NOT EXISTS containers (session_id TEXT NOT NULL, host TEXT NOT NULL,"
     " local_rank INTEGER NOT NULL, agent TEXT, status TEXT NOT NULL, record TEXT NOT NULL,"
     " PRIMARY KEY (session_id, host))",
+    # what the containers of running sessions hold, summed at every launch and queue
+    # pass, is read from this index alone
+    "CREATE INDEX IF NOT EXISTS containers_held ON containers (session_id, agent, status)",
     "CREATE TABLE IF NOT EXISTS keys (session_id TEXT PRIMARY KEY, material TEXT NOT NULL)",
 )
 UPSERT = (
