@@ -9,7 +9,7 @@ them back.
 
 from __future__ import annotations
 
-import uuid
+import re
 
 from .gpus import gpu_env
 from .models import Container, Session
@@ -66,6 +66,8 @@ def plan_containers(session_id: str, size: int) -> tuple[Container, ...]:
     ``main1``'s kernel id is the session id (Backend.AI's rule); the others are
     fresh UUIDs.
     """
+    import uuid  # here: the CLI's listing commands never plan containers
+
     planned = []
     for rank, host in enumerate(hosts(size)):
         role = "main" if rank == 0 else "sub"
@@ -173,21 +175,24 @@ def network_name(session: Session) -> str:
 def is_uuid(text: object) -> bool:
     """Whether ``text`` is a UUID in its canonical form (session and kernel ids):
     ids from labels or request bodies become paths and names only if they are."""
-    try:
-        return isinstance(text, str) and str(uuid.UUID(text)) == text
-    except ValueError:
-        return False
+    return isinstance(text, str) and _CANONICAL_UUID.fullmatch(text) is not None
 
 
+#: A UUID as ``str(uuid.UUID(...))`` writes it (the uuid module costs the CLI's start).
+_CANONICAL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 #: Namespace of the file names made for kernel ids that are not UUIDs.
-_KERNEL_FILES = uuid.UUID("5b0f6a3e-9c1d-4e7a-8f2b-6d4c3a1e0f97")
+_KERNEL_FILES = "5b0f6a3e-9c1d-4e7a-8f2b-6d4c3a1e0f97"
 
 
 def kernel_file_id(kernel_id: str) -> str:
     """A name for ``kernel_id``'s files in main1 that is safe in paths and shell
     scripts: the id itself when it is a canonical UUID, else a UUID derived from it
     (jupyter_server accepts any kernel id a client chooses)."""
-    return kernel_id if is_uuid(kernel_id) else str(uuid.uuid5(_KERNEL_FILES, kernel_id))
+    import uuid
+
+    if is_uuid(kernel_id):
+        return kernel_id
+    return str(uuid.uuid5(uuid.UUID(_KERNEL_FILES), kernel_id))
 
 
 def kernel_socket_prefix(kernel_id: str) -> str:

@@ -170,9 +170,9 @@ def fake_docker(tmp_path: Path) -> Iterator[tuple[FakeDocker, dict[str, str]]]:
         shutil.rmtree(short, ignore_errors=True)
 
 
-def run_cli(argv: list[str], env: dict[str, str]) -> tuple[str, set[str]]:
-    """The output of ``jupyter cluster ARGV`` run in a fresh interpreter, and the
-    top-level packages it imported."""
+def run_cli_modules(argv: list[str], env: dict[str, str]) -> tuple[str, set[str]]:
+    """The output of ``jupyter cluster ARGV`` run in a fresh interpreter, and every
+    module it imported."""
     out = subprocess.run(
         [sys.executable, "-c", RUN.format(argv=argv)],
         capture_output=True,
@@ -182,7 +182,13 @@ def run_cli(argv: list[str], env: dict[str, str]) -> tuple[str, set[str]]:
         env=env,
     ).stdout
     *printed, modules = out.splitlines()
-    return "\n".join(printed), {name.split(".")[0] for name in json.loads(modules)}
+    return "\n".join(printed), set(json.loads(modules))
+
+
+def run_cli(argv: list[str], env: dict[str, str]) -> tuple[str, set[str]]:
+    """:func:`run_cli_modules` with only the top-level packages."""
+    printed, modules = run_cli_modules(argv, env)
+    return printed, {name.split(".")[0] for name in modules}
 
 
 @pytest.mark.parametrize(
@@ -208,3 +214,25 @@ def test_the_listing_commands_answer_without_the_engine_when_docker_agrees(
         assert "8g" in row and "available" in row, printed
     else:  # an unknown session: the engine's error and exit code
         assert printed == "exit 2"
+
+
+#: What reading the store needs not: the scheduler and the queue's placing (imported
+#: where a launch or a queue pass places), and uuid (a new store's id only).
+NOT_FOR_READING = (
+    "jupyter_cluster.core.scheduler",
+    "jupyter_cluster.core.queue",
+    "jupyter_cluster.core.waiting_reasons",
+    "jupyter_cluster.core.warm",
+    "uuid",
+)
+
+
+@pytest.mark.parametrize("argv", [["ls"], ["ls", "--all"], ["show", "nope"]])
+def test_reading_the_store_loads_no_placing_code(
+    argv: list[str], fake_docker: tuple[FakeDocker, dict[str, str]]
+) -> None:
+    _, env = fake_docker
+    run_cli(["ls"], env)  # the store is made on the first run (its id needs uuid)
+    _, modules = run_cli_modules(argv, env)
+    assert "jupyter_cluster.engine.store.sessions" in modules  # it did read the store
+    assert not modules & set(NOT_FOR_READING), sorted(modules & set(NOT_FOR_READING))

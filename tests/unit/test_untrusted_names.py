@@ -5,6 +5,7 @@ before it goes into paths and scripts in main1."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -52,3 +53,33 @@ def test_canonical_uuids_pass() -> None:
     assert naming.is_uuid(kernel_id)
     assert KernelProcess.connection_path(kernel_id).endswith(f"kernel-{kernel_id}.json")
     assert not naming.is_uuid(None) and not naming.is_uuid(kernel_id.upper())
+
+
+def test_is_uuid_takes_only_what_uuid_writes() -> None:
+    """is_uuid (a pattern, so the CLI need not import uuid) accepts exactly the
+    canonical form ``str(uuid.UUID(...))`` gives: ids from labels and request bodies
+    become paths only then."""
+    import uuid
+
+    canonical = [str(uuid.uuid4()) for _ in range(50)]
+    assert all(naming.is_uuid(text) for text in canonical)
+    odd = [
+        canonical[0].upper(),  # uuid.UUID reads it, but writes lower case
+        canonical[0].replace("-", ""),
+        "{" + canonical[0] + "}",
+        "urn:uuid:" + canonical[0],
+        canonical[0] + "\n",
+        " " + canonical[0],
+        canonical[0][:-1] + "g",
+        "../" + canonical[0][3:],
+        None,
+        42,
+    ]
+    for text in odd:
+        assert not naming.is_uuid(text), text
+        if isinstance(text, str):  # the rule it replaces, on the same input
+            with contextlib.suppress(ValueError):
+                assert str(uuid.UUID(text)) != text
+    assert naming.kernel_file_id(canonical[1]) == canonical[1]
+    derived = naming.kernel_file_id("my-kernel")
+    assert naming.is_uuid(derived) and derived == naming.kernel_file_id("my-kernel")

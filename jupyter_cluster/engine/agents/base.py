@@ -8,14 +8,15 @@ manager's unit tests can use :mod:`.fake`, while :mod:`.docker` (a package) is t
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ...core.gpus import GpuDevice, GpuProbe
+from ...core.gpus import GpuDevice
 from ...core.naming import DEFAULT_IMAGE, WORK_UID
 from ...core.resources import Resources
+from .agent_config import AgentConfig as AgentConfig  # re-exported: its old home
+from .agent_config import TLSFiles as TLSFiles
 
 #: Docker's default bridge network: where main1 is created while its session's
 #: network is still being made (see ``Agent.move_to_network``).
@@ -51,62 +52,6 @@ class Limits:
     egress_deny: tuple[str, ...] = ()  # address ranges (or "agent") containers cannot reach
     egress_image: str = DEFAULT_IMAGE  # has iproute2; applies egress_deny
     work_uid: int = WORK_UID  # uid and gid of user work (ContainerHardening.work_uid)
-
-
-@dataclass(frozen=True)
-class TLSFiles:
-    """Docker client TLS files of an agent: the CA that signed the engine's
-    certificate, and the client certificate and key it accepts."""
-
-    ca: str
-    cert: str
-    key: str
-
-
-@dataclass(frozen=True)
-class AgentConfig:
-    """How to reach one agent and what it offers; read from ``ClusterManager.agents``."""
-
-    id: str = "local"
-    url: str = ""  # "" = the local engine (DOCKER_HOST, else the default socket)
-    resource_group: str = "default"
-    address: str = "127.0.0.1"  # where main1's ports are published
-    cpu: float | None = None  # None = what the engine reports
-    mem: int | None = None
-    gpus: tuple[str, ...] = ()  # pinned device ids: no detection when given
-    gpu_probe: GpuProbe = field(default_factory=GpuProbe)  # how GPUs are found when not pinned
-    data_root: str | None = None  # data folders as this agent's engine sees them
-    tls: TLSFiles | None = None  # required for tcp:// unless insecure
-    insecure: bool = False  # plain tcp:// accepted (warned at every start)
-    timeout: float = 30.0  # seconds a Docker call may wait for an answer
-    connect_timeout: float = 5.0  # seconds to connect to the engine
-    #: How kernel clients reach main1's kernel: "direct" (its published ports) or
-    #: "ssh" (forwarded through main1's SSH port: encrypted and authenticated).
-    kernel_transport: str = "direct"
-
-    def docker_cli_flags(self) -> list[str]:
-        """Flags that point the ``docker`` command at this agent (terminals use it)."""
-        if not self.url:
-            return []
-        flags = ["-H", self.url]
-        if self.tls is not None:
-            flags += ["--tlsverify", "--tlscacert", self.tls.ca, "--tlscert", self.tls.cert]
-            flags += ["--tlskey", self.tls.key]
-        return flags
-
-    @property
-    def is_this_machine(self) -> bool:
-        """Whether this agent is this machine's Docker engine (its Unix socket, or
-        ``DOCKER_HOST`` naming one when ``url`` is empty), so that a path here names
-        the same folder for the engine (the notebook's folder is mounted only then)."""
-        url = self.url or os.environ.get("DOCKER_HOST", "")
-        return not url or url.startswith("unix://")
-
-    @property
-    def connect_address(self) -> str:
-        """Where this machine reaches main1's published ports: ``address``, or
-        loopback when ports are published on every interface (``0.0.0.0`` or "")."""
-        return "127.0.0.1" if self.address in ("", "0.0.0.0") else self.address
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,15 @@ from __future__ import annotations
 import ipaddress
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...core.gpus import DETECT_MODES, GpuProbe
 from ...core.units import parse_cpu, parse_size
 from ...errors import InvalidRequest
-from .base import Agent, AgentConfig, TLSFiles
+from .agent_config import AgentConfig, TLSFiles
+
+if TYPE_CHECKING:
+    from .base import Agent
 
 _KEYS = {
     "id",

@@ -16,20 +16,21 @@ import sqlite3
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
-from ...core import scheduler, state
+from ...core import state
 from ...core.models import Session
-from ...core.queue import Refused, place_queue
 from ...core.queue_order import LABELS, order_queue
 from ...core.resources import Resources
-from ...core.scheduler import AgentSlot, Pending, Placement
 from ...core.state import ContainerStatus, SessionStatus
-from ...core.waiting_reasons import queue_reason
 from ...errors import Conflict
 from .drivers import Driver, describe, driver_alive
-from .placing_first import FirstPlacing
+from .placing_first import FirstPlacing, capacity_per_group
 from .queue_rows import WaitingRow
 from .rows import status_in
+
+if TYPE_CHECKING:  # the scheduler is imported where it places: every CLI start reads the store
+    from ...core.scheduler import AgentSlot, Pending, Placement
 
 #: How the reason of a session queued behind earlier ones begins.
 WAITING_BEHIND = "waiting behind"
@@ -98,6 +99,8 @@ class PlacingStore(FirstPlacing):
         InvalidRequest through (nothing is changed then). A placed session keeps
         its ``queue`` and ``place`` timings (see :mod:`..core.timings`).
         """
+        from ...core.scheduler import Pending, place
+
         began, clock = time.time(), time.monotonic()
         with self.tx() as db:
             session = self._get(db, session_id)
@@ -126,7 +129,7 @@ class PlacingStore(FirstPlacing):
                     f"{session.spec.resource_group} (first in, first out; next: {name})"
                 )
             else:
-                result = scheduler.place(session.spec, slots)
+                result = place(session.spec, slots)
             if isinstance(result, Pending):
                 new = session.with_(status_reason=result.reason, updated_at=time.time())
             else:
@@ -208,6 +211,10 @@ class PlacingStore(FirstPlacing):
         done: QueuePass,
     ) -> None:
         """The queue pass's placing (see :meth:`place_waiting`)."""
+        from ...core.queue import Refused, place_queue
+        from ...core.scheduler import Placement
+        from ...core.waiting_reasons import queue_reason
+
         began, clock = time.time(), time.monotonic()
         held = self._held(db)
         self._keep_known(held.sessions | {r.waiting.id for r in rows})
@@ -221,12 +228,7 @@ class PlacingStore(FirstPlacing):
             )
             for a in agents
         ]
-        capacity: dict[str, Resources] = {}
-        for a in slots:
-            c = capacity.get(a.resource_group, _ZERO)
-            capacity[a.resource_group] = Resources(
-                c.cpu + a.capacity.cpu, c.mem + a.capacity.mem, 0, c.gpu + len(a.gpu_ids)
-            )
+        capacity = capacity_per_group(slots)
         by_id = {r.waiting.id: r for r in rows}
         ordered = order_queue([r.waiting for r in rows], order, capacity, held.owners)
         specs = [w.spec for w in ordered]

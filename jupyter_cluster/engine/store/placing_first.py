@@ -16,14 +16,15 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from ...core import scheduler
 from ...core.queue_order import LABELS, Waiting, dominant_share
 from ...core.resources import Resources
-from ...core.scheduler import AgentSlot, Pending, Placement
-from ...core.waiting_reasons import queue_reason
 from ...errors import InvalidRequest
 from .queue_rows import Held, QueueRows
+
+if TYPE_CHECKING:  # imported where it places: every CLI start reads the store
+    from ...core.scheduler import AgentSlot, Pending, Placement
 
 _ZERO = Resources(0, 0, 0, 0)
 
@@ -53,7 +54,7 @@ def _is_first(mine: Waiting, others: Sequence[Waiting], order: str, held: Held) 
     return all((share(owner), key) > me_key for owner, key in firsts.items() if owner != mine.owner)
 
 
-def _capacity_per_group(agents: Sequence[AgentSlot]) -> dict[str, Resources]:
+def capacity_per_group(agents: Sequence[AgentSlot]) -> dict[str, Resources]:
     """The CPUs, memory and GPUs of each resource group's agents, summed."""
     sums: dict[str, list[float]] = {}
     for a in agents:
@@ -82,6 +83,9 @@ class FirstPlacing(QueueRows):
         in its group's queue ``order``, or give it its waiting reason (1st in the
         queue) if it does not fit; None (nothing changed) when it does not come
         first, is no longer PENDING, or can never fit (a whole pass decides then)."""
+        from ...core.scheduler import Placement, place
+        from ...core.waiting_reasons import queue_reason
+
         began, clock = time.time(), time.monotonic()
         with self.tx() as db:
             rows = self._waiting_keys(db)
@@ -91,7 +95,7 @@ class FirstPlacing(QueueRows):
             group = me.spec.resource_group
             others = [r for r in rows if r.spec.resource_group == group and r is not me]
             held = self._held(db)
-            held.capacity = _capacity_per_group(agents)
+            held.capacity = capacity_per_group(agents)
             if not _is_first(me, others, order, held):
                 return None
             slots = [
@@ -106,7 +110,7 @@ class FirstPlacing(QueueRows):
                 for a in agents
             ]
             try:
-                result = scheduler.place(me.spec, slots)
+                result = place(me.spec, slots)
             except InvalidRequest:
                 return None
             if isinstance(result, Placement):

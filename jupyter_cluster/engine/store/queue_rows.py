@@ -14,15 +14,17 @@ import logging
 import sqlite3
 import time
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ...core import state
 from ...core.launch_spec import LaunchSpec
 from ...core.queue_order import Waiting
 from ...core.resources import Resources
-from ...core.scheduler import Placement
 from .drivers import Driver
 from .rows import SessionRows, status_in
+
+if TYPE_CHECKING:
+    from ...core.scheduler import Placement
 
 log = logging.getLogger(__name__)
 _ZERO = Resources(0, 0, 0, 0)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import uuid
 from typing import Any
 
 from ...core.models import LaunchSpec, Session
@@ -82,9 +81,13 @@ class SessionRows:
             columns = {row[1] for row in db.execute("PRAGMA table_info(sessions)")}
             if "driver_started" not in columns:  # a store written before it was recorded
                 db.execute("ALTER TABLE sessions ADD COLUMN driver_started TEXT")
-            fresh = {"schema_version": str(SCHEMA_VERSION), "manager_id": str(uuid.uuid4())}
-            db.executemany("INSERT OR IGNORE INTO meta VALUES (?, ?)", fresh.items())
             meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+            if not {"schema_version", "manager_id"} <= meta.keys():  # a fresh store
+                import uuid  # only here: every CLI command opens the store
+
+                fresh = {"schema_version": str(SCHEMA_VERSION), "manager_id": str(uuid.uuid4())}
+                db.executemany("INSERT OR IGNORE INTO meta VALUES (?, ?)", fresh.items())
+                meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
         if int(meta["schema_version"]) > SCHEMA_VERSION:
             self.close()
             raise ClusterError(
