@@ -18,7 +18,7 @@ from typing import Any
 
 from ..core.gpus import GpuReport, pinned, wants_probe
 from ..core.resources import Resources
-from ..engine.agents.base import AgentConfig, AgentInfo
+from ..engine.agents.agent_config import AgentConfig, AgentInfo
 from ..engine.agents.docker.info import agent_info
 from ..engine.agents.docker.light import LightDocker, LightDockerError
 from ..engine.agents.rows import agent_rows as rows_of

@@ -217,8 +217,11 @@ def test_the_listing_commands_answer_without_the_engine_when_docker_agrees(
 
 
 #: What reading the store needs not: the scheduler and the queue's placing (imported
-#: where a launch or a queue pass places), and uuid (a new store's id only).
+#: where a launch or a queue pass places), the Agent protocol's classes (the agents'
+#: configuration and ``docker info`` are in agents/agent_config.py), and uuid (a new
+#: store's id only).
 NOT_FOR_READING = (
+    "jupyter_cluster.engine.agents.base",
     "jupyter_cluster.core.scheduler",
     "jupyter_cluster.core.queue",
     "jupyter_cluster.core.waiting_reasons",
@@ -227,7 +230,7 @@ NOT_FOR_READING = (
 )
 
 
-@pytest.mark.parametrize("argv", [["ls"], ["ls", "--all"], ["show", "nope"]])
+@pytest.mark.parametrize("argv", [["ls"], ["ls", "--all"], ["show", "nope"], ["agents"]])
 def test_reading_the_store_loads_no_placing_code(
     argv: list[str], fake_docker: tuple[FakeDocker, dict[str, str]]
 ) -> None:

@@ -1,9 +1,11 @@
-"""How to reach one agent and what it offers: :class:`AgentConfig` (and its TLS files).
+"""How to reach one agent and what it offers: :class:`AgentConfig` (and its TLS
+files), read from ``ClusterManager.agents`` by :mod:`.registry`, and
+:class:`AgentInfo`, what the agent reports.
 
-Read from ``ClusterManager.agents`` by :mod:`.registry`; kept apart from the Agent
-protocol in :mod:`.base` (which re-exports both) so that the CLI's fast path
-(:mod:`jupyter_cluster.cli.quick`), which only reads the configuration, does not
-build the protocol's classes at every command.
+Kept apart from the Agent protocol in :mod:`.base` (which re-exports them) so that
+the CLI's fast path (:mod:`jupyter_cluster.cli.quick` and ``quick_agents``), which
+only reads the configuration and ``docker info``, does not build the protocol's
+classes at every command.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from ...core.gpus import GpuProbe
+from ...core.gpus import GpuDevice, GpuProbe
+from ...core.resources import Resources
 
 
 @dataclass(frozen=True)
@@ -68,3 +71,21 @@ class AgentConfig:
         """Where this machine reaches main1's published ports: ``address``, or
         loopback when ports are published on every interface (``0.0.0.0`` or "")."""
         return "127.0.0.1" if self.address in ("", "0.0.0.0") else self.address
+
+
+@dataclass(frozen=True)
+class AgentInfo:
+    """Capacity and health of an agent."""
+
+    id: str
+    resource_group: str
+    capacity: Resources
+    gpu_ids: tuple[str, ...]
+    reachable: bool
+    message: str = ""
+    gpus: tuple[GpuDevice, ...] = ()  # what detection found of each GPU (none when pinned)
+    gpu_note: str = ""  # why GPU detection found none or not all
+    swarm: str = ""  # the Swarm cluster id the engine is an active node of, if any
+    swarm_node: str = ""  # its Swarm node id (managers and workers)
+    swarm_manager: bool = False  # whether that node is a manager (can make overlays)
+    swarm_managers: tuple[str, ...] = ()  # the node ids of its Swarm's managers

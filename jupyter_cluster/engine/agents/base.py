@@ -12,10 +12,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ...core.gpus import GpuDevice
 from ...core.naming import DEFAULT_IMAGE, WORK_UID
 from ...core.resources import Resources
 from .agent_config import AgentConfig as AgentConfig  # re-exported: its old home
+from .agent_config import AgentInfo as AgentInfo
 from .agent_config import TLSFiles as TLSFiles
 
 #: Docker's default bridge network: where main1 is created while its session's
@@ -128,24 +128,6 @@ class NetworkState:
     name: str
     labels: Mapping[str, str]
     driver: str
-
-
-@dataclass(frozen=True)
-class AgentInfo:
-    """Capacity and health of an agent."""
-
-    id: str
-    resource_group: str
-    capacity: Resources
-    gpu_ids: tuple[str, ...]
-    reachable: bool
-    message: str = ""
-    gpus: tuple[GpuDevice, ...] = ()  # what detection found of each GPU (none when pinned)
-    gpu_note: str = ""  # why GPU detection found none or not all
-    swarm: str = ""  # the Swarm cluster id the engine is an active node of, if any
-    swarm_node: str = ""  # its Swarm node id (managers and workers)
-    swarm_manager: bool = False  # whether that node is a manager (can make overlays)
-    swarm_managers: tuple[str, ...] = ()  # the node ids of its Swarm's managers
 
 
 class Executor(Protocol):

@@ -13,7 +13,7 @@ from typing import Any
 
 from ...core.resources import Resources
 from ...core.swarms import SwarmNode, join_swarms
-from .base import AgentInfo
+from .agent_config import AgentInfo
 
 
 def swarm_node(info: AgentInfo) -> SwarmNode:

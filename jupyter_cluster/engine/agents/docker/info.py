@@ -13,7 +13,7 @@ from typing import Any
 
 from ....core.gpus import GpuReport
 from ....core.resources import Resources
-from ..base import AgentConfig, AgentInfo
+from ..agent_config import AgentConfig, AgentInfo
 
 
 def unreachable_info(config: AgentConfig, message: str) -> AgentInfo:
