@@ -90,7 +90,8 @@ class Mount:
         name, _, flag = str(text).partition(":")
         if flag not in ("", "ro", "rw"):
             raise InvalidRequest(
-                f"mounts: {text!r}: after the colon write ro or rw, e.g. {name}:ro", "mounts"
+                f"mounts: {text!r}: after the colon write ro or rw, e.g. {name + ':ro'!r}",
+                "mounts",
             )
         validate_folder_name(name, "mounts")
         return cls(name=name, readonly=flag == "ro")

@@ -333,6 +333,7 @@ def flatten(parts: Sequence[object]) -> list[str]:
 @example(argv=["launch", "--bootstrap", "\udcff"])  # was stored, then failed in Docker
 @example(argv=["launch", "--bootstrap", "echo\x00hi"])
 @example(argv=["launch", "--cpu", "nan", "--mem", "1e309"])
+@example(argv=["launch", "--mount", "\x1e:0"])  # the hint printed the name raw: two lines
 def test_launch_flags(ws: Workspace, tally: Counter[str], argv: list[str]) -> None:
     before = Before.of(ws)
     out = run_cli(argv)
