@@ -2,7 +2,8 @@
 
 :class:`QueueRows` gives :class:`~.placing.PlacingStore`'s queue pass what it needs
 inside its write transaction without parsing every session: the waiting sessions
-(their specs parsed once per store and kept, since a spec never changes), what
+(each read and parsed once per store and kept, since a session's spec, owner and
+creation time never change: :class:`Seen`), what
 the containers of ALLOCATING sessions hold per agent and per owner (summed from
 a few JSON fields in SQL), and a placement written with two UPDATEs.
 """
@@ -60,70 +61,65 @@ class Held:
     capacity: dict[str, Resources] = field(default_factory=dict)  # per group (filled later)
 
 
+class Seen(NamedTuple):
+    """A session as the queue keeps it once read: its queue entry (spec, owner,
+    creation time) and what each of its containers holds, ready to sum."""
+
+    waiting: Waiting
+    cpu: float
+    mem: int
+    gpu: int
+    group_owner: tuple[str, str]  # (resource group, owner): fair share's key
+
+
 class QueueRows(SessionRows):
     """Light reads and writes of the queue pass (see the module docstring)."""
 
-    #: Specs and owners of sessions seen (they never change); kept per store.
-    _specs: dict[str, LaunchSpec]
-    _owners: dict[str, str]
-    #: Per session: (CPU, memory, GPUs) of each container, (resource group, owner).
-    _loads: dict[str, tuple[float, int, int, tuple[str, str]]]
-    #: The queue's view of each waiting session, made once.
-    _waiting: dict[str, Waiting]
+    #: The sessions read so far that still wait or hold room; kept per store.
+    _seen: dict[str, Seen]
 
     def _waiting_rows(self, db: sqlite3.Connection) -> list[WaitingRow]:
         """Every PENDING session, oldest first."""
         rows = db.execute(
-            "SELECT id, name, status_reason, created_at, driver_pid, driver_host,"
-            " driver_started FROM sessions"
+            "SELECT id, name, status_reason, driver_pid, driver_host, driver_started"
+            " FROM sessions"
             f" WHERE {_PENDING} ORDER BY created_at, rowid"
         ).fetchall()
         self._known(db, [r[0] for r in rows])
         found = []
-        for sid, name, reason, created, pid, host, started in rows:
+        for sid, name, reason, pid, host, started in rows:
             driver = Driver(pid, host, started or "") if pid is not None else None
-            waiting = Waiting(sid, self._owners[sid], created, self._specs[sid])
-            found.append(WaitingRow(waiting, name or sid[:8], reason, driver))
+            found.append(WaitingRow(self._seen[sid].waiting, name or sid[:8], reason, driver))
         return found
 
     def _known(self, db: sqlite3.Connection, ids: list[str]) -> None:
-        """Read (once) the spec and owner of the sessions ``ids`` not yet known, and
-        what each of its containers holds (CPU, memory, GPUs, its group and owner)."""
-        if not hasattr(self, "_specs"):
-            self._specs, self._owners, self._loads, self._waiting = {}, {}, {}, {}
-        missing = [sid for sid in ids if sid not in self._specs]
+        """Read (once) the sessions ``ids`` not yet seen (see :class:`Seen`)."""
+        if not hasattr(self, "_seen"):
+            self._seen = {}
+        seen = self._seen
+        missing = [sid for sid in ids if sid not in seen]
         for at in range(0, len(missing), 500):
             chunk = missing[at : at + 500]
-            for sid, spec, owner in db.execute(
-                "SELECT id, json_extract(record, '$.spec'), json_extract(record, '$.owner')"
-                f" FROM sessions WHERE id IN ({','.join('?' * len(chunk))})",
+            for sid, spec, owner, created in db.execute(
+                "SELECT id, json_extract(record, '$.spec'), json_extract(record, '$.owner'),"
+                f" created_at FROM sessions WHERE id IN ({','.join('?' * len(chunk))})",
                 chunk,
             ):
                 parsed = LaunchSpec.from_dict(json.loads(spec))
-                per = parsed.resources
-                self._specs[sid] = parsed
-                self._owners[sid] = owner or ""
-                self._loads[sid] = (per.cpu, per.mem, per.gpu, (parsed.resource_group, owner or ""))
+                per, owner = parsed.resources, owner or ""
+                waiting = Waiting(sid, owner, created, parsed)
+                seen[sid] = Seen(waiting, per.cpu, per.mem, per.gpu, (parsed.resource_group, owner))
 
     def _waiting_keys(self, db: sqlite3.Connection) -> list[Waiting]:
         """Every PENDING session as the queue orders it (no reasons, no drivers)."""
-        rows = db.execute(f"SELECT id, created_at FROM sessions WHERE {_PENDING}").fetchall()
-        self._known(db, [r[0] for r in rows])
-        waiting = self._waiting
-        found = []
-        for sid, created in rows:
-            entry = waiting.get(sid)
-            if entry is None:  # a session's owner, creation time and spec never change
-                entry = waiting[sid] = Waiting(sid, self._owners[sid], created, self._specs[sid])
-            found.append(entry)
-        return found
+        ids = [r[0] for r in db.execute(f"SELECT id FROM sessions WHERE {_PENDING}")]
+        self._known(db, ids)
+        seen = self._seen
+        return [seen[sid].waiting for sid in ids]
 
     def _keep_known(self, ids: set[str]) -> None:
-        """Forget the specs of sessions no longer waiting or holding room."""
-        self._specs = {sid: spec for sid, spec in self._specs.items() if sid in ids}
-        self._owners = {sid: o for sid, o in self._owners.items() if sid in ids}
-        self._loads = {sid: load for sid, load in self._loads.items() if sid in ids}
-        self._waiting = {sid: w for sid, w in self._waiting.items() if sid in ids}
+        """Forget the sessions no longer waiting or holding room."""
+        self._seen = {sid: known for sid, known in self._seen.items() if sid in ids}
 
     def _held(self, db: sqlite3.Connection) -> Held:
         """What ALLOCATING sessions' containers hold now (a grouped count, and the
@@ -136,10 +132,10 @@ class QueueRows(SessionRows):
         held = Held(sessions={r[0] for r in rows}, counts=counts)
         owned: dict[tuple[str, str], list[float]] = {}
         with_gpus = []
-        loads = self._loads
+        seen = self._seen
         # Thousands of rows at every pass and launch: plain tuples and dict.get only.
         for sid, agent, count in rows:
-            per_cpu, per_mem, per_gpu, group_owner = loads[sid]
+            _, per_cpu, per_mem, per_gpu, group_owner = seen[sid]
             cpu[agent] = cpu.get(agent, 0.0) + per_cpu * count
             mem[agent] = mem.get(agent, 0) + per_mem * count
             counts[agent] = counts.get(agent, 0) + count
