@@ -89,9 +89,9 @@ class Mount:
         """Read ``NAME`` or ``NAME:ro`` / ``NAME:rw``; reject anything path-like."""
         name, _, flag = str(text).partition(":")
         if flag not in ("", "ro", "rw"):
+            shown = name if name.isprintable() else "NAME"  # the error stays one line
             raise InvalidRequest(
-                f"mounts: {text!r}: after the colon write ro or rw, e.g. {name + ':ro'!r}",
-                "mounts",
+                f"mounts: {text!r}: after the colon write ro or rw, e.g. {shown}:ro", "mounts"
             )
         validate_folder_name(name, "mounts")
         return cls(name=name, readonly=flag == "ro")
