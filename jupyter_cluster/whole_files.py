@@ -18,14 +18,20 @@ from typing import IO, Any
 
 @contextlib.contextmanager
 def replaced_whole(
-    path: str | os.PathLike[str], mode: str = "w", **kwargs: Any
+    path: str | os.PathLike[str], mode: str = "w", *, private: bool = True, **kwargs: Any
 ) -> Iterator[IO[Any]]:
-    """A new file (0600) in ``path``'s directory, opened with ``mode`` and ``kwargs``
-    as :func:`open` takes them; it replaces ``path`` once the block ends, and is
-    removed instead if the block raises."""
+    """A new file in ``path``'s directory, opened with ``mode`` and ``kwargs`` as
+    :func:`open` takes them; it replaces ``path`` once the block ends, and is removed
+    instead if the block raises. It is 0600 if ``private``, else as :func:`open`
+    would make it under the process's umask (read with :func:`os.umask`, so for
+    single-threaded callers: ``jupyter cluster folder cp`` downloading a file)."""
     where = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=where, prefix=f".{os.path.basename(path)}.")
     try:
+        if not private:
+            umask = os.umask(0o077)
+            os.umask(umask)
+            os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, mode, **kwargs) as f:
             yield f
         os.replace(tmp, path)

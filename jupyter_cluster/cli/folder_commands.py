@@ -134,7 +134,7 @@ async def folder_cp(engine: Engine[Any], args: argparse.Namespace) -> int:
     if os.path.isdir(target):
         target = os.path.join(target, parts[-1])
     size = 0
-    with replaced_whole(target, "wb") as out:
+    with replaced_whole(target, "wb", private=False) as out:  # a file as `cp` makes one
         async for chunk in _read(engine, name, parts):
             out.write(chunk)
             size += len(chunk)

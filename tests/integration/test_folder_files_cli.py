@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -41,6 +42,9 @@ def test_ls_and_cp_both_ways(ws: Workspace, tmp_path: Path) -> None:
     ws.ok_cli("folder", "cp", "data:blob.bin", str(out / "copy.bin"))
     assert (out / "copy.bin").read_bytes() == blob.read_bytes()
     assert sorted(os.listdir(out)) == ["copy.bin", "renamed.bin"]  # no temporary left
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert stat.S_IMODE((out / "copy.bin").stat().st_mode) == 0o666 & ~umask  # as cp makes it
     # plain `folder ls` is still the folders
     assert [f["name"] for f in ws.json("folder", "ls")] == ["data"]
 
