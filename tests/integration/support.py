@@ -162,10 +162,11 @@ class Workspace:
         of its own has the session; that session (the job must outlive its client)."""
         launch = self.popen(*CLI, "launch", *launch_args)
         try:
+            # submit records the CLI itself as the driver first; the hand-off follows
             found = wait_for(
                 lambda: (
                     (s := self.only_session()) is not None
-                    and self.driver_pid(s.id) is not None
+                    and self.driver_pid(s.id) not in (None, launch.pid)
                     and s
                 ),
                 60,
