@@ -447,9 +447,11 @@ def test_top_agrees_with_docker_stats(module_ws: Workspace, session: Any) -> Non
     sub1 = next(c for c in session["containers"] if c["host"] == "sub1")
     theirs = _docker_stats(sub1["container_id"])
     mine = ours["sub1"]
-    # the CPU limit is 0.5: both see about 50 % of one CPU
+    # the CPU limit is 0.5: both see at most about 50 % of one CPU. On a loaded
+    # machine (CI runs tests in parallel on 2 CPUs) the burner gets less than its
+    # quota, so the floor only tells a busy container from an idle one.
     assert abs(mine["cpu_percent"] - float(theirs["CPUPerc"].rstrip("%"))) < 15, (mine, theirs)
-    assert 35 < mine["cpu_percent"] < 65, mine
+    assert 20 < mine["cpu_percent"] < 65, mine
     used, limit = (_bytes(x.strip()) for x in theirs["MemUsage"].split("/"))
     assert mine["mem_limit"] == limit == 512 << 20
     assert abs(mine["mem_used"] - used) < 0.15 * used and mine["mem_used"] > 96 << 20, mine
