@@ -35,6 +35,7 @@ from .handlers import default_handlers
 from .handlers.proxy import proxy_handlers
 from .kernel_refusals import explain_refusals
 from .service import SERVICE_SETTING, ClusterService
+from .terminal_names import keep_cluster_names
 
 
 class ClusterApp(ExtensionApp, LaunchSettings):
@@ -215,6 +216,10 @@ class ClusterApp(ExtensionApp, LaunchSettings):
         route_drive_paths(self.serverapp.kernel_manager)
         # A cluster kernel refused at start says why (not jupyter_server's bare 500).
         explain_refusals(self.serverapp.kernel_manager)
+        # No plain terminal under a cluster terminal's name (Lab reopens tabs by name).
+        # The terminal service loads after this extension; a callback queued now runs
+        # in the loop's first turn, before any request is read.
+        self.serverapp.io_loop.add_callback(self._keep_cluster_terminal_names)
         self.service = ClusterService(self)
         self.settings[SERVICE_SETTING] = self.service
 
@@ -223,7 +228,11 @@ class ClusterApp(ExtensionApp, LaunchSettings):
         self.handlers.extend(default_handlers)
         self.handlers.extend(proxy_handlers)
 
+    def _keep_cluster_terminal_names(self) -> None:
+        keep_cluster_names(self.terminal_manager)
+
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
+        self._keep_cluster_terminal_names()  # idempotent; in case the loop ran already
         await self.service.ensure_started()
 
     async def stop_extension(self) -> None:

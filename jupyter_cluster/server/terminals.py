@@ -12,7 +12,9 @@ container as ``work``, so JupyterLab's terminal UI and
   container's host key, strict host-key checking on. The key material lives in a
   0700 directory ``<cluster dir>/ssh/<session id>/``, removed when the session ends.
 
-The engine's route (:mod:`jupyter_cluster.reach`) builds the command line.
+The engine's route (:mod:`jupyter_cluster.reach`) builds the command line. Each
+terminal is named ``cluster_<host>_<session>_<n>``, a name the terminal service
+gives no plain terminal (:mod:`.terminal_names`).
 
 Used by the REST handlers; the server extension calls :meth:`close_session`
 when a session ends and :meth:`sweep` at start-up.
@@ -30,6 +32,7 @@ from ..core.models import Session
 from ..core.state import USABLE, ContainerStatus
 from ..engine.api import Engine
 from ..errors import Conflict
+from .terminal_names import cluster_terminal_name, creating_cluster_terminal, keep_cluster_names
 
 _LOGIN_SHELL = "if command -v bash >/dev/null 2>&1; then exec bash -l; else exec sh -l; fi"
 
@@ -56,8 +59,12 @@ class ClusterTerminals:
         term = str(getattr(term_manager, "term_settings", {}).get("type") or "xterm-256color")
         route = self.engine.main_route()  # docker exec, or SSH through main1
         argv = await route.terminal_argv(session, host, term, self.key_dir(session.id))
-        model: dict[str, Any] = term_manager.create(shell_command=argv)
-        self._names.setdefault(session.id, set()).add(model["name"])
+        keep_cluster_names(term_manager)  # normally done at server start already
+        given = self._names.setdefault(session.id, set())
+        name = cluster_terminal_name(host, session.id, set(term_manager.terminals) | given)
+        with creating_cluster_terminal():
+            model: dict[str, Any] = term_manager.create(shell_command=argv, name=name)
+        given.add(model["name"])
         self.log.info("terminal %s: %s of session %s", model["name"], host, session.name)
         return model
 

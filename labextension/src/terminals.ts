@@ -200,23 +200,26 @@ async function showTerminal(
   terminal: ITerminalModel
 ): Promise<void> {
   const trans = getTrans();
-  // JupyterLab's terminal:open starts a new terminal on the server's own host
-  // under a name it does not find running: a shell that ended at once (its
-  // container unreachable) must not come back as a host shell in a tab
-  // titled after the container.
-  const terminals = ctx.app.serviceManager.terminals;
-  await terminals.refreshRunning();
-  if (![...terminals.running()].some(model => model.name === terminal.name)) {
-    throw new Error(
-      trans.__(
-        'The shell in %1 ended as soon as it started (see the server log).',
-        host
-      )
-    );
+  // For a name it does not find running, JupyterLab's terminal:open asks the
+  // server for a new terminal under it; the server refuses cluster terminals'
+  // names (409), so a shell that ended at once (its container unreachable)
+  // never comes back as a shell on the server's host.
+  let widget: any;
+  try {
+    widget = await ctx.app.commands.execute('terminal:open', {
+      name: terminal.name
+    });
+  } catch (error) {
+    if ((error as any)?.response?.status === 409) {
+      throw new Error(
+        trans.__(
+          'The shell in %1 ended as soon as it started (see the server log).',
+          host
+        )
+      );
+    }
+    throw error;
   }
-  const widget: any = await ctx.app.commands.execute('terminal:open', {
-    name: terminal.name
-  });
   if (!widget) {
     throw new Error(trans.__('JupyterLab opened no terminal tab.'));
   }

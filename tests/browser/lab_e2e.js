@@ -835,6 +835,46 @@ async function main() {
       );
     }
     await shot('terminals-every-container');
+
+    // The shell in sub1 ends. JupyterLab reopens a terminal tab by name (after
+    // a reload, or a server restart); under a name it does not find running it
+    // asks for a new terminal, which must not be a shell on the server's host.
+    const terminalsUrl = new URL('api/terminals', LAB_URL).toString();
+    const terminalNames = async () =>
+      (await sendJSON('GET', terminalsUrl)).map(t => t.name);
+    const short = launched.id.replace(/-/g, '').slice(0, 12);
+    const prefix = `cluster_sub1_${short}_`;
+    const subName = (await terminalNames()).find(n => n.startsWith(prefix));
+    if (!subName) {
+      throw new Error(`no terminal named ${prefix}N: ${await terminalNames()}`);
+    }
+    const subId = bar[at + 1].id;
+    await page
+      .locator(`#jp-main-dock-panel .lm-TabBar-tab[data-id="${subId}"]`)
+      .click();
+    await page.locator(`[id="${subId}"] .jp-Terminal`).click();
+    await page.keyboard.type('exit');
+    await page.keyboard.press('Enter');
+    for (let i = 0; (await terminalNames()).includes(subName); i++) {
+      if (i > 60) {
+        throw new Error(`${subName} still runs after exit`);
+      }
+      await page.waitForTimeout(500);
+    }
+    results.outputs.reopenEnded = await page.evaluate(async name => {
+      try {
+        await window.jupyterapp.commands.execute('terminal:open', { name });
+        return 'opened';
+      } catch (error) {
+        return `refused ${error?.response?.status}: ${error?.message}`;
+      }
+    }, subName);
+    if (!results.outputs.reopenEnded.startsWith('refused 409')) {
+      throw new Error(`reopening ${subName}: ${results.outputs.reopenEnded}`);
+    }
+    if ((await terminalNames()).includes(subName)) {
+      throw new Error(`a terminal runs under the ended ${subName}`);
+    }
     await sendJSON('DELETE', api(`sessions/${launched.id}`));
     await page
       .locator(`${item}[data-status="TERMINATED"]`)

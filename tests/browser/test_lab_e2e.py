@@ -228,7 +228,8 @@ def _assert_usage_and_kept_logs(results: dict[str, Any]) -> None:
 
 def _assert_terminals_in_every_container(results: dict[str, Any]) -> None:
     """A size-2 session's "Terminals" button opened a terminal tab in main1, then one in
-    sub1 right after it, titled with host and session; each shell runs in its host."""
+    sub1 right after it, titled with host and session; each shell runs in its host;
+    an ended one's name gives no new shell."""
     ran = {s["name"] for s in results["steps"] if s["ok"]}
     assert "terminals-every-container" in ran, results["steps"]
     outputs = results["outputs"]
@@ -242,3 +243,6 @@ def _assert_terminals_in_every_container(results: dict[str, Any]) -> None:
     at = bar.index(f"main1 · {name}")
     assert bar[at + 1] == f"sub1 · {name}", bar
     assert any("terminals-every-container" in shot for shot in results["screenshots"])
+    # After sub1's shell ended, Lab's terminal:open under its name (as a reload
+    # restores a tab) was refused by the server: no host shell took the name.
+    assert outputs["reopenEnded"].startswith("refused 409: cluster_sub1_"), outputs

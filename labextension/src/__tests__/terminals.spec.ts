@@ -46,8 +46,9 @@ function cluster(
  * A context whose `terminal:open` makes a tab (a real Lumino title) for each
  * name, in order, unless `failTab` names it; the client answers `getSession`
  * with `fresh` and `openTerminal` with name `t-<host>` (or fails for hosts in
- * `failHost`); the server lists every terminal it opened as running, except
- * those of hosts in `endedHost` (their shell ended at once).
+ * `failHost`); for hosts in `endedHost` (their shell ended at once),
+ * `terminal:open` fails as JupyterLab's does when the server refuses a new
+ * terminal under a cluster terminal's name (409).
  */
 function setup(
   fresh: ISession,
@@ -60,18 +61,16 @@ function setup(
   const commands = new CommandRegistry();
   const tabs: { name: string; title: Title<any> }[] = [];
   const shutdown = jest.fn(async () => undefined);
-  const opened: string[] = [];
-  const refreshRunning = jest.fn(async () => undefined);
-  const running = () =>
-    opened
-      .filter(host => !options.endedHost?.includes(host))
-      .map(host => ({ name: `t-${host}` }))
-      [Symbol.iterator]();
   commands.addCommand('terminal:open', {
     execute: args => {
       const name = args.name as string;
       if (options.failTab?.includes(name)) {
         throw new Error('no websocket');
+      }
+      if (options.endedHost?.some(host => name === `t-${host}`)) {
+        throw Object.assign(new Error(`${name} was a terminal into ...`), {
+          response: { status: 409 }
+        });
       }
       const title = new Title<any>({ owner: {}, label: '...' });
       tabs.push({ name, title });
@@ -84,7 +83,6 @@ function setup(
       if (options.failHost?.includes(host)) {
         throw new ClusterAPIError(`${host} of session x is EXITED`, 409);
       }
-      opened.push(host);
       return { name: `t-${host}` };
     })
   };
@@ -94,7 +92,7 @@ function setup(
   const ctx: IContext = {
     app: {
       commands,
-      serviceManager: { terminals: { shutdown, refreshRunning, running } }
+      serviceManager: { terminals: { shutdown } }
     } as any,
     model,
     settings: () => readSettings({}),
@@ -245,7 +243,7 @@ describe('openAllTerminals', () => {
     const fresh = cluster(['main1', 'sub1']);
     const { ctx, tabs, model } = setup(fresh, { endedHost: ['main1'] });
     const outcome = await openAllTerminals(ctx, fresh);
-    // terminal:open would have started a plain terminal under the name t-main1.
+    // The server refused a plain terminal under the name t-main1: no host shell.
     expect(tabs.map(t => t.name)).toEqual(['t-sub1']);
     expect(outcome).toEqual({
       opened: ['sub1'],
