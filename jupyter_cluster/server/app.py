@@ -219,7 +219,9 @@ class ClusterApp(ExtensionApp, LaunchSettings):
         # No plain terminal under a cluster terminal's name (Lab reopens tabs by name).
         # The terminal service loads after this extension; a callback queued now runs
         # in the loop's first turn, before any request is read.
-        self.serverapp.io_loop.add_callback(self._keep_cluster_terminal_names)
+        io_loop = getattr(self.serverapp, "io_loop", None)
+        if io_loop is not None:  # else the extension's start does it
+            io_loop.add_callback(self._keep_cluster_terminal_names)
         self.service = ClusterService(self)
         self.settings[SERVICE_SETTING] = self.service
 
