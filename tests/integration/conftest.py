@@ -49,3 +49,10 @@ def mpi_image(needs_docker: None) -> str:
     """The kernel image with Open MPI and mpi4py (``tests/images/mpi``), built once
     per run, and only when its Dockerfile or the kernel image changed."""
     return ensure_test_image("mpi", "jupyter-cluster/mpi-test:latest")
+
+
+@pytest.fixture(scope="session")
+def torch_image(needs_docker: None) -> str:
+    """The kernel image with Debian's PyTorch (``tests/images/torch``), built once per
+    run, and only when its Dockerfile or the kernel image changed."""
+    return ensure_test_image("torch", "jupyter-cluster/torch-test:latest")
