@@ -1,0 +1,33 @@
+"""The launch CPU breakdown (``bench/bench_launch_cpu.py``) at size 2, one run of each side.
+
+As a subprocess against the real Docker engine: it must exit 0 (its floor's
+containers removed, ours shut down) and print a table in which the Docker daemon
+and the container shim spent CPU on both sides, and the machine was busy. Nothing
+is compared: it is a diagnostic, not a timed test.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from tests.support.constants import REPO
+from tests.support.docker import docker
+from tests.support.processes import run
+
+pytestmark = pytest.mark.docker
+
+
+def test_the_launch_cpu_breakdown_runs_and_reports() -> None:
+    script = REPO / "bench" / "bench_launch_cpu.py"
+    result = run((sys.executable, str(script), "--size", "2", "--repeat", "1"), timeout=180)
+    assert result.returncode == 0, str(result)
+    lines = result.stdout.splitlines()
+    assert lines[0] == "CPU seconds of a size-2 launch, median of 1 runs each", result.stdout
+    rows = {line.split()[0]: line.split()[1:] for line in lines[2:]}
+    for name in ("(machine,", "dockerd", "containerd-shim"):
+        ours, floor, _ = (float(x) for x in rows[name][-3:])
+        assert ours > 0 and floor > 0, (name, result.stdout)
+    left = docker("ps", "-aq", "--filter", "label=jupyter-cluster-bench.run-id").stdout.split()
+    assert left == [], "the floor's containers were left"
