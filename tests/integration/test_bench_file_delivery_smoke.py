@@ -1,0 +1,34 @@
+"""The file-delivery measurement (``bench/bench_file_delivery.py``) at size 2, one run each.
+
+As a subprocess against the real Docker engine: it must exit 0 and print both
+medians and their ratio, every container and network it made removed. Nothing is
+compared: it is a design measurement, not a timed test.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+
+import pytest
+
+from tests.support.constants import REPO
+from tests.support.docker import docker
+from tests.support.processes import run
+
+pytestmark = pytest.mark.docker
+
+LABEL = "label=jupyter-cluster-bench.run-id"
+
+
+def test_the_file_delivery_measurement_runs_and_reports() -> None:
+    script = REPO / "bench" / "bench_file_delivery.py"
+    result = run((sys.executable, str(script), "--size", "2", "--repeat", "1"), timeout=180)
+    assert result.returncode == 0, str(result)
+    for way in ("archive", "bind"):
+        assert re.search(rf"^{way} +median \d+\.\d+ s \(.* 1 runs\)$", result.stdout, re.M), (
+            result.stdout
+        )
+    assert re.search(r"^bind/archive \d+\.\d\d at size 2$", result.stdout, re.M), result.stdout
+    assert docker("ps", "-aq", "--filter", LABEL).stdout.split() == []
+    assert docker("network", "ls", "-q", "--filter", LABEL).stdout.split() == []
