@@ -104,7 +104,7 @@ class AppProxyHandler(WebSocketPipe, SessionScope):
     def _app_headers(self) -> httputil.HTTPHeaders:
         """The client's headers for the app (see :func:`.proxy_pages.headers_for_app`)."""
         headers = httputil.HTTPHeaders()
-        own = {self.cookie_name, "_xsrf"}
+        own = {self.identity_provider.get_cookie_name(self), "_xsrf"}
         passed = headers_for_app(self.request.headers.get_all(), self.token_authenticated, own)
         for name, value in passed:
             headers.add(name, value)
