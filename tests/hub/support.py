@@ -96,7 +96,10 @@ class Hub:
     ) -> httpx.Response:
         """Call ``path`` (relative to ``/services/cluster/``) of the service itself on its
         socket, with ``Authorization: token {token}`` unless None; ``kw`` goes to httpx.
-        Redirects are followed, as :func:`requests.request` does."""
+        Redirects are followed, and a raw ``data=`` body is sent, as
+        :func:`requests.request` does (httpx calls that ``content``)."""
+        if isinstance(kw.get("data"), (bytes, str)):
+            kw["content"] = kw.pop("data")
         headers = {"Authorization": f"token {token}"} if token else {}
         headers.update(kw.pop("headers", {}))
         kw.setdefault("follow_redirects", True)
