@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import tempfile
 from collections.abc import Iterator
 from typing import IO, Any
@@ -22,16 +23,12 @@ def replaced_whole(
 ) -> Iterator[IO[Any]]:
     """A new file in ``path``'s directory, opened with ``mode`` and ``kwargs`` as
     :func:`open` takes them; it replaces ``path`` once the block ends, and is removed
-    instead if the block raises. It is 0600 if ``private``, else as :func:`open`
-    would make it under the process's umask (read with :func:`os.umask`, so for
-    single-threaded callers: ``jupyter cluster folder cp`` downloading a file)."""
+    instead if the block raises. It is 0600 if ``private``, else what :func:`open`
+    makes under the process's umask (``jupyter cluster folder cp`` downloading a file)."""
     where = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=where, prefix=f".{os.path.basename(path)}.")
+    prefix = f".{os.path.basename(path)}."
+    fd, tmp = tempfile.mkstemp(dir=where, prefix=prefix) if private else _made(where, prefix)
     try:
-        if not private:
-            umask = os.umask(0o077)
-            os.umask(umask)
-            os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, mode, **kwargs) as f:
             yield f
         os.replace(tmp, path)
@@ -39,3 +36,12 @@ def replaced_whole(
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _made(where: str, prefix: str) -> tuple[int, str]:
+    """A new file of a free name in ``where``, mode 0666 less the umask (the kernel
+    applies it: nothing reads or sets the process-wide umask); its fd and path."""
+    while True:
+        tmp = os.path.join(where, prefix + secrets.token_hex(4))
+        with contextlib.suppress(FileExistsError):  # O_EXCL: never an existing file or link
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), tmp
