@@ -219,9 +219,7 @@ class ClusterApp(ExtensionApp, LaunchSettings):
         # No plain terminal under a cluster terminal's name (Lab reopens tabs by name).
         # The terminal service loads after this extension; a callback queued now runs
         # in the loop's first turn, before any request is read.
-        io_loop = getattr(self.serverapp, "io_loop", None)
-        if io_loop is not None:  # else the extension's start does it
-            io_loop.add_callback(self._keep_cluster_terminal_names)
+        self.serverapp.io_loop.add_callback(self._keep_cluster_terminal_names)
         self.service = ClusterService(self)
         self.settings[SERVICE_SETTING] = self.service
 
@@ -234,7 +232,6 @@ class ClusterApp(ExtensionApp, LaunchSettings):
         keep_cluster_names(self.terminal_manager)
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
-        self._keep_cluster_terminal_names()  # idempotent; in case the loop ran already
         await self.service.ensure_started()
 
     async def stop_extension(self) -> None:

@@ -32,7 +32,7 @@ from ..core.models import Session
 from ..core.state import USABLE, ContainerStatus
 from ..engine.api import Engine
 from ..errors import Conflict
-from .terminal_names import cluster_terminal_name, creating_cluster_terminal, keep_cluster_names
+from .terminal_names import cluster_terminal_name, creating_cluster_terminal
 
 _LOGIN_SHELL = "if command -v bash >/dev/null 2>&1; then exec bash -l; else exec sh -l; fi"
 
@@ -59,7 +59,6 @@ class ClusterTerminals:
         term = str(getattr(term_manager, "term_settings", {}).get("type") or "xterm-256color")
         route = self.engine.main_route()  # docker exec, or SSH through main1
         argv = await route.terminal_argv(session, host, term, self.key_dir(session.id))
-        keep_cluster_names(term_manager)  # normally done at server start already
         given = self._names.setdefault(session.id, set())
         name = cluster_terminal_name(host, session.id, set(term_manager.terminals) | given)
         with creating_cluster_terminal():
