@@ -24,7 +24,6 @@ import statistics
 import sys
 import uuid
 from collections import Counter
-from typing import Any
 
 from common.bare import floor_keys
 from common.constants import IMAGE
@@ -73,14 +72,6 @@ def spent_by_name(
     return spent
 
 
-class Reading(dict):  # type: ignore[type-arg]
-    """Passed to ``ours_launch`` as its ``placement``: it is filled after the timing
-    and before the shutdown, which is when ours is read."""
-
-    def update(self, *args: Any, **kwargs: Any) -> None:
-        self["busy"], self["processes"] = busy_seconds(), process_seconds()
-
-
 async def measure(args: argparse.Namespace) -> dict[str, list[Counter[str]]]:
     """Alternating runs of both sides; per side, one Counter of seconds per run."""
     import aiodocker
@@ -99,13 +90,18 @@ async def measure(args: argparse.Namespace) -> dict[str, list[Counter[str]]]:
         )
         try:
             await ours_launch(kernel, args.size, args.timeout, [])  # warm-up
+            read: list[tuple[float, dict[int, tuple[str, float]]]] = []
+
+            def ready() -> None:  # ours is read when ready, before its shutdown
+                read.append((busy_seconds(), process_seconds()))
+
             for i in range(2 * args.repeat):
                 side = ("ours", "floor")[(i + i // 2) % 2]  # ABBA: neither always first
                 busy, before = busy_seconds(), process_seconds()
                 if side == "ours":
-                    reading = Reading()
-                    await ours_launch(kernel, args.size, args.timeout, [], placement=reading)
-                    busy_after, after = reading["busy"], reading["processes"]
+                    read.clear()
+                    await ours_launch(kernel, args.size, args.timeout, [], on_ready=ready)
+                    [(busy_after, after)] = read
                 else:
                     try:
                         await floor.launch(args.size, 1.0)

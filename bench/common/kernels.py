@@ -130,6 +130,7 @@ async def ours_launch(
     shutdowns: list[float],
     config: Any = None,
     placement: dict[str, str] | None = None,
+    on_ready: Callable[[], None] | None = None,
 ) -> float:
     """Seconds from ``start_kernel()`` of the cluster kernelspec ``kernel`` of ``size``
     containers (it returns at RUNNING: every sshd listens) until the kernel answers
@@ -137,7 +138,8 @@ async def ours_launch(
     main1 (``ClusterManager.exec``: docker exec) exits 0; then ``shutdown_kernel()``,
     its seconds into ``shutdowns``. ``config``: the kernel manager's (default
     :func:`cluster_config`); ``placement``, if given, gets the session's host -> agent
-    id (read after the timing, before the shutdown)."""
+    id (read after the timing, before the shutdown); ``on_ready``, if given, is called
+    right after the timing."""
     from jupyter_client.manager import AsyncKernelManager
 
     km = AsyncKernelManager(kernel_name=kernel, config=config or cluster_config())
@@ -160,6 +162,8 @@ async def ours_launch(
 
         await asyncio.gather(client.wait_for_ready(timeout=timeout), ssh())
         seconds = time.monotonic() - start
+        if on_ready is not None:
+            on_ready()
         if placement is not None:
             placement.update(await placement_of(provisioner.engine, provisioner.session_id))
         client.stop_channels()
