@@ -11,6 +11,7 @@ leftovers can be told from the objects of a run still going on in parallel.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import ipaddress
 import logging
 import os
@@ -35,6 +36,8 @@ NAME_PREFIX = "jc-test-agent-"
 AGENT_IMAGE = "jupyter-cluster/test-agent:latest"
 BASE_IMAGE = "jupyter-cluster/debian:bookworm"
 DIND_DIR = Path(__file__).with_name("dind")
+#: Label of the agent image: the digest of the ``dind/`` files it was built from.
+SOURCE_LABEL = "jupyter-cluster.test-agent.source"
 #: Agent subnet: this variable if set, else the first free one of DEFAULT_SUBNETS.
 SUBNET_ENV = "JC_TEST_AGENTS_SUBNET"
 DEFAULT_SUBNETS = tuple(f"10.213.{i}.0/24" for i in range(1, 64))
@@ -108,15 +111,31 @@ def missing_images(images: Iterable[str]) -> list[str]:
     return [i for i in images if docker("image", "inspect", i, check=False).returncode != 0]
 
 
+def dind_source_hash() -> str:
+    """A digest of ``dind/`` (every file's name and bytes): the agent image carries it
+    in :data:`SOURCE_LABEL`, so an image built from older files is built again."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in DIND_DIR.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(DIND_DIR).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
 def ensure_agent_image(rebuild: bool = False) -> float | None:
-    """Build :data:`AGENT_IMAGE` from ``dind/`` unless present; the seconds it took."""
-    if not rebuild and not missing_images([AGENT_IMAGE]):
-        return None
+    """Build :data:`AGENT_IMAGE` from ``dind/`` unless present and built from the same
+    files; the seconds it took (None if it was up to date)."""
+    source = dind_source_hash()
+    if not rebuild:
+        label = "{{index .Config.Labels " + f'"{SOURCE_LABEL}"' + "}}"
+        found = docker("image", "inspect", "--format", label, AGENT_IMAGE, check=False)
+        if found.returncode == 0 and found.stdout.strip() == source:
+            return None
     if missing_images([BASE_IMAGE]):
         raise DockerError(f"{BASE_IMAGE} is missing: the agent image is built FROM it")
     started = time.monotonic()
     log.info("building %s from %s", AGENT_IMAGE, DIND_DIR)
-    docker("build", "-q", "-t", AGENT_IMAGE, str(DIND_DIR), timeout=900)
+    docker("build", "-q", "--label", f"{SOURCE_LABEL}={source}", "-t", AGENT_IMAGE,
+           str(DIND_DIR), timeout=900)  # fmt: skip
     seconds = time.monotonic() - started
     log.info("built %s in %.1f s", AGENT_IMAGE, seconds)
     return seconds

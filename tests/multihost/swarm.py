@@ -4,7 +4,8 @@ Called by :meth:`tests.multihost.agents.AgentCluster.start` once the agents' eng
 answer. As the README says: the first agent inits the Swarm, and the others run the
 ``docker swarm join`` command that ``swarm init`` prints, so they join as workers
 (only agent1 is a manager, as at most sites: few managers, many workers).
-:func:`promote` and :func:`demote` let a test make a manager-only Swarm for a while.
+:func:`promote` and :func:`demote` let a test make a manager-only Swarm for a while;
+:func:`rejoin` brings back a worker that stays Down after its engine restarted.
 Swarm commands go through ``docker exec`` to each agent's own socket.
 """
 
@@ -94,6 +95,29 @@ def _node(manager: AgentHost, verb: str, *agents: AgentHost) -> None:
     result = manager.inside("docker", "node", verb, *(a.id for a in agents), timeout=120)
     if result.returncode != 0:
         raise AgentStartError(f"docker node {verb} failed: {result.stderr}")
+
+
+def all_ready(manager: AgentHost, timeout: float) -> bool:
+    """Wait up to ``timeout`` s until every node ``manager`` lists is Ready; whether
+    they all were."""
+    deadline = time.monotonic() + timeout
+    while set(swarm_nodes(manager).values()) != {"Ready"}:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.5)
+    return True
+
+
+def rejoin(manager: AgentHost, worker: AgentHost) -> None:
+    """Make ``worker`` a new worker of ``manager``'s Swarm: it leaves (``--force``), its
+    old node is removed, and it joins with a fresh worker token, as an admin does with a
+    worker that stays Down. Raises :class:`AgentStartError` if a step fails."""
+    worker.inside("docker", "swarm", "leave", "--force", timeout=120)  # fails if not in one
+    old = manager.inside("docker", "node", "ls", "-q", "--filter", f"name={worker.id}")
+    for node in old.stdout.split():
+        manager.inside("docker", "node", "rm", "--force", node, timeout=120)
+    token = _swarm(manager, "join-token", "-q", "worker").stdout.strip()
+    _swarm(worker, "join", "--token", token, f"{manager.ip}:2377")
 
 
 def form_swarm(agents: Sequence[AgentHost], overlay_pool: str, timeout: float = 60) -> None:

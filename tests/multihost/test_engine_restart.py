@@ -19,6 +19,7 @@ that last check until reconciliation refreshes the reason, then it passes).
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,11 +29,12 @@ import pytest
 from jupyter_cluster.core.state import ContainerStatus, SessionStatus
 from jupyter_cluster.engine.manager import ClusterManager
 from tests.support.constants import READY
-from tests.support.waiting import eventually, wait_for
+from tests.support.waiting import eventually
 
 from .agents import AgentCluster, AgentHost
 from .dockercli import docker
 from .support import SMALL, engine, leftovers
+from .swarm import all_ready, rejoin
 
 pytestmark = pytest.mark.docker
 
@@ -40,6 +42,11 @@ pytestmark = pytest.mark.docker
 AGENT = "agent2"
 #: Seconds the engine may take to stop its containers and exit.
 STOP_TIMEOUT = 30
+#: Seconds the restarted agent gets to be Ready in the Swarm again, before and after
+#: it is made to rejoin.
+READY_TIMEOUT = 60
+
+log = logging.getLogger(__name__)
 
 
 def start_engine(agent: AgentHost, timeout: float = 90) -> None:
@@ -61,7 +68,13 @@ async def reachable(mgr: ClusterManager) -> bool:
 @pytest.fixture
 def restartable(agents: AgentCluster) -> Iterator[AgentHost]:
     """The agent to restart; its engine answers again after the test, whatever happened
-    (the ``agents`` fixture is shared by the whole test session)."""
+    (the ``agents`` fixture is shared by the whole test session), and it is Ready in the
+    Swarm again, for the tests after this one launch on it.
+
+    A worker restarted on a loaded machine once stayed Down for minutes (CI, parallel
+    phase); the later multi-node launches then waited on it. If it is not Ready in
+    :data:`READY_TIMEOUT` s, it is made to rejoin, as an admin would, with what it
+    reported logged."""
     assert agents.storage == "volume", (
         "restarting an agent's engine needs its /var/lib/docker on a volume "
         "(a tmpfs is emptied when the agent's container stops)"
@@ -69,12 +82,21 @@ def restartable(agents: AgentCluster) -> Iterator[AgentHost]:
     agent = agents[AGENT]
     yield agent
     start_engine(agent)
-    wait_for(
-        lambda: set(agents.swarm_nodes().values()) == {"Ready"},
-        90,
-        "every agent to be Ready in the Swarm again",
-        seen=agents.swarm_nodes,
-    )
+    manager = agents["agent1"]
+    if all_ready(manager, READY_TIMEOUT):
+        return
+    swarm = agent.inside("docker", "info", "--format", "{{json .Swarm}}").stdout.strip()
+    log.warning(
+        "%s is not Ready in the Swarm %g s after its engine came back (%s); its swarm: %s; "
+        "its log ends:\n%s; making it rejoin",
+        agent.id, READY_TIMEOUT, agents.swarm_nodes(), swarm, agent.logs(),
+    )  # fmt: skip
+    rejoin(manager, agent)
+    if not all_ready(manager, READY_TIMEOUT):
+        pytest.fail(
+            f"{agent.id} is not Ready in the Swarm even after rejoining: "
+            f"{agents.swarm_nodes()}; its log ends:\n{agent.logs()}"
+        )
 
 
 def remove_leftovers(agent: AgentHost, manager_id: str) -> None:

@@ -19,6 +19,10 @@ fi
 
 # dockerd wants these; a container may not have them.
 mkdir -p /var/run /run/docker
+# A pid file here is from this container's previous run (its pid namespace is new at
+# every start): dockerd killed (e.g. `docker stop` past its timeout) leaves it, and
+# then refuses to start ("pid file found").
+rm -f /var/run/docker.pid /var/run/docker/containerd/containerd.pid
 if ! mountpoint -q /sys/kernel/security 2>/dev/null && [ -d /sys/kernel/security ]; then
     mount -t securityfs none /sys/kernel/security 2>/dev/null || true
 fi
