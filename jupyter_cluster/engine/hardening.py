@@ -29,6 +29,9 @@ TEAM_WORK_UID`). With ``reserved_work_uid`` (on in the service) the engine refus
 start when a host account, group or subordinate id range holds that uid: that
 account could otherwise reach every session through ``/proc``.
 
+``guard_bridges`` (on by default) keeps other local users of an agent host out of
+session containers' listeners (see :mod:`jupyter_cluster.core.host_guard`).
+
 ``restrict_egress`` (off by default) denies the ranges of ``egress_deny`` to every
 container (see :mod:`.launch.egress`): by default the agent itself and the link-local
 range, where cloud metadata services answer.
@@ -81,6 +84,15 @@ class ContainerHardening(LoggingConfigurable):
         "no cap.",
     )
 
+    guard_bridges = Bool(
+        True,
+        config=True,
+        help="Refuse new connections that local users other than root open from an agent "
+        "host into session containers through their bridge addresses (a firewall chain "
+        "on each agent host, put there by a short-lived container of egress_image with "
+        "NET_ADMIN). Published ports (main1's SSH) stay reachable. Off: every local user "
+        "of an agent host can connect to any listener in any session container.",
+    )
     restrict_egress = Bool(
         False,
         config=True,
@@ -155,4 +167,5 @@ class ContainerHardening(LoggingConfigurable):
             egress_deny=check_denied(self.egress_deny) if self.restrict_egress else (),
             egress_image=self.egress_image,
             work_uid=self.work_uid,
+            guard_bridges=self.guard_bridges,
         )

@@ -280,6 +280,7 @@ class SessionLauncher:
                 keep_logs=self._keep_launch_logs if self.settings.keep_logs else None,
                 warm=warm,
                 network=network,
+                host_guards=self.pool.guards,
                 image_auth=auth_for(session.spec.image, self.settings.registry_credentials),
                 pull_timeout=self.settings.image_pull_timeout,
                 pull_report=pulling,

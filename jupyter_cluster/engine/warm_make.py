@@ -7,7 +7,10 @@ attachable overlay made through a Swarm manager, as a cold session's is
 (:func:`~.launch.overlay.overlay_maker`). Containers are made as what they will be
 (hostname, aliases, published ports, mounts and GPUs are fixed at creation) and
 wait on :data:`~.warm_prestart.WAIT_SCRIPT`; main1 also prestarts the kernel's
-interpreter. On any failure what was made is removed before the error propagates.
+interpreter. With ``guard_bridges`` a set's bridge is named for the agent hosts'
+guard (:mod:`jupyter_cluster.core.host_guard`), which is put on its hosts meanwhile
+and awaited before the set is recorded. On any failure what was made is removed
+before the error propagates.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from ..core import naming
+from ..core.host_guard import warm_bridge
 from ..core.warm import WarmShape
 from ..errors import AgentError
 from .agents.base import Agent, BindMount, ContainerSpec, FileEntry, Limits
@@ -66,11 +70,17 @@ async def make_set(
     hosts = list(zip(shape.hosts, layout, gpu_ids or [()] * shape.size, strict=True))
     set_id = uuid.uuid4().hex
     network = f"jc-warm-{set_id[:12]}"
+    limits = pool.limits()
+    guarded = limits.guard_bridges
     await net_agent.create_network(
         network,
         pool.labels(**{naming.LABEL_WARM: "network"}),
         overlay=spread,
         encrypted=spread and pool.encrypted(),
+        bridge_name=warm_bridge(set_id) if guarded and not spread else "",
+    )
+    guarding = asyncio.ensure_future(
+        pool.agents.guards.ensure(placed, limits.egress_image) if guarded else asyncio.sleep(0)
     )
     made: dict[str, str] = {}
     try:
@@ -85,11 +95,14 @@ async def make_set(
         failed = [r for r in results if isinstance(r, BaseException)]
         if failed:
             raise failed[0]
+        await guarding
         fit = set_fit(layout, mounts)
         pool.table.add_set(
             set_id, layout, shape.key, network, made, shape.total, fit, gpu_ids, net_agent.id
         )
     except BaseException:
+        guarding.cancel()
+        await asyncio.gather(guarding, return_exceptions=True)
         built = [(a, made[h]) for h, a, _ in hosts if h in made]
         await asyncio.shield(pool.remove_parts(net_agent.id, network, built))
         raise

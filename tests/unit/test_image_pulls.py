@@ -33,7 +33,8 @@ def manager_for(tmp_path: Path, *agents: FakeAgent, **traits: Any) -> ClusterMan
 async def test_a_launch_pulls_with_the_registrys_credentials_and_shows_it(
     tmp_path: Path,
 ) -> None:
-    agent = FakeAgent("a1", images=(), ready_on_start=True)
+    # Only the image of the hosts' guard (pushed to every agent, as the README says).
+    agent = FakeAgent("a1", images=(DEFAULT_IMAGE,), ready_on_start=True)
     agent.registry = {IMAGE}
     agent.registry_auth = {"username": "alice", "password": "s3cret"}
     manager = manager_for(tmp_path, agent, registry_credentials=CREDS)
@@ -54,9 +55,9 @@ async def test_a_launch_pulls_with_the_registrys_credentials_and_shows_it(
 
 
 async def test_agents_with_the_image_are_preferred_to_a_pull(tmp_path: Path) -> None:
-    roomy = FakeAgent("a-roomy", images=(), cpu=16.0)
+    roomy = FakeAgent("a-roomy", images=(DEFAULT_IMAGE,), cpu=16.0)
     roomy.registry = {IMAGE}
-    has_it = FakeAgent("b-has", images=(IMAGE,), cpu=2.0, ready_on_start=True)
+    has_it = FakeAgent("b-has", images=(IMAGE, DEFAULT_IMAGE), cpu=2.0, ready_on_start=True)
     manager = manager_for(tmp_path, roomy, has_it)
     session = await manager.launch(manager.make_spec(image=IMAGE, size=2, cpu=1))
     assert {c.agent for c in session.containers} == {"b-has"}

@@ -52,6 +52,7 @@ class Limits:
     egress_deny: tuple[str, ...] = ()  # address ranges (or "agent") containers cannot reach
     egress_image: str = DEFAULT_IMAGE  # has iproute2; applies egress_deny
     work_uid: int = WORK_UID  # uid and gid of user work (ContainerHardening.work_uid)
+    guard_bridges: bool = True  # the agent hosts' guard of session bridges (core.host_guard)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from ...core.scheduler import AgentSlot
 from ...core.swarms import Membership, join_swarms
 from ...errors import AgentError, NotFound
 from .base import Agent, AgentConfig, AgentInfo
+from .host_guard import HostGuards
 from .rows import agent_rows, swarm_node
 
 
@@ -33,6 +34,8 @@ class AgentPool:
         self.agents: dict[str, Agent] = {c.id: factory(c) for c in configs}
         #: Whether an agent without a launch's image may take it (and pull it first).
         self.pulls_images = pulls_images
+        #: Which agent hosts this process has put the guard of session bridges on.
+        self.guards = HostGuards()
 
     def get(self, agent_id: str) -> Agent:
         """The agent called ``agent_id``; NotFound when there is none."""

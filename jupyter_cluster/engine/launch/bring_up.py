@@ -210,10 +210,12 @@ async def bring_up(session: Session, ctx: LaunchContext, progress: ProgressCallb
                 for c in session.containers
             )
         )
-    # The network is made (and missing images pulled) while main1 is created.
+    # The network is made (and missing images pulled) while main1 is created; the
+    # hosts' guard is put up meanwhile (once per process), awaited before RUNNING.
     networking = asyncio.ensure_future(
         network_and_image(session, ctx, sorted(a for a in placed if a))
     )
+    guarding = asyncio.ensure_future(_guard_hosts(ctx, sorted(a for a in placed if a)))
     main_started = asyncio.Event()
     if session.containers[0].host in ctx.warm:  # main1 runs already
         main_started.set()
@@ -234,13 +236,18 @@ async def bring_up(session: Session, ctx: LaunchContext, progress: ProgressCallb
                 await _across_agents(session, ctx, tasks[0].result())
             except (ClusterError, OSError) as exc:
                 failure = exc
+        if failure is None:
+            try:
+                await guarding
+            except ClusterError as exc:
+                failure = exc
     except BaseException as exc:  # cancelled from outside: still clean up
         failure = exc
     if failure is None:
         return
-    for task in (*tasks, networking):
+    for task in (*tasks, networking, guarding):
         task.cancel()
-    await asyncio.gather(*tasks, networking, return_exceptions=True)
+    await asyncio.gather(*tasks, networking, guarding, return_exceptions=True)
     if ctx.keep_logs is not None and isinstance(failure, Exception):  # not when cancelled
         await _keep_logs(session, ctx, ctx.keep_logs)
     await tear_down(session, ctx.agents, ctx.manager_id)
@@ -249,6 +256,13 @@ async def bring_up(session: Session, ctx: LaunchContext, progress: ProgressCallb
     if isinstance(failure, ClusterError):
         raise LaunchFailed(str(failure)) from failure
     raise failure
+
+
+async def _guard_hosts(ctx: LaunchContext, placed: list[str]) -> None:
+    """Put the guard of session bridges on the placed agents' hosts, unless done
+    already by this process (see :mod:`jupyter_cluster.engine.agents.host_guard`)."""
+    if ctx.guarded and ctx.host_guards is not None:
+        await ctx.host_guards.ensure([ctx.agents[a] for a in placed], ctx.limits.egress_image)
 
 
 async def _across_agents(session: Session, ctx: LaunchContext, main_id: str) -> None:

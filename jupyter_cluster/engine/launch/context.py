@@ -14,6 +14,7 @@ from ...core.fast_network import GroupNetwork
 from ...core.models import Container, Session
 from ...core.timings import LaunchClock
 from ..agents.base import Agent, BindMount, Limits
+from ..agents.host_guard import HostGuards
 from .pulling import PullReport
 
 #: Called with the session and its created containers (ids set) before a failed
@@ -47,6 +48,19 @@ class LaunchContext:
     pull_report: PullReport | None = None
     #: The session's resource group's network settings (MTU, RDMA).
     network: GroupNetwork = field(default_factory=GroupNetwork)
+    #: The agent hosts' guard of session bridges (the pool's); None: no guard.
+    host_guards: HostGuards | None = None
+
+    @property
+    def guarded(self) -> bool:
+        """Whether the session's bridge is named for the agent hosts' guard and the
+        guard is put on its hosts (``guard_bridges``; a host-network session has no
+        bridge)."""
+        return (
+            self.host_guards is not None
+            and self.limits.guard_bridges
+            and not self.network.host_network
+        )
 
     def mark(self, host: str, phase: str) -> None:
         """``host`` has ended ``phase`` (for :attr:`clock`)."""

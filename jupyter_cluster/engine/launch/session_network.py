@@ -14,7 +14,8 @@ import asyncio
 import time
 
 from ...core import naming
-from ...core.egress import AGENT, bridge_name
+from ...core.egress import AGENT
+from ...core.host_guard import session_bridge
 from ...core.models import Session
 from ...errors import AgentError, ClusterError, LaunchFailed
 from .context import LaunchContext
@@ -22,6 +23,16 @@ from .creating import made
 from .egress import wall_off_hosts
 from .overlay import network_maker
 from .pulling import pull_missing
+
+
+def _bridge_name(session: Session, ctx: LaunchContext, overlay: bool, walled: bool) -> str:
+    """The Linux name of a single-node session's bridge: for the egress chain
+    (restricted) or the guard of session bridges; "" (Docker's ``br-…``) otherwise."""
+    if overlay:
+        return ""
+    if walled or ctx.guarded:
+        return session_bridge(session.id, restricted=walled)
+    return ""
 
 
 async def network_and_image(session: Session, ctx: LaunchContext, placed: list[str]) -> None:
@@ -61,7 +72,7 @@ async def network_and_image(session: Session, ctx: LaunchContext, placed: list[s
                     overlay=overlay,
                     encrypted=ctx.encrypted_overlay,
                     mtu=ctx.network.mtu,
-                    bridge_name=bridge_name(session.id) if walled else "",
+                    bridge_name=_bridge_name(session, ctx, overlay, walled),
                 )
             )
         if ctx.clock is not None:
