@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from jupyter_cluster.core.host_guard import (
 )
 from jupyter_cluster.core.naming import DEFAULT_IMAGE, LABEL_WARM
 from jupyter_cluster.core.state import SessionStatus
+from jupyter_cluster.engine.agents import host_guard
 from jupyter_cluster.engine.agents.fake import FakeAgent
 from jupyter_cluster.engine.manager import ClusterManager
 from jupyter_cluster.errors import LaunchFailed
@@ -100,11 +102,18 @@ def test_the_script_leaves_exactly_one_jump_per_interface(
 # -- the engine, with a fake agent ------------------------------------------------
 
 
-def manager_for(tmp_path: Path, agent: FakeAgent, **hardening: object) -> ClusterManager:
+def manager_for(
+    tmp_path: Path,
+    agent: FakeAgent,
+    warm_pool: Sequence[dict[str, object]] = (),
+    **hardening: object,
+) -> ClusterManager:
+    """An engine on ``agent`` with ``c.ContainerHardening`` set to ``hardening``."""
     return ClusterManager(
         db_path=str(tmp_path / "cluster.db"),
         data_root=str(tmp_path / "folders"),
         agent_factory=lambda config: agent,
+        warm_pool=list(warm_pool),
         config=Config({"ContainerHardening": hardening}),
     )
 
@@ -121,7 +130,7 @@ async def test_the_guard_is_put_once_per_agent_and_every_bridge_is_named_for_it(
         assert session.status is SessionStatus.RUNNING
         assert agent.bridges[f"jc-{session.id[:12]}"] == session_bridge(session.id)
         await manager.terminate(session.id)
-    assert manager.pool.guards.guarded("local")
+    assert manager.pool.guards.guarded(agent)
 
 
 async def test_without_the_guard_docker_names_the_bridge_and_nothing_runs_on_the_host(
@@ -148,7 +157,7 @@ async def test_an_agent_without_the_guards_image_fails_the_launch_saying_what_to
     assert "guard_bridges = False" in message
     assert not [b for b in agent.containers.values() if b.status != "removed"]
     assert not agent.networks  # nothing left behind
-    assert not manager.pool.guards.guarded("local")
+    assert not manager.pool.guards.guarded(agent)
     # The failure is not remembered: once the image is there, the next launch works.
     agent.images.add(DEFAULT_IMAGE)
     session = await manager.launch(manager.make_spec(image=image))
@@ -160,15 +169,25 @@ async def test_a_warm_sets_bridge_is_named_for_the_guard_which_is_up_before_it_i
     tmp_path: Path,
 ) -> None:
     agent = FakeAgent("local", ready_on_start=True, cpu=8.0)
-    manager = ClusterManager(
-        db_path=str(tmp_path / "cluster.db"),
-        data_root=str(tmp_path / "folders"),
-        agent_factory=lambda config: agent,
-        warm_pool=[{"cpu": 1, "mem": "1g", "size": 2}],
-    )
+    manager = manager_for(tmp_path, agent, warm_pool=[{"cpu": 1, "mem": "1g", "size": 2}])
     assert await manager.warm.fill() == 1
     (ready,) = manager.warm.table.ready()
     (network,) = [n for n in agent.networks.values() if LABEL_WARM in n.labels]
     assert agent.bridges[network.name] == warm_bridge(ready.set_id)
     assert agent.host_scripts == [guard_script()]
     await manager.warm.drain()
+
+
+async def test_every_engine_of_a_process_shares_the_guard_which_is_put_again_later(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = FakeAgent("local", ready_on_start=True)  # one host, as kernels of one server see it
+    first, second = (manager_for(tmp_path / name, agent) for name in ("a", "b"))
+    for manager in (first, second):
+        session = await manager.launch(manager.make_spec(image=DEFAULT_IMAGE))
+        await manager.terminate(session.id)
+    assert agent.host_scripts == [guard_script()]
+    monkeypatch.setattr(host_guard, "REFRESH", 0.0)  # a firewall reset since is undone
+    session = await second.launch(second.make_spec(image=DEFAULT_IMAGE))
+    assert agent.host_scripts == [guard_script()] * 2
+    await second.terminate(session.id)

@@ -72,7 +72,15 @@ class FakeAgent(FakeContainerIO, FakeImages):
         self.swarm = "fake-swarm"  # every fake agent is a node of one Swarm,
         self.swarm_worker = False  # a manager unless a test makes it a worker
         self.config = AgentConfig(
-            agent_id, f"fake://{agent_id}", resource_group, address, cpu, mem, tuple(gpus)
+            # A URL of its own: what the engine remembers per agent host (the guard of
+            # session bridges) is not carried from one fake to the next.
+            agent_id,
+            f"fake://{agent_id}/{uuid.uuid4().hex[:8]}",
+            resource_group,
+            address,
+            cpu,
+            mem,
+            tuple(gpus),
         )
         self.images = set(images)
         self.registry = set()

@@ -1,20 +1,22 @@
-"""The guard of session bridges on each agent host, put there once per engine process.
+"""The guard of session bridges on each agent host, put there by each engine process.
 
 See :mod:`jupyter_cluster.core.host_guard` for what the guard refuses and why. The
 :class:`~.pool.AgentPool` holds one :class:`HostGuards`; the launcher
 (:func:`~jupyter_cluster.engine.launch.bring_up.bring_up`) and the warm pool
 (:func:`~jupyter_cluster.engine.warm_make.make_set`) call :meth:`HostGuards.ensure`
 for the agents they put containers on, concurrently with the rest of their work, and
-await it before anyone gets the containers. The first call per agent runs a
-throwaway root container with ``NET_ADMIN`` in the host's network namespace (about
-0.3 s); later ones return at once. A failure is not remembered, so the next launch
-tries again; a host whose firewall was reset meanwhile gets the chain again when
-this process restarts (the rules are idempotent).
+await it before anyone gets the containers. Putting it runs a throwaway root
+container with ``NET_ADMIN`` in the host's network namespace (a few tenths of a
+second of the engine's work). This process remembers each agent host it put the
+guard on (by its Docker URL: every kernel of a Jupyter server has an engine of its
+own) for :data:`REFRESH` seconds, so that a host whose firewall was reset meanwhile
+gets it again; a failure is not remembered, so the next launch tries again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterable
 
 from ...core import naming
@@ -26,33 +28,48 @@ from .base import Agent
 #: failed launch's clean-up leave it alone while it runs (it removes itself).
 HELPER_LABELS = {naming.LABEL_PREFIX + "helper": "host-guard"}
 CAPABILITIES = ("NET_ADMIN", "NET_RAW")  # NET_RAW: iptables
+#: Seconds after which a launch puts the guard on a host again.
+REFRESH = 600.0
+#: Agent hosts (Docker URLs) this process put the guard on: when (monotonic clock).
+_PUT: dict[str, float] = {}
+
+
+def _key(agent: Agent) -> str:
+    return agent.config.url or "local"
 
 
 class HostGuards:
-    """Which agent hosts have the guard (see the module docstring)."""
+    """The guard's putting, per agent host (see the module docstring)."""
 
     def __init__(self) -> None:
-        self._done: dict[str, asyncio.Future[None]] = {}
+        self._running: dict[str, asyncio.Future[None]] = {}
 
-    def guarded(self, agent_id: str) -> bool:
-        """Whether this process has put the guard on ``agent_id``'s host."""
-        done = self._done.get(agent_id)
-        return done is not None and done.done() and not done.cancelled() and not done.exception()
+    @staticmethod
+    def guarded(agent: Agent) -> bool:
+        """Whether this process put the guard on ``agent``'s host in the last
+        :data:`REFRESH` seconds."""
+        put = _PUT.get(_key(agent))
+        return put is not None and time.monotonic() - put < REFRESH
 
     async def ensure(self, agents: Iterable[Agent], image: str) -> None:
-        """Put the guard on each of ``agents``' hosts unless this process did already,
+        """Put the guard on each of ``agents``' hosts unless this process did lately,
         with a helper of ``image``; raises LaunchFailed saying what to do if one fails.
 
         Cancelling a caller does not cancel a helper other launches wait for."""
-        waits = [asyncio.shield(self._ensure_one(agent, image)) for agent in agents]
-        await asyncio.gather(*waits)
+        waits = [
+            asyncio.shield(self._ensure_one(agent, image))
+            for agent in agents
+            if not self.guarded(agent)
+        ]
+        if waits:
+            await asyncio.gather(*waits)
 
     def _ensure_one(self, agent: Agent, image: str) -> asyncio.Future[None]:
-        done = self._done.get(agent.id)
-        if done is None or (done.done() and (done.cancelled() or done.exception())):
-            done = asyncio.ensure_future(_put_guard(agent, image))
-            self._done[agent.id] = done
-        return done
+        running = self._running.get(_key(agent))
+        if running is None or running.done():
+            running = asyncio.ensure_future(_put_guard(agent, image))
+            self._running[_key(agent)] = running
+        return running
 
 
 #: What running without the guard means, said in every failure.
@@ -77,3 +94,4 @@ async def _put_guard(agent: Agent, image: str) -> None:
             f"(exit code {code}): {output.strip()[-300:]}; ContainerHardening.egress_image "
             f"must have iptables, and the host a kernel with netfilter; {WITHOUT}"
         )
+    _PUT[_key(agent)] = time.monotonic()
