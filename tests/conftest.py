@@ -13,6 +13,7 @@ something of the machine (:data:`SHARED`).
 
 from __future__ import annotations
 
+import fnmatch
 from pathlib import Path
 
 import pytest
@@ -29,15 +30,21 @@ SHARED = {
     "multihost": ("multihost",),
     # The built extension in this checkout, its lint and unit tests, one browser.
     "browser": ("browser",),
+    # Benchmarks that measure this machine's CPU and check that none of their labelled
+    # containers is left: one at a time (one's leak check saw another's containers).
+    "bench": ("integration/test_bench_*_smoke.py",),
 }
 
 
 def group_of(path: Path) -> str:
-    """The xdist group of the tests in file ``path``: a :data:`SHARED` group, else the
-    file itself."""
+    """The xdist group of the tests in file ``path``: a :data:`SHARED` group (its
+    folders, or files matching its patterns), else the file itself."""
     relative = path.relative_to(TESTS).as_posix()
     for group, prefixes in SHARED.items():
-        if any(relative == p or relative.startswith(p + "/") for p in prefixes):
+        if any(
+            relative == p or relative.startswith(p + "/") or fnmatch.fnmatchcase(relative, p)
+            for p in prefixes
+        ):
             return group
     return relative
 

@@ -443,14 +443,24 @@ def test_top_agrees_with_docker_stats(module_ws: Workspace, session: Any) -> Non
     )
     module_ws.sh(sid, "sub1", busy)
     time.sleep(3)  # the burner is up to speed
-    ours = json.loads(module_ws.ok_cli("top", sid, "--json").stdout)
     sub1 = next(c for c in session["containers"] if c["host"] == "sub1")
-    theirs = _docker_stats(sub1["container_id"])
-    mine = ours["sub1"]
-    # the CPU limit is 0.5: both see at most about 50 % of one CPU. On a loaded
+    # The CPU limit is 0.5: both see at most about 50 % of one CPU. On a loaded
     # machine (CI runs tests in parallel on 2 CPUs) the burner gets less than its
-    # quota, so the floor only tells a busy container from an idle one.
-    assert abs(mine["cpu_percent"] - float(theirs["CPUPerc"].rstrip("%"))) < 15, (mine, theirs)
+    # quota, and what it gets swings from one second to the next: ours is read
+    # between two `docker stats` samples and must be within 15 points of the range
+    # they span, in one of three tries.
+    tries = []
+    for _ in range(3):
+        before = _docker_stats(sub1["container_id"])
+        ours = json.loads(module_ws.ok_cli("top", sid, "--json").stdout)
+        theirs = _docker_stats(sub1["container_id"])
+        mine = ours["sub1"]
+        seen = [float(x["CPUPerc"].rstrip("%")) for x in (before, theirs)]
+        tries.append((mine["cpu_percent"], seen))
+        if min(seen) - 15 < mine["cpu_percent"] < max(seen) + 15:
+            break
+    else:
+        pytest.fail(f"top's CPU never agreed with docker stats' (ours, theirs): {tries}")
     assert 20 < mine["cpu_percent"] < 65, mine
     used, limit = (_bytes(x.strip()) for x in theirs["MemUsage"].split("/"))
     assert mine["mem_limit"] == limit == 512 << 20
