@@ -6,7 +6,7 @@ of an agent host reaches every listener in a session container (TensorBoard, a
 With ``ContainerHardening.guard_bridges`` (on by default) every session bridge gets
 a Linux name starting with :data:`BRIDGE_PREFIX` (:func:`session_bridge`,
 :func:`warm_bridge`; restricted sessions' ``jce…`` bridges too), and a chain on the
-agent host (:func:`guard_script`, run once per agent by
+agent host (:func:`guard_script`, put there by each engine process with
 :class:`~jupyter_cluster.engine.agents.host_guard.HostGuards`) refuses the new
 connections that processes of users other than root open into such a bridge or
 into ``docker_gwbridge`` (multi-node containers' way out, routed from the host as
