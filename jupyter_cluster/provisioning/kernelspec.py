@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -23,6 +22,7 @@ from jupyter_client.kernelspec import KernelSpecManager
 from ..core.models import LaunchSpec
 from ..core.units import format_size
 from ..errors import InvalidRequest
+from ..whole_files import replaced_whole
 
 PROVISIONER_NAME = "cluster-provisioner"
 TIMES = "\N{MULTIPLICATION SIGN}"
@@ -74,10 +74,13 @@ def write_spec_dir(
     directory: str, display: str, config: dict[str, Any], profile: str | None = None
 ) -> None:
     """``kernel.json`` and the logo into ``directory`` (the extension's own kernelspec
-    and :func:`install` both use it)."""
-    with open(os.path.join(directory, "kernel.json"), "w") as f:
+    and :func:`install` both use it). Each file is replaced whole: a server starting
+    (or restarting) rewrites its kernelspec while another of the same user's servers
+    may be reading it to start a kernel."""
+    with replaced_whole(os.path.join(directory, "kernel.json"), private=False) as f:
         json.dump(kernel_json(display, config, profile), f, indent=1)
-    shutil.copyfile(LOGO, os.path.join(directory, LOGO.name))
+    with replaced_whole(os.path.join(directory, LOGO.name), "wb", private=False) as f:
+        f.write(LOGO.read_bytes())
 
 
 def kernel_json(
