@@ -53,7 +53,7 @@ async def launch(
     docker: Any, args: argparse.Namespace, way: str, files: dict[str, bytes], mounts: list
 ) -> float:
     """Seconds until ``args.size`` containers given ``files`` the ``way`` asked answer."""
-    run_id = uuid.uuid4().hex[:12]
+    run_id = args.run_id or uuid.uuid4().hex[:12]
     made = Made()
     start = time.monotonic()
     try:
@@ -108,6 +108,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=16, help="containers per launch")
     parser.add_argument("--repeat", type=int, default=6, help="runs of each way")
     parser.add_argument("--image", default=IMAGE)
+    parser.add_argument(
+        "--run-id",
+        default="",
+        help="label value of this run's containers (default: a random one; a test names "
+        "it to look for exactly what this run left)",
+    )
     args = parser.parse_args(argv)
     times = asyncio.run(measure(args))
     medians = {way: statistics.median(t) for way, t in times.items()}

@@ -83,7 +83,7 @@ async def measure(args: argparse.Namespace) -> dict[str, list[Counter[str]]]:
         store_manager_id()
         docker = aiodocker.Docker()
         mem = parse_size(args.mem, "mem")
-        floor = Floor(docker, args, uuid.uuid4().hex[:12], mem, floor_keys())
+        floor = Floor(docker, args, args.run_id or uuid.uuid4().hex[:12], mem, floor_keys())
         kernel = f"bench-{args.size}"
         install_kernelspec(
             root, args.timeout, image=args.image, size=args.size, cpu=1.0, mem=args.mem
@@ -141,6 +141,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mem", default="256m", help="memory per container (both sides)")
     parser.add_argument("--image", default=IMAGE)
     parser.add_argument("--timeout", type=float, default=180.0, help="seconds per start")
+    parser.add_argument(
+        "--run-id",
+        default="",
+        help="label value of this run's containers (default: a random one; a test names "
+        "it to look for exactly what this run left)",
+    )
     args = parser.parse_args(argv)
     runs = asyncio.run(measure(args))
     print(f"CPU seconds of a size-{args.size} launch, median of {args.repeat} runs each")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import sys
+import uuid
 
 import pytest
 
@@ -23,12 +24,14 @@ LABEL = "label=jupyter-cluster-bench.run-id"
 
 def test_the_file_delivery_measurement_runs_and_reports() -> None:
     script = REPO / "bench" / "bench_file_delivery.py"
-    result = run((sys.executable, str(script), "--size", "2", "--repeat", "1"), timeout=180)
+    run_id = uuid.uuid4().hex[:12]  # what this run left, not another benchmark's
+    argv = (sys.executable, str(script), "--size", "2", "--repeat", "1", "--run-id", run_id)
+    result = run(argv, timeout=180)
     assert result.returncode == 0, str(result)
     for way in ("archive", "bind"):
         assert re.search(rf"^{way} +median \d+\.\d+ s \(.* 1 runs\)$", result.stdout, re.M), (
             result.stdout
         )
     assert re.search(r"^bind/archive \d+\.\d\d at size 2$", result.stdout, re.M), result.stdout
-    assert docker("ps", "-aq", "--filter", LABEL).stdout.split() == []
-    assert docker("network", "ls", "-q", "--filter", LABEL).stdout.split() == []
+    assert docker("ps", "-aq", "--filter", f"{LABEL}={run_id}").stdout.split() == []
+    assert docker("network", "ls", "-q", "--filter", f"{LABEL}={run_id}").stdout.split() == []

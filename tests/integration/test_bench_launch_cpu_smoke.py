@@ -9,6 +9,7 @@ is compared: it is a diagnostic, not a timed test.
 from __future__ import annotations
 
 import sys
+import uuid
 
 import pytest
 
@@ -21,7 +22,9 @@ pytestmark = pytest.mark.docker
 
 def test_the_launch_cpu_breakdown_runs_and_reports() -> None:
     script = REPO / "bench" / "bench_launch_cpu.py"
-    result = run((sys.executable, str(script), "--size", "2", "--repeat", "1"), timeout=180)
+    run_id = uuid.uuid4().hex[:12]  # what this run left, not another benchmark's
+    argv = (sys.executable, str(script), "--size", "2", "--repeat", "1", "--run-id", run_id)
+    result = run(argv, timeout=180)
     assert result.returncode == 0, str(result)
     lines = result.stdout.splitlines()
     assert lines[0] == "CPU seconds of a size-2 launch, median of 1 runs each", result.stdout
@@ -29,5 +32,6 @@ def test_the_launch_cpu_breakdown_runs_and_reports() -> None:
     for name in ("(machine,", "dockerd", "containerd-shim"):
         ours, floor, _ = (float(x) for x in rows[name][-3:])
         assert ours > 0 and floor > 0, (name, result.stdout)
-    left = docker("ps", "-aq", "--filter", "label=jupyter-cluster-bench.run-id").stdout.split()
+    label = f"label=jupyter-cluster-bench.run-id={run_id}"
+    left = docker("ps", "-aq", "--filter", label).stdout.split()
     assert left == [], "the floor's containers were left"
