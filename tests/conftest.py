@@ -49,8 +49,10 @@ def group_of(path: Path) -> str:
     return relative
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark each test with its :func:`group_of` (pytest calls this after collecting)."""
+    """Mark each test with its :func:`group_of` (pytest calls this after collecting;
+    xdist's loadgroup reads the marks in its own hook, so this one runs first)."""
     for item in items:
         item.add_marker(pytest.mark.xdist_group(group_of(Path(item.path))))
 
