@@ -7,7 +7,8 @@ chain on the host refuses that: here ``nobody`` (through ``setpriv``) is refused
 main1's listener and by its unpublished sshd, while root on the host, sub1 beside it
 and ``nobody`` through main1's published SSH port all get through. A session
 launched with the guard off is reached by ``nobody`` the same way: the probe is one
-that would catch the leak.
+that would catch the leak. A guard helper left behind by an engine killed while it
+ran is removed by the next launch that puts the guard.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ from __future__ import annotations
 import json
 import pwd
 import subprocess
+import time
 
 import pytest
 
 from tests.support.constants import BIN, SMALL_FLAGS
-from tests.support.docker import docker
+from tests.support.docker import IMAGE, container_exists, docker
 
 from .support import Workspace
 
@@ -109,3 +111,22 @@ def test_with_the_guard_off_another_local_user_connects(ws: Workspace) -> None:
         subprocess.run(["sleep", "0.2"], check=True)
     assert seen == "reached"
     ws.ok_cli("rm", "open")
+
+
+def _helper_left(started: float) -> str:
+    """A guard helper as an engine killed while it ran leaves it: exited, with the
+    helper's labels, started at ``started`` (seconds since the epoch); its id."""
+    labels = ("--label", "jupyter-cluster.helper=host-guard")
+    labels += ("--label", f"jupyter-cluster.helper-started={started:.0f}")
+    return docker("run", "-d", *labels, "--entrypoint", "true", IMAGE).stdout.strip()
+
+
+def test_a_guard_helper_left_behind_is_removed_by_the_next_launch(ws: Workspace) -> None:
+    stale, recent = _helper_left(time.time() - 600), _helper_left(time.time())
+    try:
+        ws.launch("--size", "1", *SMALL_FLAGS, "--name", "sweeps")  # a new process: puts it
+        assert not container_exists(stale)
+        assert container_exists(recent)  # another engine may still be reading it
+        ws.ok_cli("rm", "sweeps")
+    finally:
+        docker("rm", "-f", stale, recent, check=False)

@@ -84,10 +84,12 @@ async def test_a_session_that_started_during_the_scan_is_left_alone(tmp_path: Pa
     session = await manager.submit(manager.make_spec(image=DEFAULT_IMAGE, size=2))
     real_list = agent.list_containers
     launched: list[Any] = []
+    scanned: list[bool] = []
 
     async def stale_scan(labels: Any, **how: Any) -> Any:
         snapshot = await real_list(labels, **how)  # taken before the launch made anything
-        if not launched:
+        if not scanned:  # the launch lists containers too (the guard's sweep): only once
+            scanned.append(True)
             launched.append(await manager.drive(session.id))
         return snapshot
 

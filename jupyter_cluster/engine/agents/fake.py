@@ -293,7 +293,7 @@ class FakeAgent(FakeContainerIO, FakeImages):
     ) -> list[ContainerState]:
         """Containers, running or not, whose labels include all of ``labels`` (always
         in detail: the fake has nothing to save)."""
-        self._enter("list_containers", "")
+        self._enter("list_containers", ",".join(f"{k}={v}" for k, v in labels.items()))
         return [c.state() for c in self.containers.values() if has_labels(c.spec.labels, labels)]
 
     async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkState]:

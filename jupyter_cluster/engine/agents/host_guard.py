@@ -11,22 +11,32 @@ second of the engine's work). This process remembers each agent host it put the
 guard on (by its Docker URL: every kernel of a Jupyter server has an engine of its
 own) for :data:`REFRESH` seconds, so that a host whose firewall was reset meanwhile
 gets it again; a failure is not remembered, so the next launch tries again.
+
+The helper removes itself, but an engine process killed while it runs (a CLI
+interrupted mid-launch) leaves it behind; each putting also removes helpers that
+ended more than :data:`STALE` seconds ago (never one another engine still reads).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Iterable
 
 from ...core import naming
 from ...core.host_guard import guard_script
-from ...errors import LaunchFailed
+from ...errors import AgentError, LaunchFailed
 from .base import Agent
 
 #: The helper's label: no manager or session label, so that the reconciler and a
 #: failed launch's clean-up leave it alone while it runs (it removes itself).
 HELPER_LABELS = {naming.LABEL_PREFIX + "helper": "host-guard"}
+#: When a helper was started (seconds since the epoch, the engine's clock).
+STARTED_LABEL = naming.LABEL_PREFIX + "helper-started"
+#: Seconds after its start when a helper left behind is removed by the next putting:
+#: its script takes well under one, and another engine may still read its output.
+STALE = 120.0
 CAPABILITIES = ("NET_ADMIN", "NET_RAW")  # NET_RAW: iptables
 #: Seconds after which a launch puts the guard on a host again.
 REFRESH = 600.0
@@ -50,6 +60,15 @@ class HostGuards:
         :data:`REFRESH` seconds."""
         put = _PUT.get(_key(agent))
         return put is not None and time.monotonic() - put < REFRESH
+
+    def start(self, agents: Iterable[Agent], image: str | None) -> asyncio.Future[None]:
+        """Begin :meth:`ensure` on ``agents`` (the launcher and the warm pool await it
+        once their containers are made); ``image`` None: no guard (a finished future)."""
+        if image is None:
+            done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            done.set_result(None)
+            return done
+        return asyncio.ensure_future(self.ensure(list(agents), image))
 
     async def ensure(self, agents: Iterable[Agent], image: str) -> None:
         """Put the guard on each of ``agents``' hosts unless this process did lately,
@@ -80,7 +99,10 @@ WITHOUT = (
 
 
 async def _put_guard(agent: Agent, image: str) -> None:
-    code, output = await agent.run_on_host(image, guard_script(), CAPABILITIES, HELPER_LABELS)
+    labels = {**HELPER_LABELS, STARTED_LABEL: f"{time.time():.0f}"}
+    (code, output), _ = await asyncio.gather(
+        agent.run_on_host(image, guard_script(), CAPABILITIES, labels), sweep_helpers(agent)
+    )
     if code == 125 and "Unable to find image" in output:
         raise LaunchFailed(
             f"agent {agent.id} lacks {image}, the image that puts the guard of session "
@@ -95,3 +117,21 @@ async def _put_guard(agent: Agent, image: str) -> None:
             f"must have iptables, and the host a kernel with netfilter; {WITHOUT}"
         )
     _PUT[_key(agent)] = time.monotonic()
+
+
+async def sweep_helpers(agent: Agent, now: float | None = None) -> list[str]:
+    """Remove the guard helpers on ``agent`` started more than :data:`STALE` seconds
+    before ``now`` (left by engines killed while theirs ran); their ids. Best effort:
+    an agent that does not answer is left as it is. Called with every putting."""
+    now = time.time() if now is None else now
+    removed = []
+    with contextlib.suppress(AgentError):
+        for helper in await agent.list_containers(HELPER_LABELS, detail=False):
+            try:
+                started = float(helper.labels.get(STARTED_LABEL, "0"))
+            except ValueError:
+                started = 0.0
+            if now - started > STALE:
+                await agent.remove_container(helper.id)
+                removed.append(helper.id)
+    return removed
