@@ -79,9 +79,7 @@ async def make_set(
         encrypted=spread and pool.encrypted(),
         bridge_name=warm_bridge(set_id) if guarded and not spread else "",
     )
-    guarding = asyncio.ensure_future(
-        pool.agents.guards.ensure(placed, limits.egress_image) if guarded else asyncio.sleep(0)
-    )
+    guarding = pool.agents.guards.start(placed, limits.egress_image if guarded else None)
     made: dict[str, str] = {}
     try:
         results = await asyncio.gather(

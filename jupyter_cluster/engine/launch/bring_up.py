@@ -215,7 +215,7 @@ async def bring_up(session: Session, ctx: LaunchContext, progress: ProgressCallb
     networking = asyncio.ensure_future(
         network_and_image(session, ctx, sorted(a for a in placed if a))
     )
-    guarding = asyncio.ensure_future(_guard_hosts(ctx, sorted(a for a in placed if a)))
+    guarding = ctx.start_guard(sorted(a for a in placed if a))
     main_started = asyncio.Event()
     if session.containers[0].host in ctx.warm:  # main1 runs already
         main_started.set()
@@ -245,8 +245,9 @@ async def bring_up(session: Session, ctx: LaunchContext, progress: ProgressCallb
         failure = exc
     if failure is None:
         return
-    for task in (*tasks, networking, guarding):
+    for task in (*tasks, networking):
         task.cancel()
+    guarding.cancel()
     await asyncio.gather(*tasks, networking, guarding, return_exceptions=True)
     if ctx.keep_logs is not None and isinstance(failure, Exception):  # not when cancelled
         await _keep_logs(session, ctx, ctx.keep_logs)
@@ -256,13 +257,6 @@ async def bring_up(session: Session, ctx: LaunchContext, progress: ProgressCallb
     if isinstance(failure, ClusterError):
         raise LaunchFailed(str(failure)) from failure
     raise failure
-
-
-async def _guard_hosts(ctx: LaunchContext, placed: list[str]) -> None:
-    """Put the guard of session bridges on the placed agents' hosts, unless done
-    already by this process (see :mod:`jupyter_cluster.engine.agents.host_guard`)."""
-    if ctx.guarded and ctx.host_guards is not None:
-        await ctx.host_guards.ensure([ctx.agents[a] for a in placed], ctx.limits.egress_image)
 
 
 async def _across_agents(session: Session, ctx: LaunchContext, main_id: str) -> None:

@@ -7,7 +7,8 @@ session and read by :func:`~.bring_up.bring_up` and its steps (:mod:`.session_ne
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ...core.fast_network import GroupNetwork
@@ -48,19 +49,21 @@ class LaunchContext:
     pull_report: PullReport | None = None
     #: The session's resource group's network settings (MTU, RDMA).
     network: GroupNetwork = field(default_factory=GroupNetwork)
-    #: The agent hosts' guard of session bridges (the pool's); None: no guard.
-    host_guards: HostGuards | None = None
+    #: Which agent hosts have the guard of session bridges (the pool's).
+    host_guards: HostGuards = field(default_factory=HostGuards)
 
     @property
     def guarded(self) -> bool:
         """Whether the session's bridge is named for the agent hosts' guard and the
         guard is put on its hosts (``guard_bridges``; a host-network session has no
         bridge)."""
-        return (
-            self.host_guards is not None
-            and self.limits.guard_bridges
-            and not self.network.host_network
-        )
+        return self.limits.guard_bridges and not self.network.host_network
+
+    def start_guard(self, placed: Iterable[str]) -> asyncio.Future[None]:
+        """Begin putting the guard on the hosts of the ``placed`` agents when the
+        session is :attr:`guarded` (see :class:`HostGuards`); bring_up awaits it."""
+        image = self.limits.egress_image if self.guarded else None
+        return self.host_guards.start([self.agents[a] for a in placed], image)
 
     def mark(self, host: str, phase: str) -> None:
         """``host`` has ended ``phase`` (for :attr:`clock`)."""
