@@ -5,8 +5,11 @@ egress rules need root with ``NET_ADMIN`` in a session container's network names
 (routes) and in the host's (the firewall chain); the session container itself never
 gets that capability, so a short-lived container of another image joins the
 namespace (``NetworkMode: container:ID`` or ``host``), runs one script and is
-removed, whatever happens. An image the agent lacks gives exit code 125 and
-``docker run``'s words, with no container made.
+removed, whatever happens: Docker removes it once it ends (``AutoRemove``, as
+``docker run --rm``), so an engine killed while it runs leaves nothing behind; its
+exit code comes from a wait for that removal asked before it starts, and its output
+from its log, followed from its start. An image the agent lacks gives exit code 125
+and ``docker run``'s words, with no container made.
 """
 
 from __future__ import annotations
@@ -15,8 +18,12 @@ import contextlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import aiohttp
+from aiodocker.exceptions import DockerError
+
 from ....errors import AgentError
 from .connection import DockerConnection
+from .logs import log_response, log_text
 
 
 async def run_beside(
@@ -56,6 +63,7 @@ async def run_helper(
             "CapAdd": list(capabilities),
             "SecurityOpt": ["no-new-privileges"],
             "PidsLimit": 64,
+            "AutoRemove": True,
         },
     }
     if not await conn.call(
@@ -64,11 +72,33 @@ async def run_helper(
         # As `docker run` says it (exit code 125): the caller advises on the image.
         return 125, f"Unable to find image '{image}' on agent {conn.config.id}"
     helper = await conn.call(action, conn.client.containers.create(body))
+    removed = False
     try:
-        await conn.call(action, helper.start())
-        result = await conn.call(action, helper.wait())
-        output = await conn.call(action, helper.log(stdout=True, stderr=True))
-        return int(result.get("StatusCode", -1)), "".join(output)
+        # Asked before the start, so the removal cannot pass unseen (Docker answers
+        # the headers at once, the status when the helper is gone).
+        wait = f"containers/{helper.id}/wait"
+        async with conn.stream_client._query(
+            wait, "POST", params={"condition": "removed"}
+        ) as waiting:
+            await conn.call(action, helper.start())
+            output = await _output(conn, helper.id)
+            result = await waiting.json()
+        removed = True
+        return int(result.get("StatusCode", -1)), output
+    except (DockerError, aiohttp.ClientError, OSError) as exc:
+        raise conn.failure(action, exc) from exc
     finally:
-        with contextlib.suppress(AgentError):
-            await conn.call(action, helper.delete(force=True), missing=None, gone=(404, 409))
+        if not removed:  # never started, or this call was cancelled: kill it now
+            with contextlib.suppress(AgentError):
+                await conn.call(action, helper.delete(force=True), missing=None, gone=(404, 409))
+
+
+async def _output(conn: DockerConnection, container_id: str) -> str:
+    """What a running helper prints, followed until it ends; "" when it is removed
+    before its log is asked for (its exit code still tells how it went)."""
+    params = {"stdout": "1", "stderr": "1", "follow": "1"}
+    try:
+        async with log_response(conn.stream_client, container_id, params) as response:
+            return "".join([piece async for piece in log_text(response, False)])
+    except (DockerError, aiohttp.ClientError):
+        return ""

@@ -1,0 +1,78 @@
+"""Throwaway root helpers (the guard of session bridges, egress rules) on real Docker.
+
+A helper's exit code and output come back to the engine, and Docker removes the
+helper once it ends: an engine killed while its helper runs (a CLI interrupted
+mid-launch) leaves nothing behind, where before the helper stayed, exited, until
+someone removed it by hand.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.support.agent_contract import docker_side
+from tests.support.constants import IMAGE
+from tests.support.docker import labelled
+
+pytestmark = pytest.mark.docker
+
+#: An engine: runs the script argv[3] in a helper of image argv[5] on the host's
+#: network, labelled argv[1]=argv[2], through a DockerAgent built as the engine builds
+#: it (data folder argv[4]); prints "started" first.
+ENGINE = """
+import asyncio, sys
+from pathlib import Path
+from tests.support.agent_contract import docker_side
+
+async def main():
+    agent = docker_side(Path(sys.argv[4])).agent
+    print("started", flush=True)
+    await agent.run_on_host(sys.argv[5], sys.argv[3], (), {sys.argv[1]: sys.argv[2]})
+
+asyncio.run(main())
+"""
+LABEL = "jupyter-cluster.test-helper"
+
+
+async def test_a_helpers_exit_code_and_output_come_back(tmp_path: Path) -> None:
+    side = docker_side(tmp_path)
+    value = uuid.uuid4().hex
+    try:
+        script = "echo on stdout; echo on stderr >&2; exit 3"
+        code, output = await side.agent.run_on_host(IMAGE, script, (), {LABEL: value})
+        assert code == 3
+        assert "on stdout" in output and "on stderr" in output
+        assert labelled(f"{LABEL}={value}") == ([], [])  # removed when it ended
+    finally:
+        await side.close()
+
+
+def test_a_helper_of_an_engine_killed_while_it_runs_is_removed(tmp_path: Path) -> None:
+    value = uuid.uuid4().hex
+    argv = [sys.executable, "-c", ENGINE, LABEL, value, "sleep 2", str(tmp_path), IMAGE]
+    root = Path(__file__).resolve().parents[2]
+    engine = subprocess.Popen(argv, cwd=root, stdout=subprocess.PIPE, text=True)
+    try:
+        assert engine.stdout is not None and engine.stdout.readline().strip() == "started"
+        deadline = time.monotonic() + 30
+        while not labelled(f"{LABEL}={value}")[0]:  # its helper runs
+            assert time.monotonic() < deadline, "the helper never started"
+            time.sleep(0.05)
+        engine.kill()
+        engine.wait(10)
+        while labelled(f"{LABEL}={value}")[0]:  # removed once its script ends
+            assert time.monotonic() < deadline + 10, "the helper was left behind"
+            time.sleep(0.2)
+    finally:
+        if engine.poll() is None:
+            engine.kill()
+            engine.wait()
+        left, _ = labelled(f"{LABEL}={value}")
+        if left:
+            subprocess.run(["docker", "rm", "-f", *left], check=False, capture_output=True)
