@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from aiodocker.exceptions import DockerError
 from traitlets.config import Config
 
 from jupyter_cluster.core import egress
@@ -22,6 +23,7 @@ from jupyter_cluster.core.host_guard import (
 from jupyter_cluster.core.naming import DEFAULT_IMAGE, LABEL_WARM
 from jupyter_cluster.core.state import SessionStatus
 from jupyter_cluster.engine.agents import host_guard
+from jupyter_cluster.engine.agents.docker.connection import DockerConnection
 from jupyter_cluster.engine.agents.fake import FakeAgent
 from jupyter_cluster.engine.manager import ClusterManager
 from jupyter_cluster.errors import LaunchFailed
@@ -191,3 +193,24 @@ async def test_every_engine_of_a_process_shares_the_guard_which_is_put_again_lat
     session = await second.launch(second.make_spec(image=DEFAULT_IMAGE))
     assert agent.host_scripts == [guard_script()] * 2
     await second.terminate(session.id)
+
+
+async def test_an_agent_found_out_of_reach_gets_the_guard_again(tmp_path: Path) -> None:
+    agent = FakeAgent("local", ready_on_start=True)
+    manager = manager_for(tmp_path, agent)
+    for _ in range(2):
+        session = await manager.launch(manager.make_spec(image=DEFAULT_IMAGE))
+        await manager.terminate(session.id)
+        assert agent.host_scripts == [guard_script()]
+    # A Docker client of the same agent host cannot reach it (a restarted host or
+    # agent container comes back with an empty firewall).
+    lost = DockerConnection(agent.config).failure("listing containers", ConnectionError())
+    assert "is unavailable" in str(lost)
+    session = await manager.launch(manager.make_spec(image=DEFAULT_IMAGE))
+    assert agent.host_scripts == [guard_script()] * 2
+    await manager.terminate(session.id)
+    answered = DockerConnection(agent.config).failure("x", DockerError(500, "no"))
+    assert "failed: no" in str(answered)  # the engine answered: the guard is still there
+    session = await manager.launch(manager.make_spec(image=DEFAULT_IMAGE))
+    assert agent.host_scripts == [guard_script()] * 2
+    await manager.terminate(session.id)

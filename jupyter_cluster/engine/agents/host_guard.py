@@ -10,7 +10,9 @@ container with ``NET_ADMIN`` in the host's network namespace (a few tenths of a
 second of the engine's work). This process remembers each agent host it put the
 guard on (by its Docker URL: every kernel of a Jupyter server has an engine of its
 own) for :data:`REFRESH` seconds, so that a host whose firewall was reset meanwhile
-gets it again; a failure is not remembered, so the next launch tries again.
+gets it again, and until the process finds the agent out of reach (a restarted host
+or agent container starts with an empty firewall: the Docker connection calls
+:func:`forget_host`); a failure is not remembered, so the next launch tries again.
 
 The helper removes itself, but an engine process killed while it runs (a CLI
 interrupted mid-launch) leaves it behind; each putting also removes helpers that
@@ -45,7 +47,18 @@ _PUT: dict[str, float] = {}
 
 
 def _key(agent: Agent) -> str:
-    return agent.config.url or "local"
+    return host_key(agent.config.url)
+
+
+def host_key(url: str) -> str:
+    """How this process names an agent host: its Docker URL ("local" for the socket)."""
+    return url or "local"
+
+
+def forget_host(url: str) -> None:
+    """The agent at ``url`` was out of reach: put the guard there again at the next
+    launch (called by the Docker connection when it cannot reach the agent)."""
+    _PUT.pop(host_key(url), None)
 
 
 class HostGuards:

@@ -35,6 +35,7 @@ from aiodocker.exceptions import DockerError
 from ....asyncwait import within
 from ....errors import AgentError
 from ..base import AgentConfig
+from ..host_guard import forget_host
 
 T = TypeVar("T")
 #: The status aiodocker gives a DockerError when it could not connect at all.
@@ -135,6 +136,7 @@ class DockerConnection:
             hint = "start dockerd (make setup does) or fix this agent's url in the configuration"
         if self.unavailable is None:
             self.unavailable = (why, time.time())
+        forget_host(self.config.url)  # it may come back with an empty firewall
         return AgentError(f"agent {self.config.id} is unavailable: {why}; {hint}", self.config.id)
 
     def answered(self) -> None:
