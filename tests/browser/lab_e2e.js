@@ -33,6 +33,7 @@
 const fs = require('fs');
 const path = require('path');
 const { createRequire } = require('module');
+const { dismissAfterNetworkChanges } = require('./network_changes');
 
 const REPO = path.resolve(__dirname, '..', '..');
 const { chromium } = createRequire(
@@ -154,6 +155,7 @@ async function main() {
     }
   });
   page.on('pageerror', error => results.consoleErrors.push(String(error)));
+  await dismissAfterNetworkChanges(page, LAB_URL, results);
   // Every change made through the REST API, for the record.
   results.requests = [];
   const started = new Map();

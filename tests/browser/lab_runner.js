@@ -11,6 +11,7 @@
 const fs = require('fs');
 const path = require('path');
 const { createRequire } = require('module');
+const { dismissAfterNetworkChanges } = require('./network_changes');
 
 const REPO = path.resolve(__dirname, '..', '..');
 const { chromium } = createRequire(
@@ -38,6 +39,7 @@ function runInLab(steps) {
     try {
       const page = context.pages()[0] || (await context.newPage());
       page.on('pageerror', error => results.consoleErrors.push(String(error)));
+      await dismissAfterNetworkChanges(page, process.env.LAB_URL, results);
       const step = async (name, body) => {
         const entry = { name, ok: false };
         results.steps.push(entry);
