@@ -18,7 +18,7 @@ from ..base import FileEntry
 def files_tar(files: Sequence[FileEntry]) -> bytes:
     """``files`` (and directories, named pipes) as one uncompressed PAX tar archive."""
     buffer = io.BytesIO()
-    now = time.time()
+    now = int(time.time())  # a float mtime would give every member a PAX header of its own
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for entry in files:
             info = tarfile.TarInfo(entry.path.lstrip("/"))
