@@ -14,9 +14,10 @@ gets it again, and until the process finds the agent out of reach (a restarted h
 or agent container starts with an empty firewall: the Docker connection calls
 :func:`forget_host`); a failure is not remembered, so the next launch tries again.
 
-The helper removes itself, but an engine process killed while it runs (a CLI
-interrupted mid-launch) leaves it behind; each putting also removes helpers that
-ended more than :data:`STALE` seconds ago (never one another engine still reads).
+Docker removes the helper once it ends (see :mod:`.docker.beside`), even when its
+engine was killed meanwhile. One killed between creating and starting it stays
+(created, never run): each putting also removes helpers started more than
+:data:`STALE` seconds before, never one that another engine may still be reading.
 """
 
 from __future__ import annotations
@@ -132,19 +133,16 @@ async def _put_guard(agent: Agent, image: str) -> None:
     _PUT[_key(agent)] = time.monotonic()
 
 
-async def sweep_helpers(agent: Agent, now: float | None = None) -> list[str]:
+async def sweep_helpers(agent: Agent) -> None:
     """Remove the guard helpers on ``agent`` started more than :data:`STALE` seconds
-    before ``now`` (left by engines killed while theirs ran); their ids. Best effort:
-    an agent that does not answer is left as it is. Called with every putting."""
-    now = time.time() if now is None else now
-    removed = []
+    ago (see the module docstring). Best effort: an agent that does not answer is
+    left as it is. Run beside every putting."""
+    now = time.time()
     with contextlib.suppress(AgentError):
         for helper in await agent.list_containers(HELPER_LABELS, detail=False):
             try:
                 started = float(helper.labels.get(STARTED_LABEL, "0"))
             except ValueError:
-                started = 0.0
+                started = 0.0  # not ours to trust: as old as can be
             if now - started > STALE:
                 await agent.remove_container(helper.id)
-                removed.append(helper.id)
-    return removed
