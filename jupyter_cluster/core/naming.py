@@ -53,6 +53,8 @@ WORK_USER = "work"
 WORK_UID = 1000
 WORK_UID_FILE = RUNTIME_DIR + "/work-uid"
 WORK_HOME = "/home/work"
+#: Where a session's start-up-files volume is mounted (see engine/launch/shared_files).
+SHARED_FILES_DIR = "/opt/jupyter-cluster-files"
 
 
 def hosts(size: int) -> list[str]:
@@ -170,6 +172,11 @@ def container_name(session: Session, host: str) -> str:
 def network_name(session: Session) -> str:
     """Docker name of a session's private network (a warm set's, if it took one)."""
     return session.network or f"jc-{session.id[:12]}"
+
+
+def files_volume_name(session: Session) -> str:
+    """Docker name of the volume that carries a session's start-up files to its subs."""
+    return f"jc-{session.id[:12]}-files"
 
 
 def is_uuid(text: object) -> bool:

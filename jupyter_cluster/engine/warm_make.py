@@ -27,9 +27,9 @@ from ..core.warm import WarmShape
 from ..errors import AgentError
 from .agents.base import Agent, BindMount, ContainerSpec, FileEntry, Limits
 from .agents.pool import AgentPool
-from .launch.bring_up import published_ports_of
 from .launch.creating import create_container
 from .launch.overlay import overlay_maker
+from .launch.specs import published_ports_of
 from .warm_fit import MountResolver, set_fit
 from .warm_prestart import PRESTART, WAIT_SCRIPT, prestart_code, prestart_script, prestarted
 from .warm_table import WarmTable

@@ -109,12 +109,24 @@ def remove_leftovers(manager_id: str) -> tuple[list[str], list[str]]:
     return containers, networks
 
 
+def remove_leftover_volumes(manager_id: str) -> list[str]:
+    """Remove the volumes labelled with ``manager_id`` (a session's start-up files;
+    after its containers); returns their names."""
+    label = f"label={LABEL_MANAGER}={manager_id}"
+    volumes = docker("volume", "ls", "-q", "--filter", label).stdout.split()
+    for name in volumes:
+        docker("volume", "rm", "-f", name, check=False)
+    return volumes
+
+
 def assert_nothing_left(manager_id: str, containers: list[str], networks: list[str]) -> None:
-    """Fail if a test left containers or networks of its manager (already removed)."""
-    assert not containers and not networks, (
-        f"the test left {len(containers)} container(s) and {len(networks)} network(s) "
-        f"labelled {LABEL_MANAGER}={manager_id} (removed now): "
-        f"containers {containers}, networks {networks}"
+    """Fail if a test left containers or networks of its manager (already removed by
+    :func:`remove_leftovers`) or volumes (removed here, after those containers)."""
+    volumes = remove_leftover_volumes(manager_id)
+    assert not containers and not networks and not volumes, (
+        f"the test left {len(containers)} container(s), {len(networks)} network(s) and "
+        f"{len(volumes)} volume(s) labelled {LABEL_MANAGER}={manager_id} (removed now): "
+        f"containers {containers}, networks {networks}, volumes {volumes}"
     )
 
 

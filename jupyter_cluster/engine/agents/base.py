@@ -57,11 +57,13 @@ class Limits:
 
 @dataclass(frozen=True)
 class BindMount:
-    """A host directory mounted into a container."""
+    """A host directory (or, with ``volume``, a named Docker volume of the agent)
+    mounted into a container."""
 
     source: str
     target: str
     readonly: bool = False
+    volume: bool = False
 
 
 @dataclass(frozen=True)
@@ -207,6 +209,15 @@ class Agent(Protocol):
 
     async def remove_network(self, name_or_id: str) -> None:
         """Remove a network; a missing one is not an error."""
+        ...
+
+    async def create_volume(self, name: str, labels: Mapping[str, str]) -> None:
+        """Create a named volume (a session's start-up files, see
+        :mod:`~jupyter_cluster.engine.launch.shared_files`)."""
+        ...
+
+    async def remove_volume(self, name: str) -> None:
+        """Remove a named volume; a missing one is not an error."""
         ...
 
     async def create_container(self, spec: ContainerSpec) -> str:

@@ -41,12 +41,13 @@ from .fake_container import (
 )
 from .fake_images import FakeImages, is_reference
 from .fake_io import FakeContainerIO
+from .fake_volumes import FakeVolumes
 
 #: What tests import from here (the container records live in .fake_container).
 __all__ = ["DEFAULT_IMAGE", "ExecCall", "ExecHandler", "FakeAgent", "FakeContainer"]
 
 
-class FakeAgent(FakeContainerIO, FakeImages):
+class FakeAgent(FakeContainerIO, FakeImages, FakeVolumes):
     """An :class:`~.base.Agent` kept in memory; every attribute is open to tests.
 
     ``fail_on`` maps a key to the exception to raise: a method name (``"start_container"``),
@@ -87,6 +88,7 @@ class FakeAgent(FakeContainerIO, FakeImages):
         self.pulls = []
         self.containers: dict[str, FakeContainer] = {}
         self.networks: dict[str, NetworkState] = {}
+        self.volumes = {}
         self.mtus: dict[str, int] = {}  # per network name: the MTU asked (0: default)
         self.bridges: dict[str, str] = {}  # per network name: the bridge name asked
         self.host_scripts: list[str] = []  # scripts run by run_on_host
@@ -104,6 +106,10 @@ class FakeAgent(FakeContainerIO, FakeImages):
     @property
     def id(self) -> str:
         """The agent id from its config."""
+        return self.config.id
+
+    @property
+    def _name(self) -> str:
         return self.config.id
 
     async def info(self) -> AgentInfo:
@@ -217,11 +223,10 @@ class FakeAgent(FakeContainerIO, FakeImages):
         return box.id
 
     async def put_files(self, container_id: str, files: Sequence[FileEntry]) -> None:
-        """Keep the files in the container's ``files``, by path."""
+        """Keep the files in the container's ``files`` (or a volume it mounts), by path."""
         box = self._get(container_id)
         self._enter("put_files", container_id, box.spec.hostname)
-        for entry in files:
-            box.files[entry.path] = entry
+        self._put(box, files)
 
     async def move_to_network(
         self, container_id: str, network: str, aliases: Sequence[str]
@@ -241,6 +246,7 @@ class FakeAgent(FakeContainerIO, FakeImages):
         box = self._get(container_id)
         self._enter("start_container", container_id, box.spec.hostname)
         box.status, box.exit_code = "running", 0
+        self._copy_tree(box)
         box.ports = {p: (self.config.address, next(self._ports)) for p in box.spec.publish}
         if self.ready_on_start:
             if "prestart.py" in " ".join(box.spec.command):  # a warm main1 (warm_pool.py)

@@ -8,7 +8,9 @@ nothing: on any failure everything made is removed and the caller marks the sess
 ERROR. The phases (network, pull, create, files, start,
 ssh_ready, bootstrap) are timed with the context's :class:`LaunchClock`.
 
-Its helpers: :mod:`.context` is what it is given, :mod:`.session_network` makes the
+Its helpers: :mod:`.context` is what it is given, :mod:`.specs` what each container
+is made as, :mod:`.shared_files` the volume that carries the subs' start-up files
+in main1's copy, :mod:`.session_network` makes the
 network while the image is pulled, :mod:`.readiness` waits for each container's
 start-up script (and, across agents, until main1 reaches the others),
 :mod:`.warm_adoption` takes over a warm set's containers, and :mod:`.teardown`
@@ -22,15 +24,13 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from typing import Any
 
 from ...core import naming
-from ...core.egress import GATE_FILE
-from ...core.host_network import HOST_NETWORK, peer_hosts
 from ...core.models import Container, Session
 from ...core.state import ContainerStatus
 from ...errors import AgentError, ClusterError, LaunchFailed
-from ...runtime.files import container_files, fresh_container_files
-from ..agents.base import Agent, ContainerSpec, FileEntry
+from ..agents.base import FileEntry
 from . import egress
 from .context import KeepLogs, LaunchContext
 from .creating import create_container, created_early
@@ -38,6 +38,8 @@ from .overlay import placed_agents
 from .rdma import rdma_devices_on
 from .readiness import wait_reachable, wait_ready
 from .session_network import network_and_image
+from .shared_files import SharedFiles, carried, shares_files, start_sharing
+from .specs import spec_for, start_files
 from .teardown import tear_down
 from .warm_adoption import adopt_warm
 
@@ -45,57 +47,8 @@ log = logging.getLogger(__name__)
 
 #: Called as containers progress: (host, status, container id or None).
 ProgressCallback = Callable[[str, ContainerStatus, str | None], Awaitable[None]]
-START_COMMAND = ("/bin/sh", f"{naming.RUNTIME_DIR}/start.sh")
 #: Most seconds main1 may wait to reach the containers on other agents.
 REACH_TIMEOUT = 60.0
-
-
-def published_ports(container: Container, agent: Agent) -> tuple[int, ...]:
-    """What a container publishes on its agent's address: main1 its SSH port, and its
-    kernel ports unless kernel traffic goes over SSH; subs nothing."""
-    return published_ports_of(container.role, agent)
-
-
-def published_ports_of(role: str, agent: Agent) -> tuple[int, ...]:
-    """:func:`published_ports` of a container of ``role`` (the warm pool's too)."""
-    if role != "main":
-        return ()
-    if agent.config.kernel_transport == "ssh":
-        return (naming.SSH_PORT,)
-    return (naming.SSH_PORT, *naming.KERNEL_PORTS)
-
-
-def _spec_for(session: Session, container: Container, ctx: LaunchContext) -> ContainerSpec:
-    assert container.agent is not None
-    if ctx.network.host_network:  # the agent's own network: nothing to publish or alias
-        addresses = {a: agent.config.address for a, agent in ctx.agents.items()}
-        return replace(
-            _plain_spec(session, container, ctx),
-            network=HOST_NETWORK,
-            aliases=(),
-            publish=(),
-            extra_hosts=peer_hosts(session, addresses),
-        )
-    return _plain_spec(session, container, ctx)
-
-
-def _plain_spec(session: Session, container: Container, ctx: LaunchContext) -> ContainerSpec:
-    assert container.agent is not None
-    return ContainerSpec(
-        name=naming.container_name(session, container.host),
-        image=session.spec.image,
-        hostname=container.host,
-        network=naming.network_name(session),
-        aliases=(container.host,),
-        env=naming.container_env(session, container),
-        labels=naming.container_labels(session, container, ctx.manager_id),
-        resources=session.spec.resources,
-        command=START_COMMAND,
-        gpu_ids=container.gpu_ids,
-        mounts=ctx.mounts.get(container.agent, ()),
-        publish=published_ports(container, ctx.agents[container.agent]),
-        limits=ctx.limits,
-    )
 
 
 async def _bring_up(
@@ -105,22 +58,21 @@ async def _bring_up(
     progress: ProgressCallback,
     main_started: asyncio.Event,
     networking: asyncio.Future[None],
+    shared: SharedFiles | None,
 ) -> str:
     assert container.agent is not None
     agent = ctx.agents[container.agent]
     host = container.host
-    files = container_files(session, container, ctx.keys, ctx.limits.work_uid)
     denied = ctx.limits.egress_deny
-    if denied:  # the start-up script waits until the rules are in place
-        files.append(FileEntry(GATE_FILE, b"", 0o644))
     warm_id = ctx.warm.get(host)
     if warm_id:
         await asyncio.shield(networking)
         container_id = warm_id
+        files = start_files(session, container, ctx)
         await adopt_warm(session, container, agent, warm_id, files, progress, ctx.mark)
     else:
         container_id = await _create_and_start(
-            session, container, ctx, progress, main_started, networking, files
+            session, container, ctx, progress, main_started, networking, shared
         )
     if denied:
         labels = naming.container_labels(session, container, ctx.manager_id)
@@ -149,34 +101,47 @@ async def _create_and_start(
     progress: ProgressCallback,
     main_started: asyncio.Event,
     networking: asyncio.Future[None],
-    files: list[FileEntry],
+    shared: SharedFiles | None,
 ) -> str:
     """The cold path: create the container, copy its files in, start it. main1 of a
     session on one agent is created (and its files copied in) while the session's
     network is being made, then moved onto it before it starts (see
-    :func:`.creating.created_early`); the others are created once the network exists."""
+    :func:`.creating.created_early`); the others are created once the network exists.
+    With ``shared``, main1's copy carries the subs' files too (see :mod:`.shared_files`)."""
     assert container.agent is not None
     agent = ctx.agents[container.agent]
     host = container.host
+    main = container.role == "main"
     await progress(host, ContainerStatus.CREATING, None)
-    spec = _spec_for(session, container, ctx)
+    spec = spec_for(session, container, ctx)
     devices = await rdma_devices_on(agent, ctx.network, session, ctx.manager_id)
     spec = replace(spec, devices=devices, memlock=ctx.network.memlock)
-    files = [*files, *fresh_container_files(ctx.limits.work_uid)]
+    files: list[FileEntry] = []
+    if shared is not None:
+        spec = replace(spec, mounts=(*spec.mounts, shared.mount(carrier=main)))
+        if main:
+            subs = {c.host: start_files(session, c, ctx) for c in session.containers[1:]}
+            files = carried(subs)
+        else:
+            spec = replace(spec, command=shared.command(host))
+        await asyncio.shield(shared.made)
+    if main or shared is None:
+        files = [*start_files(session, container, ctx), *files]
     container_id = None
-    if container.role == "main" and _joins_late(session, ctx):
+    if main and _joins_late(session, ctx):
         container_id = await created_early(agent, spec, files, networking)
     if container_id is None:
         await asyncio.shield(networking)
         container_id = await create_container(agent, spec)
         ctx.mark(host, "create")
         await progress(host, ContainerStatus.STARTING, container_id)
-        await agent.put_files(container_id, files)
+        if files:
+            await agent.put_files(container_id, files)
     else:
         ctx.mark(host, "create")  # created, files in, on its network
         await progress(host, ContainerStatus.STARTING, container_id)
     ctx.mark(host, "files")
-    if container.role == "main":
+    if main:
         try:
             await agent.start_container(container_id)
         finally:
@@ -216,11 +181,18 @@ async def bring_up(session: Session, ctx: LaunchContext, progress: ProgressCallb
         network_and_image(session, ctx, sorted(a for a in placed if a))
     )
     guarding = ctx.start_guard(sorted(a for a in placed if a))
+    shared = None
+    one_agent = len(placed_agents(session, ctx.agents)) == 1
+    if shares_files(session, one_agent, bool(ctx.warm), ctx.network.host_network):
+        agent = ctx.agents[session.containers[0].agent or ""]
+        shared = start_sharing(session, agent, ctx.manager_id)
     main_started = asyncio.Event()
     if session.containers[0].host in ctx.warm:  # main1 runs already
         main_started.set()
     tasks = [
-        asyncio.ensure_future(_bring_up(session, c, ctx, progress, main_started, networking))
+        asyncio.ensure_future(
+            _bring_up(session, c, ctx, progress, main_started, networking, shared)
+        )
         for c in session.containers
     ]
     failure: BaseException | None = None
@@ -245,10 +217,12 @@ async def bring_up(session: Session, ctx: LaunchContext, progress: ProgressCallb
         failure = exc
     if failure is None:
         return
-    for task in (*tasks, networking):
+    pending: list[asyncio.Future[Any]] = [*tasks, networking, guarding]
+    if shared is not None:
+        pending.append(shared.made)
+    for task in pending:
         task.cancel()
-    guarding.cancel()
-    await asyncio.gather(*tasks, networking, guarding, return_exceptions=True)
+    await asyncio.gather(*pending, return_exceptions=True)
     if ctx.keep_logs is not None and isinstance(failure, Exception):  # not when cancelled
         await _keep_logs(session, ctx, ctx.keep_logs)
     await tear_down(session, ctx.agents, ctx.manager_id)

@@ -1,4 +1,4 @@
-"""Removing a session's containers and network from every agent involved.
+"""Removing a session's containers, network and files volume from every agent involved.
 
 Called by :class:`~.manager.ClusterManager` (terminate, cancelled launches), by
 :class:`~.reconcile.Reconciler` (sessions left behind) and by :mod:`.bring_up`
@@ -113,16 +113,32 @@ async def tear_down(
         await asyncio.gather(finding, return_exceptions=True)
     if maker is not None:  # an overlay: removed through a Swarm manager
         reached = [maker, *(a for a in reached if a is not maker)]
+    # A session on one agent may have had a volume for its start-up files.
+    volume = asyncio.ensure_future(_remove_volume(session, reached[:1] if maker is None else []))
     # A lost agent's containers keep an overlay in use: one try, not a wait.
     network_problems = await _remove_network(
         session, reached, 1 if unreachable else None, swarm_manager=maker, views=views
     )
+    problems.extend(await volume)
     if lost is None or not unreachable:
         problems.extend(network_problems)
     if lost is not None:
         lost |= unreachable
     for problem in problems:
         log.warning("clean-up of session %s: %s", session.id, problem)
+    return problems
+
+
+async def _remove_volume(session: Session, agents: list[Agent]) -> list[str]:
+    """Remove the volume of ``session``'s start-up files (see :mod:`.shared_files`)
+    from ``agents`` (at most main1's); problems left. A session without one costs a
+    request that Docker answers "no such volume"."""
+    problems = []
+    for agent in agents:
+        try:
+            await agent.remove_volume(naming.files_volume_name(session))
+        except AgentError as exc:
+            problems.append(str(exc))
     return problems
 
 

@@ -42,12 +42,13 @@ from .models import (
     network_config,
     network_state,
 )
+from .volumes import DockerVolumes
 
 #: Seconds ``info`` waits for the engine (it is the health probe: keep it short).
 PROBE_TIMEOUT = 5.0
 
 
-class DockerAgent(DockerContainerIO):
+class DockerAgent(DockerContainerIO, DockerVolumes):
     """An agent backed by a Docker engine (local socket, or ``tcp://`` with TLS)."""
 
     def __init__(self, config: AgentConfig) -> None:

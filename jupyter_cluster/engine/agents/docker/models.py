@@ -31,7 +31,12 @@ def container_config(spec: ContainerSpec, address: str) -> dict[str, Any]:
         "Init": True,
         "NetworkMode": spec.network,
         "Mounts": [
-            {"Type": "bind", "Source": m.source, "Target": m.target, "ReadOnly": m.readonly}
+            {
+                "Type": "volume" if m.volume else "bind",
+                "Source": m.source,
+                "Target": m.target,
+                "ReadOnly": m.readonly,
+            }
             for m in spec.mounts
         ],
         "PortBindings": {

@@ -1,0 +1,81 @@
+"""The subs of a session on one agent get their start-up files through one volume.
+
+On a real Docker engine: a size-3 session's subs were never copied into (Docker's
+own record of the containers says which ran the copy command), yet each runs with its
+own host key, work's key and the session's files, and ``ssh`` works between all of
+them. The volume is root's alone: work cannot list it in main1 or in a sub, and root
+in a sub cannot write to it. It is removed with the session.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from jupyter_cluster.core import naming
+from tests.support.constants import SMALL_FLAGS
+from tests.support.docker import docker
+
+from .support import Workspace
+
+pytestmark = pytest.mark.docker
+
+SHARED = naming.SHARED_FILES_DIR
+KEY = f"{naming.RUNTIME_DIR}/ssh_host_ed25519_key.pub"
+
+
+def volumes_of(session_id: str) -> list[str]:
+    """Names of the volumes Docker has with the session's label."""
+    label = f"{naming.LABEL_SESSION}={session_id}"
+    return docker("volume", "ls", "-q", "--filter", f"label={label}").stdout.split()
+
+
+def root_in(container: str, script: str) -> tuple[int, str]:
+    """Run ``script`` as root in ``container`` (docker exec); exit code and output."""
+    result = docker("exec", container, "sh", "-c", script, check=False)
+    return result.returncode, result.stdout + result.stderr
+
+
+def test_subs_start_from_the_volume_and_it_goes_with_the_session(ws: Workspace) -> None:
+    session = ws.launch("--size", "3", *SMALL_FLAGS)
+    sid = str(session["id"])
+    assert volumes_of(sid) == [f"jc-{sid[:12]}-files"]
+    names = {h: f"jc-{sid[:12]}-{h}" for h in ("main1", "sub1", "sub2")}
+    entrypoints = {
+        h: json.loads(docker("inspect", "--format", "{{json .Config.Entrypoint}}", n).stdout)
+        for h, n in names.items()
+    }
+    assert f"{SHARED}/sub1/tree/." in entrypoints["sub1"][-1]
+    assert SHARED not in " ".join(entrypoints["main1"])
+    # Each container serves its own host key, the one every known_hosts lists for it.
+    keys = {h: root_in(n, f"cat {KEY}")[1].split()[1] for h, n in names.items()}
+    assert len(set(keys.values())) == 3
+    known = ws.sh(sid, "sub2", "cat ~/.ssh/known_hosts")
+    for host, key in keys.items():
+        assert any(host in line and key in line for line in known.splitlines()), (host, known)
+    assert ws.sh(sid, "sub1", "ssh sub2 hostname && ssh main1 hostname").split() == [
+        "sub2",
+        "main1",
+    ]
+    assert ws.sh(sid, "main1", "ssh sub1 cat /home/config/hostfile").split() == [
+        "main1",
+        "sub1",
+        "sub2",
+    ]
+    # Only root enters the volume; in a sub, not even root writes to it.
+    for host in ("main1", "sub1"):
+        listed = ws.exec(sid, host, "ls", SHARED)
+        assert listed.returncode != 0 and "Permission denied" in listed.stderr, str(listed)
+    code, said = root_in(names["sub1"], f"touch {SHARED}/x")
+    assert code != 0 and "Read-only file system" in said, said
+    assert ws.cli("rm", sid).returncode == 0
+    assert volumes_of(sid) == []
+
+
+def test_a_session_of_one_container_makes_no_volume(ws: Workspace) -> None:
+    session = ws.launch("--size", "1", *SMALL_FLAGS)
+    sid = str(session["id"])
+    assert volumes_of(sid) == []
+    assert ws.sh(sid, "main1", "cat /home/config/hostfile").split() == ["main1"]
+    assert ws.cli("rm", sid).returncode == 0

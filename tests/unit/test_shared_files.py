@@ -1,0 +1,137 @@
+"""A cold session of several containers on one agent gives its subs their start-up
+files through one volume (``launch.shared_files``): main1's one copy carries every
+sub's tree, the subs get no copy of their own and start with the command that copies
+their tree into place. Sessions of one container, across agents or on a warm set
+keep the copy per container; the volume goes with the session, also when a launch
+fails. The fake agent keeps volumes and copies a sub's tree in when it starts, as
+the real sub's first command does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from jupyter_cluster.core import naming
+from jupyter_cluster.core.models import LaunchSpec
+from jupyter_cluster.core.state import SessionStatus
+from jupyter_cluster.engine.agents.base import FileEntry
+from jupyter_cluster.engine.agents.fake import DEFAULT_IMAGE, FakeAgent
+from jupyter_cluster.engine.launch.shared_files import carried
+from jupyter_cluster.engine.manager import ClusterManager
+from jupyter_cluster.errors import AgentError, LaunchFailed
+
+from .engine_parts import build
+
+SHARED = naming.SHARED_FILES_DIR
+
+
+def calls(agent: FakeAgent, method: str) -> list[str]:
+    """The hostnames (or names) ``method`` was called for, in order."""
+    return [target for m, target in agent.calls if m == method]
+
+
+async def test_subs_get_their_files_through_mains_one_copy(tmp_path: Path) -> None:
+    agent = FakeAgent("local", ready_on_start=True)
+    parts = build(tmp_path, agent)
+    session = await parts.launcher.launch(LaunchSpec.create(image=DEFAULT_IMAGE, size=3))
+    assert session.status is SessionStatus.RUNNING
+    volume = naming.files_volume_name(session)
+    labels, held = agent.volumes[volume]
+    assert labels == {
+        naming.LABEL_SESSION: session.id,
+        naming.LABEL_MANAGER: parts.store.manager_id,
+    }
+    main, *subs = (agent.containers[c.container_id or ""] for c in session.containers)
+    put = [c for m, c in agent.calls if m == "put_files"]
+    assert put == [main.id], "only main1 is copied into"
+    (mount,) = main.spec.mounts
+    assert (mount.source, mount.target, mount.volume, mount.readonly) == (
+        volume,
+        SHARED,
+        True,
+        False,
+    )
+    for sub in subs:
+        host = sub.spec.hostname
+        assert [(m.source, m.readonly) for m in sub.spec.mounts] == [(volume, True)]
+        assert sub.spec.command[:2] == ("/bin/sh", "-c")
+        assert f'cp -a "{SHARED}/{host}/tree/." /' in sub.spec.command[2]
+        # Its own host key (not main1's), as the known_hosts of every container says.
+        key = sub.files[f"{naming.RUNTIME_DIR}/ssh_host_ed25519_key"]
+        assert key.content.decode() == held[f"{SHARED}/{host}/tree{key.path}"].content.decode()
+        assert key.content != main.files[key.path].content and key.mode == 0o600
+        assert sub.files[naming.LOG_FIFO].fifo
+    assert not any(p.startswith(SHARED) for p in main.files), "main1's own files stay its own"
+    await parts.terminator.terminate(session.id)
+    assert agent.volumes == {} and agent.containers == {}
+    parts.close()
+
+
+async def test_a_session_of_one_container_gets_no_volume(tmp_path: Path) -> None:
+    agent = FakeAgent("local", ready_on_start=True)
+    parts = build(tmp_path, agent)
+    session = await parts.launcher.launch(LaunchSpec.create(image=DEFAULT_IMAGE, size=1))
+    assert session.status is SessionStatus.RUNNING
+    assert calls(agent, "create_volume") == [] and agent.volumes == {}
+    (box,) = agent.containers.values()
+    assert box.spec.mounts == () and f"{naming.RUNTIME_DIR}/start.sh" in box.files
+    parts.close()
+
+
+async def test_a_session_across_agents_copies_into_each_container(tmp_path: Path) -> None:
+    agents = {f"a{i}": FakeAgent(f"a{i}", cpu=1, ready_on_start=True) for i in range(2)}
+    manager = ClusterManager(
+        db_path=str(tmp_path / "cluster.db"),
+        data_root=str(tmp_path / "folders"),
+        agents=[{"id": name} for name in agents],
+        agent_factory=lambda config: agents[config.id],
+    )
+    spec = manager.make_spec(image=DEFAULT_IMAGE, size=2, cpu=1, mode="multi-node")
+    session = await manager.launch(spec)
+    assert session.status is SessionStatus.RUNNING
+    for agent in agents.values():
+        assert agent.volumes == {}
+        (box,) = agent.containers.values()
+        assert calls(agent, "put_files") == [box.id] and box.spec.mounts == ()
+    await manager.terminate(session.id)
+    await manager.close()
+
+
+async def test_a_failed_launch_removes_the_volume_with_the_containers(tmp_path: Path) -> None:
+    agent = FakeAgent("local", ready_on_start=True)
+    agent.fail_on["start_container:sub2"] = AgentError("agent local: sub2 would not start", "local")
+    parts = build(tmp_path, agent)
+    session = await parts.launcher.submit(LaunchSpec.create(image=DEFAULT_IMAGE, size=3))
+    with pytest.raises(LaunchFailed, match="sub2 would not start"):
+        await parts.launcher.drive(session.id)
+    assert agent.containers == {} and agent.networks == {} and agent.volumes == {}
+    assert calls(agent, "create_volume") == [naming.files_volume_name(session)]
+    parts.close()
+
+
+async def test_a_volume_that_cannot_be_made_fails_the_launch_leaving_nothing(
+    tmp_path: Path,
+) -> None:
+    agent = FakeAgent("local", ready_on_start=True)
+    agent.fail_on["create_volume"] = AgentError("agent local: no space left on device", "local")
+    parts = build(tmp_path, agent)
+    session = await parts.launcher.submit(LaunchSpec.create(image=DEFAULT_IMAGE, size=2))
+    with pytest.raises(LaunchFailed, match="no space left on device"):
+        await parts.launcher.drive(session.id)
+    assert agent.containers == {} and agent.networks == {} and agent.volumes == {}
+    parts.close()
+
+
+def test_carried_files_sit_below_a_folder_only_root_enters() -> None:
+    key = FileEntry("/opt/jupyter-cluster/key", b"secret", 0o600)
+    mine = FileEntry("/home/work/.ssh/id", b"id", 0o600, 1000, 1000)
+    entries = {e.path: e for e in carried({"sub1": [key, mine]})}
+    top, host, tree = SHARED, f"{SHARED}/sub1", f"{SHARED}/sub1/tree"
+    assert list(entries)[:3] == [top, host, tree]
+    assert [(entries[p].mode, entries[p].uid, entries[p].directory) for p in (top, host)] == [
+        (0o700, 0, True)
+    ] * 2
+    assert entries[tree].mode == 0o755, "the tree's top becomes / when copied"
+    assert entries[tree + key.path] == FileEntry(tree + key.path, b"secret", 0o600)
+    assert (entries[tree + mine.path].uid, entries[tree + mine.path].mode) == (1000, 0o600)
