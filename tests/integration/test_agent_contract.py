@@ -389,6 +389,41 @@ async def test_files_put_before_and_after_start(side: Side) -> None:
         assert out.streams.get(1, b"") == stdout, path
 
 
+async def test_a_volume_carries_files_from_one_container_to_another(side: Side) -> None:
+    """What a session's start-up files rely on (``launch/shared_files.py``): files put
+    into a created container under a volume it mounts read-write land in the volume;
+    a container mounting it read-only cannot be copied into there, copies its tree
+    into place as it starts, and keeps the volume from being removed."""
+    agent = side.agent
+    network = await side.network()
+    volume = await side.volume()
+    assert await side.volume() == volume, "creating it again keeps it"
+    target = "/opt/contract-files"
+    carrier = await side.create(
+        side.spec("main1", network, mounts=(BindMount(volume, target, volume=True),))
+    )
+    key = FileEntry(f"{target}/sub1/tree/tmp/contract/key", b"secret\n", 0o600, 1000, 1000)
+    await agent.put_files(carrier, [FileEntry(target, b"", 0o700, directory=True), key])
+    copy = f'cp -a "{target}/sub1/tree/." / && exec sleep 600'
+    reader = side.spec(
+        "sub1",
+        network,
+        mounts=(BindMount(volume, target, readonly=True, volume=True),),
+        command=("/bin/sh", "-c", copy),
+    )
+    sub = await side.create(reader)
+    await refused(agent.put_files(sub, [FileEntry(f"{target}/x", b"")]), "read-only")
+    await side.start(sub)
+    out = Output()
+    assert await agent.exec(sub, describe("/tmp/contract/key"), user="root", on_output=out) == 0
+    assert out.streams.get(1, b"") == b"600 1000 1000 regular file\nsecret\n"
+    await refused(agent.remove_volume(volume), "in use")
+    await agent.remove_container(sub)
+    await agent.remove_container(carrier)
+    await agent.remove_volume(volume)
+    await agent.remove_volume(volume)  # gone already: not an error
+
+
 # -- exec, logs, stats ------------------------------------------------------------------
 
 

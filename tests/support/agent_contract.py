@@ -88,6 +88,7 @@ class Side:
     run_id: str = field(default_factory=lambda: f"contract-{uuid.uuid4().hex[:12]}")
     scripts: dict[str, Script] = field(default_factory=dict)  # by container name and id
     plays: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+    volumes: list[str] = field(default_factory=list)  # made by :meth:`volume`
 
     @property
     def labels(self) -> dict[str, str]:
@@ -102,6 +103,13 @@ class Side:
         """A fresh bridge network of this run; its name."""
         name = self.name(what)
         await self.agent.create_network(name, self.labels, overlay=False)
+        return name
+
+    async def volume(self, what: str = "files") -> str:
+        """A fresh volume of this run; its name."""
+        name = self.name(what)
+        await self.agent.create_volume(name, self.labels)
+        self.volumes.append(name)
         return name
 
     def spec(
@@ -189,6 +197,8 @@ class Side:
                 await self.agent.remove_container(state.id)
             for network in await self.agent.list_networks(self.labels):
                 await self.agent.remove_network(network.id)
+            for volume in self.volumes:
+                await self.agent.remove_volume(volume)
         except AgentError as exc:
             problem = exc
         finally:

@@ -30,11 +30,9 @@ class FakeVolumes:
         raise NotImplementedError
 
     async def create_volume(self, name: str, labels: Mapping[str, str]) -> None:
-        """Record an empty volume; an existing name is an AgentError, as in Docker."""
+        """Record an empty volume; an existing one is kept as it is, as in Docker."""
         self._enter("create_volume", name)
-        if name in self.volumes:
-            raise AgentError(f"agent {self._name}: volume {name} already exists", self._name)
-        self.volumes[name] = (dict(labels), {})
+        self.volumes.setdefault(name, (dict(labels), {}))
 
     async def remove_volume(self, name: str) -> None:
         """Forget a volume; a missing one is fine, one a container mounts is an error."""
@@ -46,7 +44,8 @@ class FakeVolumes:
         ]
         if users:
             raise AgentError(
-                f"agent {self._name}: removing volume {name} failed: in use by {', '.join(users)}",
+                f"agent {self._name}: removing volume {name} failed: volume is in use "
+                f"({', '.join(users)})",
                 self._name,
             )
         self.volumes.pop(name, None)
@@ -57,7 +56,7 @@ class FakeVolumes:
             for mount in box.spec.mounts:
                 if mount.volume and entry.path.startswith(mount.target):
                     if mount.readonly:
-                        why = f"{mount.target} is mounted read-only"
+                        why = f"copying into {mount.target}: mounted volume is marked read-only"
                         raise AgentError(f"agent {self._name}: {why}", self._name)
                     self.volumes[mount.source][1][entry.path] = entry
                     break
