@@ -20,10 +20,9 @@ from jupyter_cluster.core.state import SessionStatus
 from jupyter_cluster.engine.agents.base import DEFAULT_BRIDGE
 from jupyter_cluster.engine.agents.docker.archive import files_tar
 from jupyter_cluster.engine.agents.fake import DEFAULT_IMAGE, FakeAgent
-from jupyter_cluster.engine.manager import ClusterManager
 from jupyter_cluster.errors import AgentError, LaunchFailed
 
-from .engine_parts import build
+from .engine_parts import build, manager_over
 
 
 class SlowNetworks(FakeAgent):
@@ -66,12 +65,7 @@ async def test_main1_is_made_while_its_network_is_and_starts_on_it(tmp_path: Pat
 
 async def test_a_session_over_several_agents_makes_its_overlay_first(tmp_path: Path) -> None:
     agents = {f"a{i}": FakeAgent(f"a{i}", cpu=1, ready_on_start=True) for i in range(2)}
-    manager = ClusterManager(
-        db_path=str(tmp_path / "cluster.db"),
-        data_root=str(tmp_path / "folders"),
-        agents=[{"id": name} for name in agents],
-        agent_factory=lambda config: agents[config.id],
-    )
+    manager = manager_over(tmp_path, agents)
     spec = manager.make_spec(image=DEFAULT_IMAGE, size=2, cpu=1, mode="multi-node")
     session = await manager.launch(spec)
     assert session.status is SessionStatus.RUNNING
@@ -79,6 +73,10 @@ async def test_a_session_over_several_agents_makes_its_overlay_first(tmp_path: P
     for agent in agents.values():
         assert not order(agent, "move_to_network")
         assert all(box.spec.network != DEFAULT_BRIDGE for box in agent.containers.values())
+        # No volume of start-up files across agents: each container gets its own copy.
+        (box,) = agent.containers.values()
+        assert agent.volumes == {} and box.spec.mounts == ()
+        assert [c for m, c in agent.calls if m == "put_files"] == [box.id]
     await manager.terminate(session.id)
     await manager.close()
 

@@ -1,10 +1,11 @@
 """A cold session of several containers on one agent gives its subs their start-up
 files through one volume (``launch.shared_files``): main1's one copy carries every
 sub's tree, the subs get no copy of their own and start with the command that copies
-their tree into place. Sessions of one container, across agents or on a warm set
-keep the copy per container; the volume goes with the session, also when a launch
-fails. The fake agent keeps volumes and copies a sub's tree in when it starts, as
-the real sub's first command does."""
+their tree into place. Sessions of one container, across agents
+(``test_main_created_early.py``) or on a warm set (``test_warm_pool.py``) keep the
+copy per container; the volume goes with the session, also when a launch fails. The
+fake agent keeps volumes and copies a sub's tree in when it starts, as the real
+sub's first command does."""
 
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ from jupyter_cluster.core.state import SessionStatus
 from jupyter_cluster.engine.agents.base import FileEntry
 from jupyter_cluster.engine.agents.fake import DEFAULT_IMAGE, FakeAgent
 from jupyter_cluster.engine.launch.shared_files import carried
-from jupyter_cluster.engine.manager import ClusterManager
 from jupyter_cluster.errors import AgentError, LaunchFailed
 
 from .engine_parts import build
@@ -79,47 +79,21 @@ async def test_a_session_of_one_container_gets_no_volume(tmp_path: Path) -> None
     parts.close()
 
 
-async def test_a_session_across_agents_copies_into_each_container(tmp_path: Path) -> None:
-    agents = {f"a{i}": FakeAgent(f"a{i}", cpu=1, ready_on_start=True) for i in range(2)}
-    manager = ClusterManager(
-        db_path=str(tmp_path / "cluster.db"),
-        data_root=str(tmp_path / "folders"),
-        agents=[{"id": name} for name in agents],
-        agent_factory=lambda config: agents[config.id],
-    )
-    spec = manager.make_spec(image=DEFAULT_IMAGE, size=2, cpu=1, mode="multi-node")
-    session = await manager.launch(spec)
-    assert session.status is SessionStatus.RUNNING
-    for agent in agents.values():
-        assert agent.volumes == {}
-        (box,) = agent.containers.values()
-        assert calls(agent, "put_files") == [box.id] and box.spec.mounts == ()
-    await manager.terminate(session.id)
-    await manager.close()
-
-
-async def test_a_failed_launch_removes_the_volume_with_the_containers(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("failing", "error"),
+    [("start_container:sub2", "sub2 would not start"), ("create_volume", "no space left")],
+)
+async def test_a_failed_launch_leaves_no_volume(tmp_path: Path, failing: str, error: str) -> None:
+    """A sub that fails, or a volume that cannot be made: the launch fails saying
+    why, and nothing of it is left."""
     agent = FakeAgent("local", ready_on_start=True)
-    agent.fail_on["start_container:sub2"] = AgentError("agent local: sub2 would not start", "local")
+    agent.fail_on[failing] = AgentError(f"agent local: {error}", "local")
     parts = build(tmp_path, agent)
     session = await parts.launcher.submit(LaunchSpec.create(image=DEFAULT_IMAGE, size=3))
-    with pytest.raises(LaunchFailed, match="sub2 would not start"):
+    with pytest.raises(LaunchFailed, match=error):
         await parts.launcher.drive(session.id)
     assert agent.containers == {} and agent.networks == {} and agent.volumes == {}
     assert calls(agent, "create_volume") == [naming.files_volume_name(session)]
-    parts.close()
-
-
-async def test_a_volume_that_cannot_be_made_fails_the_launch_leaving_nothing(
-    tmp_path: Path,
-) -> None:
-    agent = FakeAgent("local", ready_on_start=True)
-    agent.fail_on["create_volume"] = AgentError("agent local: no space left on device", "local")
-    parts = build(tmp_path, agent)
-    session = await parts.launcher.submit(LaunchSpec.create(image=DEFAULT_IMAGE, size=2))
-    with pytest.raises(LaunchFailed, match="no space left on device"):
-        await parts.launcher.drive(session.id)
-    assert agent.containers == {} and agent.networks == {} and agent.volumes == {}
     parts.close()
 
 

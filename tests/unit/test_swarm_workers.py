@@ -20,6 +20,8 @@ from jupyter_cluster.engine.launch import teardown
 from jupyter_cluster.engine.manager import ClusterManager
 from jupyter_cluster.errors import AgentError
 
+from .engine_parts import manager_over
+
 
 def test_workers_join_the_swarm_of_the_manager_they_report() -> None:
     nodes = [
@@ -70,13 +72,7 @@ def manager_and_workers() -> dict[str, FakeAgent]:
 
 
 def agents_manager(tmp_path: Path, agents: dict[str, FakeAgent]) -> ClusterManager:
-    return ClusterManager(
-        db_path=str(tmp_path / "cluster.db"),
-        data_root=str(tmp_path / "folders"),
-        agents=[{"id": name} for name in agents],
-        agent_factory=lambda config: agents[config.id],
-        pending_poll_interval=0.05,
-    )
+    return manager_over(tmp_path, agents, pending_poll_interval=0.05)
 
 
 async def spanning_session(

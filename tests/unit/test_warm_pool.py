@@ -140,6 +140,8 @@ async def test_a_set_is_taken_once_and_the_pool_refills(tmp_path: Path) -> None:
     assert box.spec.network == session.network and box.spec.aliases == ("sub1",)
     assert "BACKENDAI_SESSION_ID=" in box.files["/opt/jupyter-cluster/env"].content.decode()
     assert not [c for c in agent.calls if c[0] == "create_network" and c[1] == session.network][1:]
+    # Its containers exist already: each gets its copy, no volume of start-up files.
+    assert not [c for c in agent.calls if c[0] == "create_volume"]
     # A set is taken by exactly one launch: a second one of the same shape goes cold.
     other = await manager.launch(spec)
     assert not {c.container_id for c in other.containers} & warm and other.network == ""
