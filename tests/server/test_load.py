@@ -40,7 +40,10 @@ from tests.support.waiting import eventually
 
 from .support import EventStream, Fetch, call, jp_async, ok_http, stream_url
 
-pytestmark = pytest.mark.docker
+#: In the serial phase: the latency bound is about the server under this storm, and
+#: the suite's other workers beside it once stalled a ``GET sessions`` for 1.75 s
+#: (191-210 ms at most when run alone).
+pytestmark = [pytest.mark.docker, pytest.mark.serial]
 
 #: Sessions of SMALL_BODY's size that fit on the agent at once.
 ROOM = 4
