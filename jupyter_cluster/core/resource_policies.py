@@ -162,6 +162,8 @@ def parse_fields(raw: Mapping[str, Any], where: str = "") -> dict[str, Any]:
 
 def _parse(key: str, value: Any) -> Any:
     if key in SIZES:
+        if isinstance(value, bool):  # before the 0 check: false == 0 in Python
+            raise InvalidRequest(f"{key}: give a size such as 16g", key)
         if value in (0, "0"):
             if key != "mem":
                 raise InvalidRequest(f"{key}: give a size such as 16g", key)

@@ -26,12 +26,13 @@ _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$", re.IGNORECASE)
 
 def parse_lifetime(value: object, field: str = "max_lifetime") -> float | None:
     """Seconds from ``90``, ``"90s"``, ``"30m"``, ``"2h"`` or ``"1d"``; None for no limit
-    (None, "", 0). InvalidRequest naming ``field`` otherwise."""
-    if value is None or value == "" or value == 0:
-        return None
+    (None, "", 0). InvalidRequest naming ``field`` otherwise, also for a boolean
+    (``false`` equals 0 in Python, but is no duration)."""
     seconds: float
     if isinstance(value, bool):
         seconds = math.nan
+    elif value is None or value == "" or value == 0:
+        return None
     elif isinstance(value, (int, float)):
         seconds = float(value)
     elif isinstance(value, str) and (m := _DURATION.match(value)):

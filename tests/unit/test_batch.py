@@ -54,7 +54,7 @@ def test_lifetimes_parse(text: object, seconds: float | None) -> None:
     assert parse_lifetime(text) == seconds
 
 
-@pytest.mark.parametrize("bad", ["soon", "-5m", "5x", "1e999", True, [], -1, float("inf")])
+@pytest.mark.parametrize("bad", ["soon", "-5m", "5x", "1e999", True, False, [], -1, float("inf")])
 def test_bad_lifetimes_name_the_field(bad: object) -> None:
     with pytest.raises(InvalidRequest, match=r"^max_lifetime: .*90s, 30m, 2h") as err:
         parse_lifetime(bad)

@@ -58,6 +58,15 @@ def test_keys_are_parsed_and_wrong_ones_named() -> None:
     check_table({"default": {"sessions": 2}, "groups": {"gpu": {"max_gpu": 4}}})
 
 
+@pytest.mark.parametrize("key", KEYS)
+@pytest.mark.parametrize("value", [False, True])
+def test_a_boolean_is_no_limit(key: str, value: bool) -> None:
+    """``false`` equals 0 in Python; as a limit it is refused, not taken as 0 (the
+    API's fuzzing found ``{"max_lifetime": false}`` accepted as "no limit")."""
+    with pytest.raises(InvalidRequest, match=f"^{key}: "):
+        parse_fields({key: value})
+
+
 def test_a_users_entry_wins_even_when_stricter() -> None:
     users = {"ada": {"sessions": 1}}
     groups = {"gpu": {"sessions": 0, "max_gpu": 8}}
