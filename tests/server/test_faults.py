@@ -57,6 +57,9 @@ async def test_a_killed_sub1_degrades_the_session_and_terminate_cleans_up(
         await wait_status(jp_fetch, sid, "RUNNING")
         assert running_hosts(sid) == {"main1": True, "sub1": True, "sub2": True}
         assert store.load_keys(sid), "a running session has its key material in the store"
+        # The stream polls the store: once it said RUNNING, the next change it
+        # reports is from RUNNING (a kill within one poll would skip it).
+        await events.session(sid, "RUNNING")
 
         docker("kill", container_of(sid, "sub1"))
         degraded = await wait_status(jp_fetch, sid, "RUNNING_DEGRADED", timeout=15)
