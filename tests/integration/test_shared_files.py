@@ -3,13 +3,16 @@
 On a real Docker engine: a size-3 session's subs were never copied into (Docker's
 own record of the containers says which ran the copy command), yet each runs with its
 own host key, work's key and the session's files, and ``ssh`` works between all of
-them. The volume is root's alone: work cannot list it in main1 or in a sub, and root
-in a sub cannot write to it. It is removed with the session.
+them. The volume is root's alone: work cannot list it in main1 or in a sub, root in
+a sub cannot write to it, and ``nobody`` on the agent host cannot read a key in it
+where Docker keeps it. It is removed with the session.
 """
 
 from __future__ import annotations
 
 import json
+import pwd
+import subprocess
 
 import pytest
 
@@ -69,6 +72,14 @@ def test_subs_start_from_the_volume_and_it_goes_with_the_session(ws: Workspace) 
         assert listed.returncode != 0 and "Permission denied" in listed.stderr, str(listed)
     code, said = root_in(names["sub1"], f"touch {SHARED}/x")
     assert code != 0 and "Read-only file system" in said, said
+    # Another user of the agent host, where Docker keeps the volume's files.
+    where = docker("volume", "inspect", "--format", "{{.Mountpoint}}", volumes_of(sid)[0])
+    key = f"{where.stdout.strip()}/sub1/tree{naming.RUNTIME_DIR}/ssh_host_ed25519_key"
+    nobody = pwd.getpwnam("nobody")
+    ids = (f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups")
+    read = subprocess.run(["setpriv", *ids, "--", "cat", key], capture_output=True, text=True)
+    assert read.returncode != 0 and "Permission denied" in read.stderr, read
+    assert subprocess.run(["cat", key], capture_output=True).returncode == 0, "the probe can fail"
     assert ws.cli("rm", sid).returncode == 0
     assert volumes_of(sid) == []
 

@@ -38,7 +38,7 @@ from .overlay import placed_agents
 from .rdma import rdma_devices_on
 from .readiness import wait_reachable, wait_ready
 from .session_network import network_and_image
-from .shared_files import SharedFiles, carried, shares_files, start_sharing
+from .shared_files import SharedFiles, carried, start_sharing
 from .specs import spec_for, start_files
 from .teardown import tear_down
 from .warm_adoption import adopt_warm
@@ -182,8 +182,7 @@ async def bring_up(session: Session, ctx: LaunchContext, progress: ProgressCallb
     )
     guarding = ctx.start_guard(sorted(a for a in placed if a))
     shared = None
-    one_agent = len(placed_agents(session, ctx.agents)) == 1
-    if shares_files(session, one_agent, bool(ctx.warm), ctx.network.host_network):
+    if _joins_late(session, ctx) and len(session.containers) > 1:  # see .shared_files
         agent = ctx.agents[session.containers[0].agent or ""]
         shared = start_sharing(session, agent, ctx.manager_id)
     main_started = asyncio.Event()

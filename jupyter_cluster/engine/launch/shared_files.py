@@ -31,9 +31,7 @@ from ...core import naming
 from ...core.models import Session
 from ..agents.base import Agent, BindMount, FileEntry
 from .creating import made
-
-#: The start-up script (put in by the engine; run as the container's first process).
-START_SCRIPT = f"{naming.RUNTIME_DIR}/start.sh"
+from .specs import START_COMMAND
 
 
 @dataclass
@@ -56,13 +54,7 @@ class SharedFiles:
     def command(self, host: str) -> tuple[str, ...]:
         """A sub's first command: its files copied into place, then the start-up script."""
         tree = f"{naming.SHARED_FILES_DIR}/{host}/tree/."
-        return ("/bin/sh", "-c", f'cp -a "{tree}" / && exec /bin/sh {START_SCRIPT}')
-
-
-def shares_files(session: Session, one_agent: bool, warm: bool, host_network: bool) -> bool:
-    """Whether a launch gives its subs their files through a volume: a cold session
-    of more than one container, all on one agent, on a bridge of its own."""
-    return one_agent and not warm and not host_network and len(session.containers) > 1
+        return ("/bin/sh", "-c", f'cp -a "{tree}" / && exec {" ".join(START_COMMAND)}')
 
 
 def start_sharing(session: Session, agent: Agent, manager_id: str) -> SharedFiles:
