@@ -52,6 +52,10 @@ def container_files(
         FileEntry(_RT, b"", 0o755, directory=True),
         FileEntry(f"{_RT}/start.sh", _resource("start.sh"), 0o755),
         FileEntry(f"{_RT}/sshd_config", _resource("sshd_config"), 0o644),
+        # sshd's log reaches start.sh through this FIFO; its privilege-separation
+        # folder must be root's and not writable by others, whatever the image has.
+        FileEntry(f"{_RT}/sshd.fifo", b"", 0o600, fifo=True),
+        FileEntry("/run/sshd", b"", 0o755, directory=True),
         FileEntry(f"{_RT}/ssh_host_ed25519_key", keys[f"host:{host}"].encode(), 0o600),
         FileEntry(f"{_RT}/ssh_host_ed25519_key.pub", (keys[f"host:{host}.pub"] + "\n").encode()),
         FileEntry(f"{_RT}/authorized_keys", (keys["user.pub"] + "\n").encode(), 0o644),

@@ -8,7 +8,8 @@
 # over SSH inside the cluster.
 # Every command run here costs the container's CPU quota on the way to "ready"
 # (a size-16 session starts 16 of these on a small host at once): what the shell
-# can do itself (read, case, test) is done without starting a program.
+# can do itself (read, case, test) is done without starting a program, and what
+# the engine's files can bring (folders, FIFOs, owners, modes) is not redone here.
 set -u
 umask 022
 RT=/opt/jupyter-cluster
@@ -53,8 +54,6 @@ ensure_work() {
 main() {
     # First, since a kernel may be started early and waits for it: kernel output
     # written to this FIFO lands in the container's log (our stdout).
-    [ -p "$RT/run/log.fifo" ] || mkfifo -m 0600 "$RT/run/log.fifo"
-    chown "$WORK_UID:$WORK_UID" "$RT/run/log.fifo" /home/work
     cat <>"$RT/run/log.fifo" &
     CAT_PID=$!
     ensure_work || return 1
@@ -67,7 +66,6 @@ main() {
             break
         done </etc/shadow
     fi
-    chmod 0755 /home/work /run/sshd
 
     as_work() {
         if command -v setpriv >/dev/null 2>&1; then
@@ -142,13 +140,25 @@ main() {
     return "$rc"
 }
 
+# A sub given its files through the session's volume copies them into place first
+# (the engine's shared_files); this script then runs from that volume.
+if [ "${1:-}" = --files-from ]; then
+    cp -a "$2/." / || {
+        say "error: could not copy the start-up files from $2"
+        exit 1
+    }
+fi
 WORK_UID=
 [ -r "$RT/work-uid" ] && read -r WORK_UID <"$RT/work-uid"
 : "${WORK_UID:=1000}"
-mkdir -p "$RT/run" /run/sshd
-chown "$WORK_UID:$WORK_UID" "$RT/run"
-rm -f "$LOG_FILE" "$RC_FILE"
-: >"$LOG_FILE" # 0644 under umask 022
+# The engine's files bring these folders and FIFOs, with their owners and modes
+# (/home/work and /run/sshd as sshd wants them: root's or work's, 0755); a container
+# taken from the warm pool lacks work's run folder and its FIFO.
+[ -d "$RT/run" ] || mkdir "$RT/run"
+[ -d /run/sshd ] || mkdir -p /run/sshd
+[ -p "$RT/run/log.fifo" ] || mkfifo -m 0600 "$RT/run/log.fifo"
+chown "$WORK_UID:$WORK_UID" "$RT/run" "$RT/run/log.fifo"
+: >"$LOG_FILE" # 0644 under umask 022; only root writes in $RT
 echo 0 >"$RC_FILE"
 # POSIX sh has no pipefail: main() leaves its exit code in a file for us.
 # Its background helpers must end with it, or tee would never see the pipe close.

@@ -3,7 +3,8 @@
 The image here is the default one with the user ``work`` deleted and nothing of
 jupyter-cluster in it: the engine must put in everything else at creation (the
 start-up script adds ``work``), and SSH, the environment and the hostfile must
-work exactly as with the default image.
+work exactly as with the default image. Its sshd privilege-separation folder is
+writable by all, which sshd refuses to start with: the engine's files set it right.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ pytestmark = pytest.mark.docker
 BYO_IMAGE = "jupyter-cluster/test-byo:latest"
 DOCKERFILE = f"""FROM {IMAGE}
 RUN userdel --remove work && rm -rf /home/config && ! id work
+RUN mkdir -p /run/sshd && chmod 0777 /run/sshd
 USER root
 WORKDIR /
 """
@@ -29,7 +31,8 @@ WORKDIR /
 
 @pytest.fixture(scope="module")
 def byo_image() -> str:
-    """An image without user ``work``, /home/work or /home/config."""
+    """An image without user ``work``, /home/work or /home/config, with a /run/sshd
+    that sshd would not start with."""
     subprocess.run(
         ["docker", "build", "-q", "-t", BYO_IMAGE, "-"],
         input=DOCKERFILE,
@@ -49,6 +52,9 @@ def test_an_image_without_user_work_gets_a_full_cluster(ws: Workspace, byo_image
     assert ws.sh(sid, "main1", "ssh sub1 hostname").strip() == "sub1"
     assert ws.sh(sid, "sub1", "ssh main1 'echo $BACKENDAI_CLUSTER_ROLE'").strip() == "main"
     assert ws.sh(sid, "sub1", "cat /home/config/hostfile").split() == ["main1", "sub1"]
+    for host in ("main1", "sub1"):
+        modes = ws.sh(sid, host, "stat -c '%U %a' /run/sshd /home/work").splitlines()
+        assert modes == ["root 755", "work 755"], (host, modes)
     log = ws.ok_cli("logs", sid, "sub1").stdout
     assert "work\n" in log  # the bootstrap ran as work
     ws.ok_cli("rm", sid)

@@ -49,7 +49,9 @@ def test_subs_start_from_the_volume_and_it_goes_with_the_session(ws: Workspace) 
         h: json.loads(docker("inspect", "--format", "{{json .Config.Entrypoint}}", n).stdout)
         for h, n in names.items()
     }
-    assert f"{SHARED}/sub1/tree/." in entrypoints["sub1"][-1]
+    tree = f"{SHARED}/sub1/tree"
+    script = f"{tree}/opt/jupyter-cluster/start.sh"
+    assert entrypoints["sub1"] == ["/bin/sh", script, "--files-from", tree]
     assert SHARED not in " ".join(entrypoints["main1"])
     # Each container serves its own host key, the one every known_hosts lists for it.
     keys = {h: root_in(n, f"cat {KEY}")[1].split()[1] for h, n in names.items()}

@@ -55,8 +55,10 @@ async def test_subs_get_their_files_through_mains_one_copy(tmp_path: Path) -> No
     for sub in subs:
         host = sub.spec.hostname
         assert [(m.source, m.readonly) for m in sub.spec.mounts] == [(volume, True)]
-        assert sub.spec.command[:2] == ("/bin/sh", "-c")
-        assert f'cp -a "{SHARED}/{host}/tree/." /' in sub.spec.command[2]
+        tree = f"{SHARED}/{host}/tree"
+        script = f"{tree}{naming.RUNTIME_DIR}/start.sh"
+        assert sub.spec.command == ("/bin/sh", script, "--files-from", tree)
+        assert held[script].content == main.files[f"{naming.RUNTIME_DIR}/start.sh"].content
         # Its own host key (not main1's), as the known_hosts of every container says.
         key = sub.files[f"{naming.RUNTIME_DIR}/ssh_host_ed25519_key"]
         assert key.content.decode() == held[f"{SHARED}/{host}/tree{key.path}"].content.decode()

@@ -12,9 +12,10 @@ So a cold session with more than one container on one agent gets a named volume
 :data:`~..core.naming.SHARED_FILES_DIR` in every container: read-write in main1,
 read-only in the subs. main1's one copy, made while its network is still being
 created, carries its own files and, under ``SHARED_FILES_DIR/<host>/``, those of
-every sub. A sub's first command copies its tree into place (``cp -a``) and goes on
-with the start-up script; the subs start only after main1 did, so the volume is full
-by then. Only root reads the volume (its top folder is root's, mode 0700).
+every sub. A sub's first command is its start-up script, run from the volume, which
+copies the sub's tree into place (``cp -a``) before anything else; the subs start
+only after main1 did, so the volume is full by then. Only root reads the volume
+(its top folder is root's, mode 0700).
 
 Sessions across agents (each agent would need its own volume and carrier), warm
 sets (their containers exist already) and host-network sessions keep the copy per
@@ -52,9 +53,12 @@ class SharedFiles:
         return BindMount(self.name, naming.SHARED_FILES_DIR, readonly=not carrier, volume=True)
 
     def command(self, host: str) -> tuple[str, ...]:
-        """A sub's first command: its files copied into place, then the start-up script."""
-        tree = f"{naming.SHARED_FILES_DIR}/{host}/tree/."
-        return ("/bin/sh", "-c", f'cp -a "{tree}" / && exec {" ".join(START_COMMAND)}')
+        """A sub's first command: its start-up script, run from the volume, which
+        copies the sub's files into place first (one program fewer than a shell that
+        copies, then starts the script)."""
+        tree = f"{naming.SHARED_FILES_DIR}/{host}/tree"
+        shell, script = START_COMMAND
+        return (shell, tree + script, "--files-from", tree)
 
 
 def start_sharing(session: Session, agent: Agent, manager_id: str) -> SharedFiles:
