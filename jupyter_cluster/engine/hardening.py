@@ -43,7 +43,7 @@ import grp
 import pwd
 from pathlib import Path
 
-from traitlets import Bool, Int, List, Unicode
+from traitlets import Bool, Float, Int, List, Unicode
 from traitlets.config import LoggingConfigurable
 
 from ..core.egress import AGENT, check_denied
@@ -92,6 +92,16 @@ class ContainerHardening(LoggingConfigurable):
         "on each agent host, put there by a short-lived container of egress_image with "
         "NET_ADMIN). Published ports (main1's SSH) stay reachable. Off: every local user "
         "of an agent host can connect to any listener in any session container.",
+    )
+    guard_refresh = Float(
+        300.0,
+        min=1.0,
+        config=True,
+        help="Seconds after which each engine process puts the guard of session bridges "
+        "on an agent host again: at a launch, and in a Jupyter server (or the shared "
+        "service) every quarter of this on the hosts of active sessions. A host whose "
+        "firewall is reset while it keeps answering is guarded again within this and a "
+        "quarter; each putting runs one short-lived container there.",
     )
     restrict_egress = Bool(
         False,

@@ -55,6 +55,7 @@ from .ending import SessionTerminator
 from .fast_network import FastNetworking
 from .folder_file_ops import FolderFileOps
 from .gpu_detection import GpuDetection
+from .guard_refresh import GuardRefresh
 from .hardening import ContainerHardening
 from .launch.overlay_views import OverlayViews
 from .launching import SessionCallback, SessionLauncher
@@ -130,6 +131,7 @@ class ClusterManager(
         )
         self.hardening = ContainerHardening(parent=self)
         self.hardening.check_reserved_uid()  # refuse to run with a uid a host user has
+        self.pool.guards.refresh = self.hardening.guard_refresh
         self.networking = FastNetworking(parent=self)
         targets = parse_targets(self.warm_pool, self.default_image, self.max_size)
         self.warm = WarmPool(
@@ -334,10 +336,12 @@ class ClusterManager(
 
     def upkeep(self, on_change: Callable[[], None]) -> builtins.list[Upkeep]:
         """The warm pool's refill (when configured), the OOM watch, batch jobs and
-        limits, the utilization idle clean-up and the scheduling loop."""
+        limits, the utilization idle clean-up, the scheduling loop and the guard of
+        session bridges put again on the hosts of active sessions."""
         oom = OomWatch(self.store, self.pool.agents, on_change=on_change, logger=self.log)
         jobs = BatchUpkeep(self.jobs, on_change=on_change)
         queue = self.launcher.queue  # the scheduling loop runs while the server does
         self.utilization.on_change = on_change
-        kept: builtins.list[Upkeep] = [oom, jobs, queue, self.utilization]
+        guard = GuardRefresh(self.store, self.pool, self.hardening.limits, self.log)
+        kept: builtins.list[Upkeep] = [oom, jobs, queue, self.utilization, guard]
         return [WarmRefill(self.warm), *kept] if self.warm.enabled else kept

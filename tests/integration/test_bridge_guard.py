@@ -8,7 +8,9 @@ main1's listener and by its unpublished sshd, while root on the host, sub1 besid
 and ``nobody`` through main1's published SSH port all get through. A session
 launched with the guard off is reached by ``nobody`` the same way: the probe is one
 that would catch the leak. A guard helper left behind by an engine killed while it
-ran is removed by the next launch that puts the guard.
+ran is removed by the next launch that puts the guard. When the host's firewall is
+reset while a session runs, a server's upkeep puts the guard back within
+``guard_refresh`` (and a quarter), with no launch.
 """
 
 from __future__ import annotations
@@ -19,9 +21,13 @@ import subprocess
 import time
 
 import pytest
+from traitlets.config import Config
 
+from jupyter_cluster.core.host_guard import GUARD_CHAIN
+from jupyter_cluster.engine.guard_refresh import GuardRefresh
 from tests.support.constants import BIN, SMALL_FLAGS
 from tests.support.docker import IMAGE, container_exists, docker
+from tests.support.waiting import eventually
 
 from .support import Workspace
 
@@ -130,3 +136,40 @@ def test_a_guard_helper_left_behind_is_removed_by_the_next_launch(ws: Workspace)
         ws.ok_cli("rm", "sweeps")
     finally:
         docker("rm", "-f", stale, recent, check=False)
+
+
+def reset_firewall() -> None:
+    """Empty the guard's chain on this host, as a firewall reload would (root, with a
+    throwaway container of the helper's image in the host's network namespace)."""
+    caps = ("--cap-add", "NET_ADMIN", "--cap-add", "NET_RAW")
+    docker("run", "--rm", "--network", "host", *caps, IMAGE, "iptables", "-w", "-F", GUARD_CHAIN)
+
+
+@pytest.mark.serial  # opens every session bridge of the host for a moment
+async def test_a_reset_firewall_is_guarded_again_while_the_session_runs(ws: Workspace) -> None:
+    manager = ws.manager(config=Config({"ContainerHardening": {"guard_refresh": 2.0}}))
+    (refresh,) = [j for j in manager.upkeep(lambda: None) if isinstance(j, GuardRefresh)]
+    session = await manager.launch(manager.make_spec(size=1, cpu=0.25, mem="256m"))
+    try:
+        assert await manager.exec(session.id, "main1", ["sh", "-c", SERVER]) == 0
+        info = {"id": session.id}
+        address, _ = bridge_address(info, "main1")
+        for _ in range(50):
+            if connect(address, PORT, as_nobody=False) == "reached":
+                break
+            subprocess.run(["sleep", "0.2"], check=True)
+        assert connect(address, PORT, as_nobody=True) == "refused 111"
+        reset_firewall()
+        assert connect(address, PORT, as_nobody=True) == "reached"  # the probe can fail
+        refresh.start()
+
+        async def refused() -> bool:
+            return connect(address, PORT, as_nobody=True) == "refused 111"
+
+        began = time.monotonic()
+        await eventually(refused, 20, "the guard put back by the server's upkeep")
+        assert time.monotonic() - began < 2.0 * 1.25 + 5  # refresh and a quarter, and a run
+    finally:
+        await refresh.stop()
+        await manager.terminate(session.id)
+        await manager.close()

@@ -3,6 +3,7 @@ against stand-in iptables commands), and the engine putting it up once per agent
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 from collections.abc import Sequence
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from aiodocker.exceptions import DockerError
+from traitlets import TraitError
 from traitlets.config import Config
 
 from jupyter_cluster.core import egress
@@ -22,11 +24,12 @@ from jupyter_cluster.core.host_guard import (
 )
 from jupyter_cluster.core.naming import DEFAULT_IMAGE, LABEL_WARM
 from jupyter_cluster.core.state import SessionStatus
-from jupyter_cluster.engine.agents import host_guard
 from jupyter_cluster.engine.agents.docker.connection import DockerConnection
 from jupyter_cluster.engine.agents.fake import FakeAgent
+from jupyter_cluster.engine.guard_refresh import GuardRefresh
 from jupyter_cluster.engine.manager import ClusterManager
 from jupyter_cluster.errors import LaunchFailed
+from tests.support.waiting import eventually
 
 SESSION_ID = "0123abcd-4567-89ef-0123-456789abcdef"
 
@@ -181,7 +184,7 @@ async def test_a_warm_sets_bridge_is_named_for_the_guard_which_is_up_before_it_i
 
 
 async def test_every_engine_of_a_process_shares_the_guard_which_is_put_again_later(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     agent = FakeAgent("local", ready_on_start=True)  # one host, as kernels of one server see it
     first, second = (manager_for(tmp_path / name, agent) for name in ("a", "b"))
@@ -189,7 +192,7 @@ async def test_every_engine_of_a_process_shares_the_guard_which_is_put_again_lat
         session = await manager.launch(manager.make_spec(image=DEFAULT_IMAGE))
         await manager.terminate(session.id)
     assert agent.host_scripts == [guard_script()]
-    monkeypatch.setattr(host_guard, "REFRESH", 0.0)  # a firewall reset since is undone
+    second.pool.guards.refresh = 0.0  # as if guard_refresh had passed: a reset is undone
     session = await second.launch(second.make_spec(image=DEFAULT_IMAGE))
     assert agent.host_scripts == [guard_script()] * 2
     await second.terminate(session.id)
@@ -213,4 +216,87 @@ async def test_an_agent_found_out_of_reach_gets_the_guard_again(tmp_path: Path) 
     assert "failed: no" in str(answered)  # the engine answered: the guard is still there
     session = await manager.launch(manager.make_spec(image=DEFAULT_IMAGE))
     assert agent.host_scripts == [guard_script()] * 2
+    await manager.terminate(session.id)
+
+
+# -- put again while sessions run (engine/guard_refresh.py) ----------------------------
+
+
+def guard_refresh_of(manager: ClusterManager) -> GuardRefresh:
+    """The server's upkeep job that puts the guard again."""
+    (job,) = [j for j in manager.upkeep(lambda: None) if isinstance(j, GuardRefresh)]
+    return job
+
+
+def test_guard_refresh_is_how_long_a_host_counts_as_guarded(tmp_path: Path) -> None:
+    agent = FakeAgent("local", ready_on_start=True)
+    assert manager_for(tmp_path / "a", agent).pool.guards.refresh == 300.0
+    assert manager_for(tmp_path / "b", agent, guard_refresh=42).pool.guards.refresh == 42.0
+    with pytest.raises(TraitError, match="guard_refresh"):
+        manager_for(tmp_path / "c", agent, guard_refresh=0.5)
+
+
+async def test_a_server_puts_the_guard_again_on_the_hosts_of_active_sessions_only(
+    tmp_path: Path,
+) -> None:
+    busy = FakeAgent("busy", ready_on_start=True)
+    idle = FakeAgent("idle", ready_on_start=True, cpu=0.5)  # no room for the session
+    manager = ClusterManager(
+        db_path=str(tmp_path / "cluster.db"),
+        data_root=str(tmp_path / "folders"),
+        agents=[{"id": "busy"}, {"id": "idle"}],
+        agent_factory=lambda config: {"busy": busy, "idle": idle}[config.id],
+    )
+    session = await manager.launch(manager.make_spec(image=DEFAULT_IMAGE, cpu=1))
+    assert busy.host_scripts == [guard_script()] and idle.host_scripts == []
+    refresh = guard_refresh_of(manager)
+    assert refresh.hosts() == ["busy"]
+    await refresh.refresh_once()  # put just now: nothing to do
+    assert busy.host_scripts == [guard_script()]
+    manager.pool.guards.refresh = 0.0  # guard_refresh has passed (a reset may have happened)
+    await refresh.refresh_once()
+    assert busy.host_scripts == [guard_script()] * 2 and idle.host_scripts == []
+    await manager.terminate(session.id)
+    assert refresh.hosts() == []
+    await refresh.refresh_once()  # no active session there: no helper
+    assert busy.host_scripts == [guard_script()] * 2
+
+
+async def test_the_rounds_run_in_the_background_and_a_failure_is_logged_not_raised(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    image = "reg.local:5000/team/kernel:1"
+    agent = FakeAgent("local", images=(image, DEFAULT_IMAGE), ready_on_start=True)
+    manager = manager_for(tmp_path, agent, guard_refresh=2)
+    session = await manager.launch(manager.make_spec(image=image))
+    refresh = guard_refresh_of(manager)
+    agent.images.discard(DEFAULT_IMAGE)  # the helper's image went away
+    manager.pool.guards.refresh = 0.0
+    with caplog.at_level(logging.WARNING):
+        await refresh.refresh_once()
+        await refresh.refresh_once()
+    failures = [r for r in caplog.records if "guard of session bridges" in r.getMessage()]
+    assert len(failures) == 1, "logged once while the error stays the same"
+    assert f"lacks {DEFAULT_IMAGE}" in failures[0].getMessage()
+    agent.images.add(DEFAULT_IMAGE)
+    refresh.start()  # every quarter of refresh (at least 0.5 s)
+    try:
+
+        async def put_again() -> bool:
+            return len(agent.host_scripts) >= 2
+
+        await eventually(put_again, 5, "a round in the background")
+    finally:
+        await refresh.stop()
+    assert (await manager.get(session.id)).status is SessionStatus.RUNNING
+    await manager.terminate(session.id)
+
+
+async def test_with_the_guard_off_no_round_puts_it(tmp_path: Path) -> None:
+    agent = FakeAgent("local", ready_on_start=True)
+    manager = manager_for(tmp_path, agent, guard_bridges=False)
+    session = await manager.launch(manager.make_spec(image=DEFAULT_IMAGE))
+    manager.pool.guards.refresh = 0.0
+    await guard_refresh_of(manager).refresh_once()
+    assert agent.host_scripts == []
     await manager.terminate(session.id)

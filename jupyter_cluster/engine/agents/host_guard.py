@@ -9,10 +9,12 @@ await it before anyone gets the containers. Putting it runs a throwaway root
 container with ``NET_ADMIN`` in the host's network namespace (a few tenths of a
 second of the engine's work). This process remembers each agent host it put the
 guard on (by its Docker URL: every kernel of a Jupyter server has an engine of its
-own) for :data:`REFRESH` seconds, so that a host whose firewall was reset meanwhile
-gets it again, and until the process finds the agent out of reach (a restarted host
-or agent container starts with an empty firewall: the Docker connection calls
-:func:`forget_host`); a failure is not remembered, so the next launch tries again.
+own) for ``guard_refresh`` seconds (:attr:`HostGuards.refresh`), so that a host
+whose firewall was reset meanwhile gets it again (a server also puts it again on the
+hosts of running sessions, see :mod:`..guard_refresh`), and until the process finds
+the agent out of reach (a restarted host or agent container starts with an empty
+firewall: the Docker connection calls :func:`forget_host`); a failure is not
+remembered, so the next launch tries again.
 
 Docker removes the helper once it ends (see :mod:`.docker.beside`), even when its
 engine was killed meanwhile. One killed between creating and starting it stays
@@ -41,8 +43,9 @@ STARTED_LABEL = naming.LABEL_PREFIX + "helper-started"
 #: its script takes well under one, and another engine may still read its output.
 STALE = 120.0
 CAPABILITIES = ("NET_ADMIN", "NET_RAW")  # NET_RAW: iptables
-#: Seconds after which a launch puts the guard on a host again.
-REFRESH = 600.0
+#: Seconds after which a launch (and a server's upkeep) puts the guard on a host
+#: again: ContainerHardening.guard_refresh's default.
+REFRESH = 300.0
 #: Agent hosts (Docker URLs) this process put the guard on: when (monotonic clock).
 _PUT: dict[str, float] = {}
 
@@ -65,15 +68,16 @@ def forget_host(url: str) -> None:
 class HostGuards:
     """The guard's putting, per agent host (see the module docstring)."""
 
-    def __init__(self) -> None:
+    def __init__(self, refresh: float = REFRESH) -> None:
         self._running: dict[str, asyncio.Future[None]] = {}
+        #: Seconds after which the guard is put on a host again (guard_refresh).
+        self.refresh = refresh
 
-    @staticmethod
-    def guarded(agent: Agent) -> bool:
+    def guarded(self, agent: Agent) -> bool:
         """Whether this process put the guard on ``agent``'s host in the last
-        :data:`REFRESH` seconds."""
+        :attr:`refresh` seconds."""
         put = _PUT.get(_key(agent))
-        return put is not None and time.monotonic() - put < REFRESH
+        return put is not None and time.monotonic() - put < self.refresh
 
     def start(self, agents: Iterable[Agent], image: str | None) -> asyncio.Future[None]:
         """Begin :meth:`ensure` on ``agents`` (the launcher and the warm pool await it
