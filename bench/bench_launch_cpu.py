@@ -11,7 +11,12 @@ of every process on the machine is read from ``/proc`` (user and system time, wi
 that of children it reaped: a start-up script's short commands count towards the
 process that waited for them) and the machine's busy time from ``/proc/stat``. The
 table gives the median per process name (kernel threads left out) and in all, for
-both sides; ours is read before its shutdown. Other load on the machine shows on
+both sides; ours is read before its shutdown. Two more rows read the containers'
+own cgroups (v1 or v2): ``(containers)``, the CPU used inside the containers the
+run made (their start-up, sshd, ours' start-up script, the kernel),
+``(busiest container)``, main1's (it runs the kernel), and ``(each other
+container)``, the median of the others' (a sub's start-up). Containers made
+meanwhile by anything else count too: run it on a quiet machine. Other load on the machine shows on
 both sides alike, since the runs alternate.
 """
 
@@ -19,6 +24,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import glob
 import os
 import statistics
 import sys
@@ -59,6 +66,34 @@ def process_seconds() -> dict[int, tuple[str, float]]:
     return found
 
 
+def container_seconds() -> dict[str, float]:
+    """Each Docker container's CPU seconds so far, by id, from its own cgroup (v1's
+    ``cpuacct.usage``, v2's ``cpu.stat``): what ran inside it, its start-up included."""
+    found = {}
+    for path in glob.glob("/sys/fs/cgroup/cpuacct/docker/*/cpuacct.usage"):
+        with contextlib.suppress(OSError, ValueError), open(path) as f:
+            found[path.split("/")[-2]] = int(f.read()) / 1e9
+    for path in glob.glob("/sys/fs/cgroup/system.slice/docker-*.scope/cpu.stat"):
+        with contextlib.suppress(OSError, ValueError), open(path) as f:
+            usage = next(line for line in f if line.startswith("usage_usec "))
+            found[path.split("/")[-2][len("docker-") : -len(".scope")]] = (
+                int(usage.split()[1]) / 1e6
+            )
+    return found
+
+
+def spent_in_containers(before: set[str], after: dict[str, float]) -> dict[str, float]:
+    """Rows of the containers made since ``before`` (ids then): their CPU seconds in
+    all, the busiest one's (main1, which runs the kernel) and the median of the others."""
+    made = sorted(seconds for cid, seconds in after.items() if cid not in before)
+    if not made:
+        return {}
+    rows = {"(containers)": sum(made), "(busiest container)": made[-1]}
+    if len(made) > 1:
+        rows["(each other container)"] = statistics.median(made[:-1])
+    return rows
+
+
 def spent_by_name(
     before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]]
 ) -> Counter[str]:
@@ -93,23 +128,26 @@ async def measure(args: argparse.Namespace) -> dict[str, list[Counter[str]]]:
             read: list[tuple[float, dict[int, tuple[str, float]]]] = []
 
             def ready() -> None:  # ours is read when ready, before its shutdown
-                read.append((busy_seconds(), process_seconds()))
+                read.append((busy_seconds(), process_seconds(), container_seconds()))
 
             for i in range(2 * args.repeat):
                 side = ("ours", "floor")[(i + i // 2) % 2]  # ABBA: neither always first
                 busy, before = busy_seconds(), process_seconds()
+                existing = set(container_seconds())
                 if side == "ours":
                     read.clear()
                     await ours_launch(kernel, args.size, args.timeout, [], on_ready=ready)
-                    [(busy_after, after)] = read
+                    [(busy_after, after, inside)] = read
                 else:
                     try:
                         await floor.launch(args.size, 1.0)
                         busy_after, after = busy_seconds(), process_seconds()
+                        inside = container_seconds()
                     finally:
                         await floor.remove()
                 spent = spent_by_name(before, after)
                 spent["(machine, busy)"] = busy_after - busy
+                spent.update(spent_in_containers(existing, inside))
                 runs[side].append(spent)
                 print(f"{side}: {spent['(machine, busy)']:.2f} s busy", file=sys.stderr)
         finally:
