@@ -22,16 +22,16 @@ import asyncio
 import logging
 from collections.abc import Callable
 
-from ..core.state import ACTIVE
 from ..errors import ClusterError
 from .agents.base import Limits
 from .agents.pool import AgentPool
 from .store.sessions import Store
+from .upkeep import BackgroundJob
 
 log = logging.getLogger(__name__)
 
 
-class GuardRefresh:
+class GuardRefresh(BackgroundJob):
     """Keeps the guard on the agent hosts of ``store``'s active sessions (see the
     module docstring); ``limits()`` is the configured :class:`Limits` (whether the
     guard is on and its helper's image), ``pool.guards.refresh`` its period."""
@@ -47,18 +47,11 @@ class GuardRefresh:
         self.pool = pool
         self.limits = limits
         self.log = logger or log
-        self._task: asyncio.Task[None] | None = None
         self._last_error = ""
 
     def hosts(self) -> list[str]:
         """The agents (ids) that hold a container of an active session."""
-        held = {
-            c.agent
-            for s in self.store.list()
-            if s.status in ACTIVE
-            for c in s.containers
-            if c.agent
-        }
+        held = {c.agent for s in self.store.list() for c in s.containers if c.agent}
         return sorted(a for a in held if a in self.pool.agents)
 
     async def refresh_once(self) -> None:
@@ -77,19 +70,8 @@ class GuardRefresh:
         else:
             self._last_error = ""
 
-    async def _keep(self) -> None:
+    async def run(self) -> None:
+        """A round every quarter of ``pool.guards.refresh`` (at least 0.5 s)."""
         while True:
             await asyncio.sleep(max(self.pool.guards.refresh / 4, 0.5))
             await self.refresh_once()
-
-    def start(self) -> None:
-        """Start the rounds in the background (the server's upkeep)."""
-        if self._task is None:
-            self._task = asyncio.ensure_future(self._keep())
-
-    async def stop(self) -> None:
-        """Stop the rounds (a round under way is cancelled; its helper still ends)."""
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-            self._task = None

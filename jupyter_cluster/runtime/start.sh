@@ -84,7 +84,6 @@ main() {
     fi
     # sshd's log comes through a FIFO: its "Server listening" line, written once it
     # listens on 2200, is the readiness to wait for (no polling of /proc).
-    [ -p "$RT/sshd.fifo" ] || mkfifo -m 0600 "$RT/sshd.fifo"
     "$SSHD" -D -e -f "$RT/sshd_config" 2>"$RT/sshd.fifo" &
     SSHD_PID=$!
     trap 'kill "$SSHD_PID" 2>/dev/null' TERM INT
@@ -151,11 +150,10 @@ fi
 WORK_UID=
 [ -r "$RT/work-uid" ] && read -r WORK_UID <"$RT/work-uid"
 : "${WORK_UID:=1000}"
-# The engine's files bring these folders and FIFOs, with their owners and modes
-# (/home/work and /run/sshd as sshd wants them: root's or work's, 0755); a container
-# taken from the warm pool lacks work's run folder and its FIFO.
+# The engine's files (runtime/files.py) bring /run/sshd, /home/work and sshd's FIFO
+# with the owners and modes sshd wants; work's run folder and its FIFO come with a
+# fresh container's files only, not with a container taken from the warm pool.
 [ -d "$RT/run" ] || mkdir "$RT/run"
-[ -d /run/sshd ] || mkdir -p /run/sshd
 [ -p "$RT/run/log.fifo" ] || mkfifo -m 0600 "$RT/run/log.fifo"
 chown "$WORK_UID:$WORK_UID" "$RT/run" "$RT/run/log.fifo"
 : >"$LOG_FILE" # 0644 under umask 022; only root writes in $RT
