@@ -10,7 +10,7 @@ ssh_ready, bootstrap) are timed with the context's :class:`LaunchClock`.
 
 Its helpers: :mod:`.context` is what it is given, :mod:`.specs` what each container
 is made as, :mod:`.shared_files` the volume that carries the subs' start-up files
-in main1's copy, :mod:`.session_network` makes the
+in sub1's copy, :mod:`.session_network` makes the
 network while the image is pulled, :mod:`.readiness` waits for each container's
 start-up script (and, across agents, until main1 reaches the others),
 :mod:`.warm_adoption` takes over a warm set's containers, and :mod:`.teardown`
@@ -30,7 +30,6 @@ from ...core import naming
 from ...core.models import Container, Session
 from ...core.state import ContainerStatus
 from ...errors import AgentError, ClusterError, LaunchFailed
-from ..agents.base import FileEntry
 from . import egress
 from .context import KeepLogs, LaunchContext
 from .creating import create_container, created_early
@@ -107,7 +106,50 @@ async def _create_and_start(
     session on one agent is created (and its files copied in) while the session's
     network is being made, then moved onto it before it starts (see
     :func:`.creating.created_early`); the others are created once the network exists.
-    With ``shared``, main1's copy carries the subs' files too (see :mod:`.shared_files`)."""
+    With ``shared``, the carrier's copy brings the other subs' files too, and they
+    start once it is in (see :mod:`.shared_files`)."""
+    assert container.agent is not None
+    agent = ctx.agents[container.agent]
+    host = container.host
+    main = container.role == "main"
+    carrier = shared is not None and host == shared.carrier
+    try:
+        container_id = await _create_with_files(
+            session, container, ctx, progress, networking, shared
+        )
+    except BaseException as exc:
+        if carrier:
+            assert shared is not None
+            shared.fill_failed(exc)
+        raise
+    if carrier:
+        assert shared is not None
+        shared.fill_done()
+    if main:
+        try:
+            await agent.start_container(container_id)
+        finally:
+            main_started.set()
+    else:
+        # main1 starts first: the kernel waits on it, while nobody waits on a sub
+        # before the session is RUNNING; on a small host this wins ~0.1 s. A sub
+        # that starts from the volume also waits until the carrier filled it.
+        await main_started.wait()
+        if shared is not None and not carrier:
+            await asyncio.shield(shared.filled)
+        await agent.start_container(container_id)
+    return container_id
+
+
+async def _create_with_files(
+    session: Session,
+    container: Container,
+    ctx: LaunchContext,
+    progress: ProgressCallback,
+    networking: asyncio.Future[None],
+    shared: SharedFiles | None,
+) -> str:
+    """Create one container of the cold path with its files in; its id."""
     assert container.agent is not None
     agent = ctx.agents[container.agent]
     host = container.host
@@ -116,23 +158,29 @@ async def _create_and_start(
     spec = spec_for(session, container, ctx)
     devices = await rdma_devices_on(agent, ctx.network, session, ctx.manager_id)
     spec = replace(spec, devices=devices, memlock=ctx.network.memlock)
-    files: list[FileEntry] = []
-    if shared is not None:
-        spec = replace(spec, mounts=(*spec.mounts, shared.mount(carrier=main)))
-        if main:
-            subs = {c.host: start_files(session, c, ctx) for c in session.containers[1:]}
-            files = carried(subs)
-        else:
-            spec = replace(spec, command=shared.command(host))
+    files = start_files(session, container, ctx)
+    if shared is not None and host == shared.carrier:
+        spec = replace(spec, mounts=(*spec.mounts, shared.mount(carrier=True)))
+        subs = {c.host: start_files(session, c, ctx) for c in shared.carried_hosts}
+        files = [*files, *carried(subs)]
         await asyncio.shield(shared.made)
-    if main or shared is None:
-        files = [*start_files(session, container, ctx), *files]
+    elif shared is not None and not main:
+        spec = replace(spec, mounts=(*spec.mounts, shared.mount(carrier=False)))
+        spec = replace(spec, command=shared.command(host))
+        files = []
+        await asyncio.shield(shared.made)
     container_id = None
     if main and _joins_late(session, ctx):
         container_id = await created_early(agent, spec, files, networking)
     if container_id is None:
         await asyncio.shield(networking)
+        if shared is not None and not main and host != shared.carrier:
+            # Docker then takes the carrier's creation first, and its copy, on which
+            # every sub's start waits, begins while the others are being created.
+            await shared.carrier_created.wait()
         container_id = await create_container(agent, spec)
+        if shared is not None and host == shared.carrier:
+            shared.carrier_created.set()
         ctx.mark(host, "create")
         await progress(host, ContainerStatus.STARTING, container_id)
         if files:
@@ -141,16 +189,6 @@ async def _create_and_start(
         ctx.mark(host, "create")  # created, files in, on its network
         await progress(host, ContainerStatus.STARTING, container_id)
     ctx.mark(host, "files")
-    if main:
-        try:
-            await agent.start_container(container_id)
-        finally:
-            main_started.set()
-    else:
-        # main1 starts first: the kernel waits on it, while nobody waits on a sub
-        # before the session is RUNNING; on a small host this wins ~0.1 s.
-        await main_started.wait()
-        await agent.start_container(container_id)
     return container_id
 
 
@@ -182,7 +220,7 @@ async def bring_up(session: Session, ctx: LaunchContext, progress: ProgressCallb
     )
     guarding = ctx.start_guard(sorted(a for a in placed if a))
     shared = None
-    if _joins_late(session, ctx) and len(session.containers) > 1:  # see .shared_files
+    if _joins_late(session, ctx) and len(session.containers) > 2:  # see .shared_files
         agent = ctx.agents[session.containers[0].agent or ""]
         shared = start_sharing(session, agent, ctx.manager_id)
     main_started = asyncio.Event()
@@ -218,7 +256,7 @@ async def bring_up(session: Session, ctx: LaunchContext, progress: ProgressCallb
         return
     pending: list[asyncio.Future[Any]] = [*tasks, networking, guarding]
     if shared is not None:
-        pending.append(shared.made)
+        pending += [shared.made, shared.filled]
     for task in pending:
         task.cancel()
     await asyncio.gather(*pending, return_exceptions=True)

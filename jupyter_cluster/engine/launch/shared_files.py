@@ -7,15 +7,18 @@ this project's 2-CPU test machine dockerd spent about 0.8 s less CPU on 16 bare
 containers given their files through one volume than on 16 given a copy each, and
 a size-16 launch went from 1.00 to 0.90-0.94 of ``bench/bench_launch.py``'s floor.
 
-So a cold session with more than one container on one agent gets a named volume
+So a cold session with more than two containers on one agent gets a named volume
 (:func:`~..core.naming.files_volume_name`), mounted at
-:data:`~..core.naming.SHARED_FILES_DIR` in every container: read-write in main1,
-read-only in the subs. main1's one copy, made while its network is still being
-created, carries its own files and, under ``SHARED_FILES_DIR/<host>/``, those of
-every sub. A sub's first command is its start-up script, run from the volume, which
-copies the sub's tree into place (``cp -a``) before anything else; the subs start
-only after main1 did, so the volume is full by then. Only root reads the volume
-(its top folder is root's, mode 0700).
+:data:`~..core.naming.SHARED_FILES_DIR` in every sub: read-write in the carrier
+(sub1), read-only in the others. The carrier is created first; its one copy carries
+its own files and, under ``SHARED_FILES_DIR/<host>/``, those of every other sub,
+while those are being created. A sub's first command is its start-up script, run
+from the volume, which copies the sub's tree into place (``cp -a``) before anything
+else; the subs start once the carrier's copy is in and main1 started. main1 does not
+mount the volume: its own copy stays as small as at size 1, so the container of the
+kernel starts as early at every size (when main1 carried the files, its copy took
+0.06 s at size 2 and 0.3 s at size 16 on that machine, and everything waited on it).
+Only root reads the volume (its top folder is root's, mode 0700).
 
 Sessions across agents (each agent would need its own volume and carrier), warm
 sets (their containers exist already) and host-network sessions keep the copy per
@@ -26,10 +29,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from ...core import naming
-from ...core.models import Session
+from ...core.models import Container, Session
+from ...errors import LaunchFailed
 from ..agents.base import Agent, BindMount, FileEntry
 from .creating import made
 from .specs import START_COMMAND
@@ -42,14 +46,44 @@ class SharedFiles:
     session: Session
     #: Done once the volume exists (containers that mount it are created after).
     made: asyncio.Future[None]
+    #: Done once the carrier's copy filled the volume (the other subs start after).
+    filled: asyncio.Future[None]
+    #: Set once the carrier is created (the other subs are created after it).
+    carrier_created: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def carrier(self) -> str:
+        """The host whose one copy fills the volume: sub1, not main1, so main1's copy
+        stays as small as at size 1 and the kernel's container starts as early."""
+        return self.session.containers[1].host
+
+    @property
+    def carried_hosts(self) -> tuple[Container, ...]:
+        """The subs whose files the carrier's copy brings (every sub but the carrier)."""
+        return tuple(c for c in self.session.containers[1:] if c.host != self.carrier)
 
     @property
     def name(self) -> str:
         """The volume's Docker name."""
         return naming.files_volume_name(self.session)
 
+    def fill_done(self) -> None:
+        """The carrier's copy is in: the subs waiting on :attr:`filled` may start."""
+        if not self.filled.done():
+            self.filled.set_result(None)
+
+    def fill_failed(self, exc: BaseException) -> None:
+        """The carrier failed (or was cancelled) before its copy was in: the subs
+        waiting on :attr:`filled` fail with it rather than wait."""
+        self.carrier_created.set()  # none of the others waits for it any more
+        if not self.filled.done():
+            why = str(exc) or "cancelled"
+            self.filled.set_exception(
+                LaunchFailed(f"the subs' start-up files were not copied ({why})")
+            )
+
     def mount(self, carrier: bool) -> BindMount:
-        """The volume's mount: read-write in main1, which carries the files; else read-only."""
+        """The volume's mount in a sub: read-write in the carrier; else read-only."""
         return BindMount(self.name, naming.SHARED_FILES_DIR, readonly=not carrier, volume=True)
 
     def command(self, host: str) -> tuple[str, ...]:
@@ -71,7 +105,7 @@ def start_sharing(session: Session, agent: Agent, manager_id: str) -> SharedFile
         await agent.remove_volume(name)
 
     creating = asyncio.ensure_future(made(agent.create_volume(name, labels), undo))
-    return SharedFiles(session, creating)
+    return SharedFiles(session, creating, asyncio.get_running_loop().create_future())
 
 
 def carried(files_by_host: Mapping[str, Sequence[FileEntry]]) -> list[FileEntry]:
