@@ -151,11 +151,14 @@ WORK_UID=
 [ -r "$RT/work-uid" ] && read -r WORK_UID <"$RT/work-uid"
 : "${WORK_UID:=1000}"
 # The engine's files (runtime/files.py) bring /run/sshd, /home/work and sshd's FIFO
-# with the owners and modes sshd wants; work's run folder and its FIFO come with a
-# fresh container's files only, not with a container taken from the warm pool.
-[ -d "$RT/run" ] || mkdir "$RT/run"
-[ -p "$RT/run/log.fifo" ] || mkfifo -m 0600 "$RT/run/log.fifo"
-chown "$WORK_UID:$WORK_UID" "$RT/run" "$RT/run/log.fifo"
+# with the owners and modes sshd wants; work's run folder and its FIFO come, work's,
+# with a fresh container's files only, not with a container taken from the warm pool:
+# only what is made here is given to work.
+if [ ! -d "$RT/run" ] || [ ! -p "$RT/run/log.fifo" ]; then
+    [ -d "$RT/run" ] || mkdir "$RT/run"
+    [ -p "$RT/run/log.fifo" ] || mkfifo -m 0600 "$RT/run/log.fifo"
+    chown "$WORK_UID:$WORK_UID" "$RT/run" "$RT/run/log.fifo"
+fi
 : >"$LOG_FILE" # 0644 under umask 022; only root writes in $RT
 echo 0 >"$RC_FILE"
 # POSIX sh has no pipefail: main() leaves its exit code in a file for us.

@@ -13,6 +13,7 @@ import subprocess
 
 import pytest
 
+from jupyter_cluster.core import naming
 from tests.support.constants import IMAGE, SMALL_FLAGS
 from tests.support.docker import docker
 
@@ -53,8 +54,9 @@ def test_an_image_without_user_work_gets_a_full_cluster(ws: Workspace, byo_image
     assert ws.sh(sid, "sub1", "ssh main1 'echo $BACKENDAI_CLUSTER_ROLE'").strip() == "main"
     assert ws.sh(sid, "sub1", "cat /home/config/hostfile").split() == ["main1", "sub1"]
     for host in ("main1", "sub1"):
-        modes = ws.sh(sid, host, "stat -c '%U %a' /run/sshd /home/work").splitlines()
-        assert modes == ["root 755", "work 755"], (host, modes)
+        paths = f"/run/sshd /home/work {naming.RUN_DIR} {naming.LOG_FIFO}"
+        modes = ws.sh(sid, host, f"stat -c '%U %a' {paths}").splitlines()
+        assert modes == ["root 755", "work 755", "work 755", "work 600"], (host, modes)
     log = ws.ok_cli("logs", sid, "sub1").stdout
     assert "work\n" in log  # the bootstrap ran as work
     ws.ok_cli("rm", sid)

@@ -67,6 +67,14 @@ async def test_a_matching_launch_takes_warm_containers_and_is_a_fresh_session(
             assert data["Config"]["Hostname"] == container.host
             assert list(data["NetworkSettings"]["Networks"]) == [first.network]
         assert await run(manager, first, "sub1", "hostname") == "sub1"
+        # work's run folder and log FIFO: a warm container's start-up script makes them
+        # (a fresh container's files bring them) and gives them to work.
+        owned = f"stat -c '%U %a' {naming.RUN_DIR} {naming.LOG_FIFO}"
+        for host in ("main1", "sub1"):
+            assert (await run(manager, first, host, owned)).splitlines() == [
+                "work 755",
+                "work 600",
+            ]
         env = await run(
             manager, first, "main1", "echo $BACKENDAI_SESSION_ID $BACKENDAI_CLUSTER_HOSTS"
         )
