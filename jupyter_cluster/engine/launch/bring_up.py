@@ -112,19 +112,17 @@ async def _create_and_start(
     agent = ctx.agents[container.agent]
     host = container.host
     main = container.role == "main"
-    carrier = shared is not None and host == shared.carrier
+    carrying = shared if shared is not None and host == shared.carrier else None
     try:
         container_id = await _create_with_files(
             session, container, ctx, progress, networking, shared
         )
     except BaseException as exc:
-        if carrier:
-            assert shared is not None
-            shared.fill_failed(exc)
+        if carrying is not None:
+            carrying.fill_failed(exc)
         raise
-    if carrier:
-        assert shared is not None
-        shared.fill_done()
+    if carrying is not None:
+        carrying.fill_done()
     if main:
         try:
             await agent.start_container(container_id)
@@ -135,7 +133,7 @@ async def _create_and_start(
         # before the session is RUNNING; on a small host this wins ~0.1 s. A sub
         # that starts from the volume also waits until the carrier filled it.
         await main_started.wait()
-        if shared is not None and not carrier:
+        if shared is not None and carrying is None:
             await asyncio.shield(shared.filled)
         await agent.start_container(container_id)
     return container_id
