@@ -211,6 +211,21 @@ def test_update_container_and_driver(store: Store) -> None:
         store.driver("missing")
 
 
+def test_a_change_to_one_container_rewrites_its_row_alone(store: Store) -> None:
+    """A launch updates each container several times: rewriting all n rows each time
+    made a launch O(n^2) in rows written. Now the session's row and the one
+    container's row are written, whatever the size, and the others stay as they were."""
+    s = add(store, size=16)
+    before = store.get(s.id)
+    written = store.transactions.db.total_changes
+    got = store.update_container(s.id, "sub9", status="RUNNING", container_id="beef")
+    assert store.transactions.db.total_changes - written == 2, "the session's row and sub9's"
+    assert store.get(s.id) == got
+    for old, new in zip(before.containers, got.containers, strict=True):  # type: ignore[union-attr]
+        assert new == (old if old.host != "sub9" else new)
+    assert got.container("sub9").container_id == "beef"  # type: ignore[union-attr]
+
+
 def test_keys_round_trip_and_delete(store: Store) -> None:
     s = add(store)
     assert store.load_keys(s.id) is None

@@ -152,7 +152,11 @@ class SessionRows:
             raise NotFound(f"no session has id {session_id!r}; see `jupyter cluster ls --all`")
         return found[0]
 
-    def _write(self, db: sqlite3.Connection, s: Session) -> None:
+    def _write(
+        self, db: sqlite3.Connection, s: Session, hosts: frozenset[str] | None = None
+    ) -> None:
+        """Write the session's row and its containers' rows (only those of ``hosts``
+        when given: a change to one container rewrites one row, not the session's n)."""
         record = s.to_record()
         del record["containers"]
         values = (s.id, s.spec.name, s.status.value, s.status_reason, json.dumps(record))
@@ -162,5 +166,6 @@ class SessionRows:
             [
                 (s.id, c.host, c.local_rank, c.agent, c.status.value, json.dumps(c.to_dict()))
                 for c in s.containers
+                if hosts is None or c.host in hosts
             ],
         )

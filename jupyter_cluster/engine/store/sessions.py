@@ -211,7 +211,7 @@ class Store(PlacingStore):
                 replace(c, **changes) if c.host == host else c for c in old.containers
             )
             new = old.with_(containers=containers, updated_at=time.time())
-            self._write(db, new)
+            self._write(db, new, hosts=frozenset((host,)))
         return new
 
     def set_kernel_id(self, session_id: str, kernel_id: str | None) -> Session:
