@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import glob
 import os
 import statistics
 import sys
@@ -36,7 +34,7 @@ from common.bare import floor_keys
 from common.constants import IMAGE
 from common.floors import Floor
 from common.kernels import install_kernelspec, ours_launch
-from common.sandbox import jupyter_dirs, store_manager_id
+from common.sandbox import docker_ids, jupyter_dirs, store_manager_id
 
 #: Clock ticks per second of /proc's CPU times.
 _HZ = os.sysconf("SC_CLK_TCK")
@@ -67,18 +65,16 @@ def process_seconds() -> dict[int, tuple[str, float]]:
 
 
 def container_seconds() -> dict[str, float]:
-    """Each Docker container's CPU seconds so far, by id, from its own cgroup (v1's
-    ``cpuacct.usage``, v2's ``cpu.stat``): what ran inside it, its start-up included."""
+    """Each Docker container's CPU seconds so far, by id, from its own cgroup (the
+    engine's own reader, ``host_cgroup.cpu_seconds``): what ran inside it, its
+    start-up included. Containers whose cgroup is not found are left out."""
+    from jupyter_cluster.engine.agents.docker.host_cgroup import cpu_seconds
+
     found = {}
-    for path in glob.glob("/sys/fs/cgroup/cpuacct/docker/*/cpuacct.usage"):
-        with contextlib.suppress(OSError, ValueError), open(path) as f:
-            found[path.split("/")[-2]] = int(f.read()) / 1e9
-    for path in glob.glob("/sys/fs/cgroup/system.slice/docker-*.scope/cpu.stat"):
-        with contextlib.suppress(OSError, ValueError), open(path) as f:
-            usage = next(line for line in f if line.startswith("usage_usec "))
-            found[path.split("/")[-2][len("docker-") : -len(".scope")]] = (
-                int(usage.split()[1]) / 1e6
-            )
+    for cid in docker_ids("ps", "-aq", "--no-trunc"):
+        seconds = cpu_seconds(cid)
+        if seconds is not None:
+            found[cid] = seconds
     return found
 
 
@@ -125,15 +121,15 @@ async def measure(args: argparse.Namespace) -> dict[str, list[Counter[str]]]:
         )
         try:
             await ours_launch(kernel, args.size, args.timeout, [])  # warm-up
-            read: list[tuple[float, dict[int, tuple[str, float]]]] = []
+            read: list[tuple[float, dict[int, tuple[str, float]], dict[str, float]]] = []
 
             def ready() -> None:  # ours is read when ready, before its shutdown
                 read.append((busy_seconds(), process_seconds(), container_seconds()))
 
             for i in range(2 * args.repeat):
                 side = ("ours", "floor")[(i + i // 2) % 2]  # ABBA: neither always first
+                existing = set(container_seconds())  # before the readings: docker ps costs
                 busy, before = busy_seconds(), process_seconds()
-                existing = set(container_seconds())
                 if side == "ours":
                     read.clear()
                     await ours_launch(kernel, args.size, args.timeout, [], on_ready=ready)

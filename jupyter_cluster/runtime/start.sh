@@ -154,9 +154,8 @@ WORK_UID=
 # with the owners and modes sshd wants; work's run folder and its FIFO come, work's,
 # with a fresh container's files only, not with a container taken from the warm pool:
 # only what is made here is given to work.
-if [ ! -d "$RT/run" ] || [ ! -p "$RT/run/log.fifo" ]; then
-    [ -d "$RT/run" ] || mkdir "$RT/run"
-    [ -p "$RT/run/log.fifo" ] || mkfifo -m 0600 "$RT/run/log.fifo"
+if [ ! -p "$RT/run/log.fifo" ]; then
+    mkdir -p "$RT/run" && mkfifo -m 0600 "$RT/run/log.fifo"
     chown "$WORK_UID:$WORK_UID" "$RT/run" "$RT/run/log.fifo"
 fi
 : >"$LOG_FILE" # 0644 under umask 022; only root writes in $RT

@@ -110,19 +110,8 @@ async def _create_and_start(
     start once it is in (see :mod:`.shared_files`)."""
     assert container.agent is not None
     agent = ctx.agents[container.agent]
-    host = container.host
     main = container.role == "main"
-    carrying = shared if shared is not None and host == shared.carrier else None
-    try:
-        container_id = await _create_with_files(
-            session, container, ctx, progress, networking, shared
-        )
-    except BaseException as exc:
-        if carrying is not None:
-            carrying.fill_failed(exc)
-        raise
-    if carrying is not None:
-        carrying.fill_done()
+    container_id = await _create_with_files(session, container, ctx, progress, networking, shared)
     if main:
         try:
             await agent.start_container(container_id)
@@ -133,8 +122,8 @@ async def _create_and_start(
         # before the session is RUNNING; on a small host this wins ~0.1 s. A sub
         # that starts from the volume also waits until the carrier filled it.
         await main_started.wait()
-        if shared is not None and carrying is None:
-            await asyncio.shield(shared.filled)
+        if shared is not None:
+            await shared.filled.wait()
         await agent.start_container(container_id)
     return container_id
 
@@ -157,32 +146,34 @@ async def _create_with_files(
     devices = await rdma_devices_on(agent, ctx.network, session, ctx.manager_id)
     spec = replace(spec, devices=devices, memlock=ctx.network.memlock)
     files = start_files(session, container, ctx)
-    if shared is not None and host == shared.carrier:
-        spec = replace(spec, mounts=(*spec.mounts, shared.mount(carrier=True)))
-        subs = {c.host: start_files(session, c, ctx) for c in shared.carried_hosts}
-        files = [*files, *carried(subs)]
-        await asyncio.shield(shared.made)
-    elif shared is not None and not main:
-        spec = replace(spec, mounts=(*spec.mounts, shared.mount(carrier=False)))
-        spec = replace(spec, command=shared.command(host))
-        files = []
+    carrier = shared is not None and host == shared.carrier
+    if shared is not None and not main:
+        spec = replace(spec, mounts=(*spec.mounts, shared.mount(carrier=carrier)))
+        if carrier:
+            subs = {c.host: start_files(session, c, ctx) for c in shared.carried_hosts}
+            files = [*files, *carried(subs)]
+        else:
+            spec = replace(spec, command=shared.command(host))
+            files = []
         await asyncio.shield(shared.made)
     container_id = None
     if main and _joins_late(session, ctx):
         container_id = await created_early(agent, spec, files, networking)
     if container_id is None:
         await asyncio.shield(networking)
-        if shared is not None and not main and host != shared.carrier:
+        if shared is not None and not main and not carrier:
             # Docker then takes the carrier's creation first, and its copy, on which
             # every sub's start waits, begins while the others are being created.
             await shared.carrier_created.wait()
         container_id = await create_container(agent, spec)
-        if shared is not None and host == shared.carrier:
+        if shared is not None and carrier:
             shared.carrier_created.set()
         ctx.mark(host, "create")
         await progress(host, ContainerStatus.STARTING, container_id)
         if files:
             await agent.put_files(container_id, files)
+        if shared is not None and carrier:
+            shared.filled.set()
     else:
         ctx.mark(host, "create")  # created, files in, on its network
         await progress(host, ContainerStatus.STARTING, container_id)
@@ -254,7 +245,7 @@ async def bring_up(session: Session, ctx: LaunchContext, progress: ProgressCallb
         return
     pending: list[asyncio.Future[Any]] = [*tasks, networking, guarding]
     if shared is not None:
-        pending += [shared.made, shared.filled]
+        pending.append(shared.made)
     for task in pending:
         task.cancel()
     await asyncio.gather(*pending, return_exceptions=True)

@@ -33,7 +33,6 @@ from dataclasses import dataclass, field, replace
 
 from ...core import naming
 from ...core.models import Container, Session
-from ...errors import LaunchFailed
 from ..agents.base import Agent, BindMount, FileEntry
 from .creating import made
 from .specs import START_COMMAND
@@ -46,10 +45,11 @@ class SharedFiles:
     session: Session
     #: Done once the volume exists (containers that mount it are created after).
     made: asyncio.Future[None]
-    #: Done once the carrier's copy filled the volume (the other subs start after).
-    filled: asyncio.Future[None]
-    #: Set once the carrier is created (the other subs are created after it).
+    #: Set once the carrier is created (the other subs are created after it) and
+    #: once its copy is in (they start after it). A carrier that fails fails the
+    #: launch, which cancels the subs waiting on these.
     carrier_created: asyncio.Event = field(default_factory=asyncio.Event)
+    filled: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
     def carrier(self) -> str:
@@ -66,21 +66,6 @@ class SharedFiles:
     def name(self) -> str:
         """The volume's Docker name."""
         return naming.files_volume_name(self.session)
-
-    def fill_done(self) -> None:
-        """The carrier's copy is in: the subs waiting on :attr:`filled` may start."""
-        if not self.filled.done():
-            self.filled.set_result(None)
-
-    def fill_failed(self, exc: BaseException) -> None:
-        """The carrier failed (or was cancelled) before its copy was in: the subs
-        waiting on :attr:`filled` fail with it rather than wait."""
-        self.carrier_created.set()  # none of the others waits for it any more
-        if not self.filled.done():
-            why = str(exc) or "cancelled"
-            self.filled.set_exception(
-                LaunchFailed(f"the subs' start-up files were not copied ({why})")
-            )
 
     def mount(self, carrier: bool) -> BindMount:
         """The volume's mount in a sub: read-write in the carrier; else read-only."""
@@ -105,7 +90,7 @@ def start_sharing(session: Session, agent: Agent, manager_id: str) -> SharedFile
         await agent.remove_volume(name)
 
     creating = asyncio.ensure_future(made(agent.create_volume(name, labels), undo))
-    return SharedFiles(session, creating, asyncio.get_running_loop().create_future())
+    return SharedFiles(session, creating)
 
 
 def carried(files_by_host: Mapping[str, Sequence[FileEntry]]) -> list[FileEntry]:
