@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pwd
 import subprocess
+import time
 from typing import Any
 
 from jupyter_cluster.core.host_guard import GUARD_CHAIN
@@ -46,7 +47,7 @@ def wait_listening(address: str, port: int = PORT) -> None:
     for _ in range(50):
         if connect(address, port, as_nobody=False) == "reached":
             return
-        subprocess.run(["sleep", "0.2"], check=True)
+        time.sleep(0.2)
     assert connect(address, port, as_nobody=False) == "reached"
 
 
