@@ -18,12 +18,11 @@ import shlex
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-import asyncssh
-
 from ..asyncwait import within
 from ..core.access import Access
 from ..core.naming import SSH_PORT, WORK_USER
 from ..errors import AgentError
+from ..sshlib import asyncssh
 
 #: Called with (1 or 2, data) per chunk of output; may return an awaitable (as an
 #: agent's exec callback may).

@@ -26,13 +26,13 @@ import tempfile
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import asyncssh
 from tornado.netutil import Resolver
 from tornado.simple_httpclient import SimpleAsyncHTTPClient
 
 from ..client.shell import ContainerShell
 from ..core.access import Access
 from ..errors import AgentError
+from ..sshlib import asyncssh
 from .tunnel import no_delay
 
 #: The host name the proxy's HTTP client asks for: ``{session id}.main1.invalid``.

@@ -25,11 +25,10 @@ import logging
 import os
 from collections.abc import Mapping, Sequence
 
-import asyncssh
-
 from ..asyncwait import stopped, within
 from ..core.naming import WORK_USER
 from ..errors import AgentError
+from ..sshlib import asyncssh
 from .unix_forward import UnixForwards
 
 log = logging.getLogger(__name__)

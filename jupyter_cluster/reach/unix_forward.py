@@ -25,9 +25,8 @@ import contextlib
 import os
 from collections.abc import Callable, Sequence
 
-import asyncssh
-
 from ..asyncwait import wait_set
+from ..sshlib import asyncssh
 
 #: Seconds between attempts to open a far socket that does not exist yet, for the
 #: first :data:`OPEN_FAST_FOR` seconds (a kernel importing); then every
