@@ -33,7 +33,7 @@
 const fs = require('fs');
 const path = require('path');
 const { createRequire } = require('module');
-const { dismissAfterNetworkChanges } = require('./network_changes');
+const { watchNetwork } = require('./network_watch');
 
 const REPO = path.resolve(__dirname, '..', '..');
 const { chromium } = createRequire(
@@ -75,12 +75,12 @@ function answers(response, method, route) {
 
 /**
  * Record every status the sidebar shows and every notification text in the page
- * (window.__cluster), going on from ``kept`` (what an earlier page recorded).
+ * (window.__cluster).
  */
-async function installRecorder(page, kept) {
-  await page.evaluate(kept => {
-    const seen = kept ? kept.seen : {};
-    const notes = kept ? kept.notes : [];
+async function installRecorder(page) {
+  await page.evaluate(() => {
+    const seen = {};
+    const notes = [];
     window.__cluster = { seen, notes };
     const record = () => {
       document.querySelectorAll('.jp-ClusterSession').forEach(item => {
@@ -109,7 +109,7 @@ async function installRecorder(page, kept) {
       characterData: true,
       attributeFilter: ['data-status']
     });
-  }, kept);
+  });
 }
 
 /** Wait until the current notebook's kernel is connected and idle. */
@@ -155,7 +155,7 @@ async function main() {
     }
   });
   page.on('pageerror', error => results.consoleErrors.push(String(error)));
-  await dismissAfterNetworkChanges(page, LAB_URL, results);
+  await watchNetwork(page, results);
   // Every change made through the REST API, for the record.
   results.requests = [];
   const started = new Map();
@@ -312,7 +312,7 @@ async function main() {
     await page.waitForFunction(
       () => document.body.getAttribute('data-jp-theme-light') === 'true'
     );
-    await installRecorder(page, null);
+    await installRecorder(page);
     await page
       .getByRole('button', { name: 'Cluster Session', exact: true })
       .waitFor();
@@ -399,25 +399,7 @@ async function main() {
     // The notebook opens once the kernel runs in main1.
     await page.locator('.jp-NotebookPanel').waitFor({ timeout: 180000 });
     // As a person waits for the kernel indicator: connected and idle.
-    try {
-      await notebookKernelIdle(page, TIMEOUT);
-    } catch (error) {
-      // Chromium fails requests in flight when the host's interfaces change, and
-      // Docker adds some for every session: on this machine the notebook's first
-      // fetch can fail so (net::ERR_NETWORK_CHANGED). A person reloads the page.
-      const changed = results.consoleErrors.some(e =>
-        e.includes('ERR_NETWORK_CHANGED')
-      );
-      if (!changed) {
-        throw error;
-      }
-      results.reloads = (results.reloads || 0) + 1;
-      const kept = await page.evaluate(() => window.__cluster);
-      await page.reload();
-      await page.locator('.jp-NotebookPanel').waitFor({ timeout: 180000 });
-      await installRecorder(page, kept);
-      await notebookKernelIdle(page, TIMEOUT);
-    }
+    await notebookKernelIdle(page, TIMEOUT);
     await page
       .locator(
         `.jp-ClusterSession[data-session-id="${sessionId}"][data-status="RUNNING"]`

@@ -11,7 +11,7 @@
 const fs = require('fs');
 const path = require('path');
 const { createRequire } = require('module');
-const { dismissAfterNetworkChanges } = require('./network_changes');
+const { watchNetwork } = require('./network_watch');
 
 const REPO = path.resolve(__dirname, '..', '..');
 const { chromium } = createRequire(
@@ -39,7 +39,7 @@ function runInLab(steps) {
     try {
       const page = context.pages()[0] || (await context.newPage());
       page.on('pageerror', error => results.consoleErrors.push(String(error)));
-      await dismissAfterNetworkChanges(page, process.env.LAB_URL, results);
+      await watchNetwork(page, results);
       const step = async (name, body) => {
         const entry = { name, ok: false };
         results.steps.push(entry);

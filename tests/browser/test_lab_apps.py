@@ -24,16 +24,15 @@ from typing import Any
 import pytest
 
 from tests.server.test_app_proxy import APP, APP_PORT
+from tests.support.browser_network import own_network
 from tests.support.constants import REPO
-from tests.support.lab import ARTIFACTS_ROOT, CHROMIUM
+from tests.support.lab import ARTIFACTS_ROOT, BROWSER_URLS, CHROMIUM
 
 from .test_lab_e2e import Lab, _assert_nothing_left, _stop
 from .test_lab_e2e import lab as _lab  # noqa: F401  (the server, as fixture _lab)
 from .test_lab_e2e import prerequisites as _prerequisites  # noqa: F401  (autouse)
 
-# serial: Chromium fails requests in flight when Docker adds or removes interfaces
-# (net::ERR_NETWORK_CHANGED), which other tests beside it do all the time.
-pytestmark = [pytest.mark.docker, pytest.mark.serial]
+pytestmark = pytest.mark.docker
 
 ARTIFACTS = ARTIFACTS_ROOT / "browser-apps"
 
@@ -44,15 +43,18 @@ def run_lab_script(script: str, env: dict[str, str], artifacts: Path, lab: Lab) 
     ``artifacts``, and what node printed. Shared by the Lab tests after the e2e."""
     artifacts.mkdir(parents=True, exist_ok=True)
     (artifacts / "results.json").unlink(missing_ok=True)
-    done = subprocess.run(
-        ["node", str(REPO / "tests" / "browser" / script)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, **env},
-        cwd=REPO,
-    )
+    urls = [env[name] for name in BROWSER_URLS if name in env]
+    with own_network(["node", str(REPO / "tests" / "browser" / script)], urls) as command:
+        done = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, **env},
+            cwd=REPO,
+        )
     results = json.loads((artifacts / "results.json").read_text())
+    assert results.get("networkChanged") == 0, results
     _stop(lab)
     _assert_nothing_left(lab)
     return results, done.stdout + done.stderr

@@ -48,9 +48,7 @@ from tests.support.lab import (
 )
 from tests.support.processes import free_port
 
-# serial: Chromium fails requests in flight when Docker adds or removes interfaces
-# (net::ERR_NETWORK_CHANGED), which other tests beside it do all the time.
-pytestmark = [pytest.mark.docker, pytest.mark.serial]
+pytestmark = pytest.mark.docker
 
 ARTIFACTS = ARTIFACTS_ROOT / "browser"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")

@@ -24,9 +24,7 @@ from .test_lab_e2e import Lab
 from .test_lab_e2e import lab as _lab  # noqa: F401  (the server, as fixture _lab)
 from .test_lab_e2e import prerequisites as _prerequisites  # noqa: F401  (autouse)
 
-# serial: Chromium fails requests in flight when Docker adds or removes interfaces
-# (net::ERR_NETWORK_CHANGED), which other tests beside it do all the time.
-pytestmark = [pytest.mark.docker, pytest.mark.serial]
+pytestmark = pytest.mark.docker
 
 ARTIFACTS = ARTIFACTS_ROOT / "browser-profiles"
 PAIR = {"description": "two small", "fields": {"size": 2, "cpu": 0.5, "mem": "512m",

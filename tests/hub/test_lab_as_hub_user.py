@@ -28,9 +28,7 @@ from tests.support.lab import ARTIFACTS_ROOT, assert_results, browser_problems, 
 
 from .support import Hub, active_sessions, end_sessions, ok
 
-# serial: Chromium fails requests in flight when Docker adds or removes interfaces
-# (net::ERR_NETWORK_CHANGED), which other tests beside it do all the time.
-pytestmark = [pytest.mark.docker, pytest.mark.serial]
+pytestmark = pytest.mark.docker
 
 USER = "alice"
 ARTIFACTS = ARTIFACTS_ROOT / "hub"

@@ -18,12 +18,16 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from .browser_network import own_network
 from .constants import READY, REPO
 
 #: The script, and the node modules it takes playwright-core from.
 SCRIPT = REPO / "tests" / "browser" / "lab_e2e.js"
 NODE_MODULES = REPO / "labextension" / "node_modules"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+#: The variables that give the browser scripts the servers they open (each reached
+#: from the browser's own network namespace, see :mod:`.browser_network`).
+BROWSER_URLS = ("LAB_URL", "HUB_LOGIN_URL")
 #: Where the browser tests put screenshots, results and logs (in a folder of their own).
 ARTIFACTS_ROOT = Path(os.environ.get("JUPYTER_CLUSTER_ARTIFACTS") or REPO / "test-artifacts")
 
@@ -71,15 +75,12 @@ def run_script(env: dict[str, str], artifacts: Path) -> tuple[dict[str, Any], st
         old.unlink()
     (artifacts / "results.json").unlink(missing_ok=True)
     env = {**os.environ, "ARTIFACTS": str(artifacts), "CHROMIUM": CHROMIUM, **env}
+    urls = [env[name] for name in BROWSER_URLS if name in env]
     try:
-        done = subprocess.run(
-            ["node", str(SCRIPT)],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            env=env,
-            cwd=REPO,
-        )
+        with own_network(["node", str(SCRIPT)], urls) as command:
+            done = subprocess.run(
+                command, capture_output=True, text=True, timeout=600, env=env, cwd=REPO
+            )
         output = done.stdout + done.stderr
     except subprocess.TimeoutExpired as exc:
         parts = (
@@ -98,6 +99,8 @@ def assert_results(results: dict[str, Any], output: str, artifacts: Path) -> Non
     """Every step of the script passed and it saw what it must have seen."""
     failed = [s for s in results["steps"] if not s["ok"]]
     assert results["ok"] and not failed, f"{failed or results.get('error')}\n{output}"
+    # In its own network namespace the browser sees none of Docker's interfaces.
+    assert results["networkChanged"] == 0, results["networkChanged"]
     session, pending = results["sessionId"], results["pendingId"]
     seen = results["statuses"]
     statuses = seen[session]
