@@ -128,7 +128,7 @@ async def measure(args: argparse.Namespace) -> dict[str, list[Counter[str]]]:
 
             for i in range(2 * args.repeat):
                 side = ("ours", "floor")[(i + i // 2) % 2]  # ABBA: neither always first
-                existing = set(container_seconds())  # before the readings: docker ps costs
+                existing = set(docker_ids("ps", "-aq", "--no-trunc"))  # before the readings
                 busy, before = busy_seconds(), process_seconds()
                 if side == "ours":
                     read.clear()

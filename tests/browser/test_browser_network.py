@@ -3,14 +3,16 @@
 A command wrapped by ``own_network`` sees no interface but its loopback, so none of
 the interfaces Docker adds and removes on the host, yet reaches a server on the
 host's 127.0.0.1 at the same URL, request and answer both ways, a large answer and a
-request body included; a port it was not given is not reached; and the forwarder's
-sockets are gone afterwards. Needs root (``unshare --net``), as CI runs the suite.
+request body included; a port it was not given is not reached; another user of the
+host cannot use the forwarder's socket; and the sockets are gone afterwards. Needs
+root (``unshare --net``), as CI runs the suite.
 """
 
 from __future__ import annotations
 
 import http.server
 import os
+import pwd
 import subprocess
 import sys
 import threading
@@ -59,6 +61,22 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         pass
 
 
+def _connect_as_nobody(path: str) -> str:
+    """What ``nobody`` meets connecting to the Unix socket ``path``: "connected" or
+    the error's name."""
+    nobody = pwd.getpwnam("nobody")
+    code = (
+        "import socket, sys\n"
+        "s = socket.socket(socket.AF_UNIX)\n"
+        "try:\n    s.connect(sys.argv[1]); print('connected')\n"
+        "except OSError as exc:\n    print(type(exc).__name__)\n"
+    )
+    ids = [f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups"]
+    argv = ["setpriv", *ids, "--", sys.executable, "-c", code, path]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=True)
+    return done.stdout.strip()
+
+
 @pytest.fixture
 def server() -> Iterator[str]:
     """An HTTP server on the host's 127.0.0.1; its URL."""
@@ -79,7 +97,10 @@ def test_a_wrapped_command_sees_only_loopback_and_reaches_the_servers_it_was_giv
     with own_network([sys.executable, "-c", INSIDE, server, other], [server]) as command:
         directory = command[command.index("inside") + 1]
         done = subprocess.run(command, capture_output=True, text=True, timeout=60)
-        assert os.listdir(directory) == [f"{ports_of([server])[0]}.sock"]
+        sock = os.path.join(directory, f"{ports_of([server])[0]}.sock")
+        assert os.listdir(directory) == [os.path.basename(sock)]
+        # Another user of the host cannot use the forwarder to reach the server.
+        assert _connect_as_nobody(sock) == "PermissionError", sock
     assert not os.path.exists(directory)  # the outside forwarder's socket went with it
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()

@@ -24,9 +24,8 @@ from typing import Any
 import pytest
 
 from tests.server.test_app_proxy import APP, APP_PORT
-from tests.support.browser_network import own_network
 from tests.support.constants import REPO
-from tests.support.lab import ARTIFACTS_ROOT, BROWSER_URLS, CHROMIUM
+from tests.support.lab import ARTIFACTS_ROOT, CHROMIUM, node_in_own_network
 
 from .test_lab_e2e import Lab, _assert_nothing_left, _stop
 from .test_lab_e2e import lab as _lab  # noqa: F401  (the server, as fixture _lab)
@@ -43,8 +42,7 @@ def run_lab_script(script: str, env: dict[str, str], artifacts: Path, lab: Lab) 
     ``artifacts``, and what node printed. Shared by the Lab tests after the e2e."""
     artifacts.mkdir(parents=True, exist_ok=True)
     (artifacts / "results.json").unlink(missing_ok=True)
-    urls = [env[name] for name in BROWSER_URLS if name in env]
-    with own_network(["node", str(REPO / "tests" / "browser" / script)], urls) as command:
+    with node_in_own_network(REPO / "tests" / "browser" / script, env) as command:
         done = subprocess.run(
             command,
             capture_output=True,

@@ -10,11 +10,13 @@ tree, ``screenReaderMode``; must not meet the news prompt; switches themes throu
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
 import subprocess
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +68,16 @@ def browser_problems() -> list[str]:
     return problems
 
 
+@contextlib.contextmanager
+def node_in_own_network(script: Path, env: Mapping[str, str]) -> Iterator[list[str]]:
+    """The command that runs the browser script ``script`` with node in a network
+    namespace of its own, reaching the servers of ``env``'s :data:`BROWSER_URLS`
+    (see :mod:`.browser_network`); shared by every browser test's runner."""
+    urls = [env[name] for name in BROWSER_URLS if name in env]
+    with own_network(["node", str(script)], urls) as command:
+        yield command
+
+
 def run_script(env: dict[str, str], artifacts: Path) -> tuple[dict[str, Any], str]:
     """Run ``lab_e2e.js`` with ``env`` (added to ours) writing to ``artifacts`` (its old
     screenshots and results removed first); what it wrote in ``results.json``, and its
@@ -75,9 +87,8 @@ def run_script(env: dict[str, str], artifacts: Path) -> tuple[dict[str, Any], st
         old.unlink()
     (artifacts / "results.json").unlink(missing_ok=True)
     env = {**os.environ, "ARTIFACTS": str(artifacts), "CHROMIUM": CHROMIUM, **env}
-    urls = [env[name] for name in BROWSER_URLS if name in env]
     try:
-        with own_network(["node", str(SCRIPT)], urls) as command:
+        with node_in_own_network(SCRIPT, env) as command:
             done = subprocess.run(
                 command, capture_output=True, text=True, timeout=600, env=env, cwd=REPO
             )

@@ -222,7 +222,8 @@ def test_a_change_to_one_container_rewrites_its_row_alone(store: Store) -> None:
     assert store.transactions.db.total_changes - written == 2, "the session's row and sub9's"
     assert store.get(s.id) == got
     for old, new in zip(before.containers, got.containers, strict=True):  # type: ignore[union-attr]
-        assert new == (old if old.host != "sub9" else new)
+        if old.host != "sub9":
+            assert new == old
     assert got.container("sub9").container_id == "beef"  # type: ignore[union-attr]
 
 
