@@ -21,7 +21,6 @@ const APP_PORT = Number(process.env.APP_PORT);
 const CLOSED_PORT = Number(process.env.CLOSED_PORT);
 
 runInLab(async ({ page, step, shot, results }) => {
-
   await step('open-lab', async () => {
     await page.goto(new URL(`lab?reset&token=${TOKEN}`, LAB_URL).toString());
     await page.locator('.jp-LauncherCard').first().waitFor();
@@ -50,8 +49,9 @@ runInLab(async ({ page, step, shot, results }) => {
       .waitFor({ timeout: 30000 });
     results.outputs.echo = await frame.locator('#echo').textContent();
     results.outputs.tabLabels = await page.evaluate(() =>
-      [...document.querySelectorAll('#jp-main-dock-panel .lm-TabBar-tabLabel')]
-        .map(n => n.textContent)
+      [
+        ...document.querySelectorAll('#jp-main-dock-panel .lm-TabBar-tabLabel')
+      ].map(n => n.textContent)
     );
     await shot('app-tab');
   });

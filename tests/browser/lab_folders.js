@@ -34,7 +34,11 @@ const NOTEBOOK = {
     }
   ],
   metadata: {
-    kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' }
+    kernelspec: {
+      name: 'python3',
+      display_name: 'Python 3',
+      language: 'python'
+    }
   },
   nbformat: 4,
   nbformat_minor: 5
@@ -180,7 +184,11 @@ runInLab(async ({ page, step, shot, results }) => {
 
   await step('open-notebook', async () => {
     const body = JSON.stringify(NOTEBOOK);
-    const [status] = await rest('PUT', `folders/${FOLDER}/files/nb.ipynb`, body);
+    const [status] = await rest(
+      'PUT',
+      `folders/${FOLDER}/files/nb.ipynb`,
+      body
+    );
     out.notebookPut = status;
     await tool('refresh').click();
     await item('nb.ipynb').dblclick();
@@ -228,12 +236,19 @@ runInLab(async ({ page, step, shot, results }) => {
       return enabled;
     });
     await page
-      .locator('#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current:not(.jp-mod-dirty)')
+      .locator(
+        '#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current:not(.jp-mod-dirty)'
+      )
       .waitFor();
-    const [status, body] = await rest('GET', `folders/${FOLDER}/files/nb.ipynb`);
+    const [status, body] = await rest(
+      'GET',
+      `folders/${FOLDER}/files/nb.ipynb`
+    );
     out.savedStatus = status;
     out.savedSources =
-      status === 200 ? JSON.parse(body).cells.map(c => [].concat(c.source).join('')) : [];
+      status === 200
+        ? JSON.parse(body).cells.map(c => [].concat(c.source).join(''))
+        : [];
   });
 
   await step('remove-folder', async () => {

@@ -8,94 +8,94 @@
  * says, then cancels: nothing is launched.
  */
 
-"use strict";
+'use strict';
 
-const { runInLab } = require("./lab_runner");
+const { runInLab } = require('./lab_runner');
 
 const LAB_URL = process.env.LAB_URL;
 const TOKEN = process.env.LAB_TOKEN;
 const PROFILE = process.env.PROFILE;
 
 runInLab(async ({ page, step, shot, results }) => {
-  const value = (name) =>
+  const value = name =>
     page.locator(`.jp-ClusterLaunch [name="${name}"]`).first().inputValue();
 
-  await step("open-dialog", async () => {
+  await step('open-dialog', async () => {
     await page.goto(new URL(`lab?reset&token=${TOKEN}`, LAB_URL).toString());
     await page
-      .getByRole("button", { name: "Cluster Session", exact: true })
+      .getByRole('button', { name: 'Cluster Session', exact: true })
       .click();
-    await page.locator(".jp-ClusterLaunchDialog").waitFor();
+    await page.locator('.jp-ClusterLaunchDialog').waitFor();
     await page.locator('.jp-ClusterLaunch select[name="profile"]').waitFor();
   });
 
-  await step("profile-entries", async () => {
+  await step('profile-entries', async () => {
     results.outputs.firstSelect = await page
-      .locator(".jp-ClusterLaunch select")
+      .locator('.jp-ClusterLaunch select')
       .first()
-      .getAttribute("name");
+      .getAttribute('name');
     results.outputs.entries = await page.evaluate(() =>
       [
         ...document.querySelectorAll(
-          '.jp-ClusterLaunch select[name="profile"] option',
-        ),
-      ].map((o) => ({
+          '.jp-ClusterLaunch select[name="profile"] option'
+        )
+      ].map(o => ({
         value: o.value,
         disabled: o.disabled,
         title: o.title,
-        text: o.textContent,
-      })),
+        text: o.textContent
+      }))
     );
-    await shot("profiles-listed");
+    await shot('profiles-listed');
   });
 
-  await step("choose-profile", async () => {
-    results.outputs.sizeBefore = await value("size");
+  await step('choose-profile', async () => {
+    results.outputs.sizeBefore = await value('size');
     await page
       .locator('.jp-ClusterLaunch select[name="profile"]')
       .selectOption(PROFILE);
     await page.waitForFunction(
-      (before) =>
+      before =>
         document.querySelector('.jp-ClusterLaunch input[name="size"]')
           ?.value !== before,
       results.outputs.sizeBefore,
-      { timeout: 10000 },
+      { timeout: 10000 }
     );
     results.outputs.filled = {
-      size: await value("size"),
-      cpu: await value("cpu"),
-      mem: await value("mem"),
-      env: await value("env"),
-      apps: await value("apps"),
+      size: await value('size'),
+      cpu: await value('cpu'),
+      mem: await value('mem'),
+      env: await value('env'),
+      apps: await value('apps')
     };
     results.outputs.launchEnabled = await page
-      .locator(".jp-ClusterLaunchDialog .jp-Dialog-button.jp-mod-accept")
+      .locator('.jp-ClusterLaunchDialog .jp-Dialog-button.jp-mod-accept')
       .isEnabled();
-    await shot("profile-chosen");
+    await shot('profile-chosen');
   });
 
-  await step("type-apps", async () => {
+  await step('type-apps', async () => {
     const apps = page.locator('.jp-ClusterLaunch textarea[name="apps"]');
     const launch = page.locator(
-      ".jp-ClusterLaunchDialog .jp-Dialog-button.jp-mod-accept",
+      '.jp-ClusterLaunchDialog .jp-Dialog-button.jp-mod-accept'
     );
     const error = page.locator(
-      '.jp-ClusterLaunch [data-field="apps"] .jp-ClusterLaunch-error',
+      '.jp-ClusterLaunch [data-field="apps"] .jp-ClusterLaunch-error'
     );
-    await apps.fill("tb=6006\nweb=70000");
+    await apps.fill('tb=6006\nweb=70000');
     await error.waitFor({ timeout: 10000 });
     results.outputs.appsError = await error.textContent();
     results.outputs.launchEnabledWithBadApps = await launch.isEnabled();
-    await shot("apps-wrong");
-    await apps.fill("tb=6006\nweb = 8080");
-    await error.waitFor({ state: "detached", timeout: 10000 });
-    results.outputs.appsTyped = await value("apps");
+    await shot('apps-wrong');
+    await apps.fill('tb=6006\nweb = 8080');
+    await error.waitFor({ state: 'detached', timeout: 10000 });
+    results.outputs.appsTyped = await value('apps');
     results.outputs.launchEnabledWithApps = await launch.isEnabled();
     await page
-      .locator(".jp-ClusterLaunchDialog .jp-Dialog-button.jp-mod-reject")
+      .locator('.jp-ClusterLaunchDialog .jp-Dialog-button.jp-mod-reject')
       .click();
     await page
-      .locator(".jp-ClusterLaunchDialog")
-      .waitFor({ state: "detached" });
+      .locator('.jp-ClusterLaunchDialog')
+      .waitFor({ state: 'detached' });
   });
 });

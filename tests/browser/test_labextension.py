@@ -2,9 +2,10 @@
 
 ``labextension/``: the lock file matches package.json (CI installs exactly those
 versions), the jest unit tests pass, and eslint, prettier and stylelint (the
-extension template's settings) find nothing. They need labextension/node_modules,
-which ``pip install -e .`` (or ``make setup``) creates: they fail, never skip,
-without it.
+extension template's settings) find nothing, prettier also in the browser tests'
+own scripts (``tests/browser/*.js``), which lie outside the extension. They need
+labextension/node_modules, which ``pip install -e .`` (or ``make setup``) creates:
+they fail, never skip, without it.
 """
 
 from __future__ import annotations
@@ -51,3 +52,9 @@ def test_jest_unit_tests() -> None:
 
 def test_eslint_prettier_stylelint() -> None:
     check(jlpm("lint:check"))
+
+
+def test_browser_scripts_are_formatted_as_the_extension() -> None:
+    scripts = sorted(str(p) for p in (REPO / "tests" / "browser").glob("*.js"))
+    assert len(scripts) >= 8, scripts  # the runner, the watcher and the lab_* scripts
+    check(jlpm("exec", "prettier", "--config", "package.json", "--check", *scripts))
