@@ -30,6 +30,8 @@ SHARED = {
     "multihost": ("multihost",),
     # The built extension in this checkout, its lint and unit tests, one browser.
     "browser": ("browser",),
+    # The torch image, which the Horovod image is built on: built by one worker.
+    "torch": ("integration/test_torch_distributed.py", "integration/test_horovod_job.py"),
     # Benchmarks that measure this machine's CPU and check that none of their labelled
     # containers is left: one at a time (one's leak check saw another's containers).
     "bench": ("integration/test_bench_*_smoke.py",),

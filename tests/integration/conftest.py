@@ -56,3 +56,15 @@ def torch_image(needs_docker: None) -> str:
     """The kernel image with Debian's PyTorch (``tests/images/torch``), built once per
     run, and only when its Dockerfile or the kernel image changed."""
     return ensure_test_image("torch", "jupyter-cluster/torch-test:latest")
+
+
+#: The Horovod release the test image builds: its last, which supports PyTorch 1.13.
+HOROVOD = "horovod==0.28.1"
+
+
+@pytest.fixture(scope="session")
+def horovod_image(torch_image: str) -> str:
+    """The torch image with Open MPI and Horovod built from its source release
+    (``tests/images/horovod``), built once per run, and only when its Dockerfile,
+    the torch image or the Horovod release changed."""
+    return ensure_test_image("horovod", "jupyter-cluster/horovod-test:latest", (HOROVOD,))

@@ -4,14 +4,22 @@ The integration tests' ``mpi_image`` fixture calls :func:`ensure_test_image`: it
 builds ``tests/images/NAME/Dockerfile`` with the ``docker`` command line (there is
 no registry to pull test images from; CI starts with none of them) and labels the
 image with a hash of the Dockerfile and of its base image, so a later run reuses
-it until either changes. Test images are never removed: they are not a session's
-resources, and other runs may use them.
+it until either changes. An image whose Python package Debian lacks (Horovod) gets
+its source release from PyPI through this venv's pip on the host, in ``sdists/`` of
+a temporary build context: pip inside a build cannot reach PyPI here. Test images are
+never removed: they are not a session's resources, and other runs may use them.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
 
 from .constants import REPO
 from .docker import docker
@@ -30,17 +38,37 @@ def _base_of(dockerfile: str) -> str:
     return found.group(1)
 
 
-def ensure_test_image(name: str, tag: str) -> str:
-    """Build ``tests/images/NAME`` as ``tag`` unless an image of that tag was built
-    from the same Dockerfile on the same base image; return ``tag``.
+def download_sdists(requirements: Sequence[str], into: Path) -> None:
+    """Download the source releases of pinned ``requirements`` (``name==version``)
+    from PyPI into ``into`` with this venv's pip, without their dependencies (the
+    image takes those from Debian). Raises AssertionError with pip's output if any
+    is not pinned or pip fails."""
+    for requirement in requirements:
+        assert re.fullmatch(r"[A-Za-z0-9_.-]+==[A-Za-z0-9_.]+", requirement), requirement
+    pip = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps"]
+    done = subprocess.run(
+        [*pip, "--no-binary", ":all:", "--dest", str(into), *requirements],
+        capture_output=True,
+        text=True,
+        timeout=BUILD_TIMEOUT,
+    )
+    assert done.returncode == 0, f"pip download {' '.join(requirements)}:\n{done.stderr}"
 
-    Raises :class:`~tests.support.docker.DockerError` (with the build's output) if
-    the base image is missing or the build fails.
+
+def ensure_test_image(name: str, tag: str, sdists: Sequence[str] = ()) -> str:
+    """Build ``tests/images/NAME`` as ``tag`` unless an image of that tag was built
+    from the same Dockerfile, base image and ``sdists``; return ``tag``.
+
+    ``sdists``: pinned requirements whose source releases the Dockerfile finds in
+    ``sdists/`` of its build context (see :func:`download_sdists`). Raises
+    :class:`~tests.support.docker.DockerError` (with the build's output) if the base
+    image is missing or the build fails.
     """
     context = IMAGES / name
     dockerfile = (context / "Dockerfile").read_text()
     base_id = docker("image", "inspect", "--format", "{{.Id}}", _base_of(dockerfile))
-    source = hashlib.sha256(f"{dockerfile}\0{base_id.stdout.strip()}".encode()).hexdigest()
+    made_of = "\0".join([dockerfile, base_id.stdout.strip(), *sdists])
+    source = hashlib.sha256(made_of.encode()).hexdigest()
     found = docker(
         "image",
         "inspect",
@@ -51,6 +79,17 @@ def ensure_test_image(name: str, tag: str) -> str:
     )
     if found.returncode == 0 and found.stdout.strip() == source:
         return tag
+    with tempfile.TemporaryDirectory(prefix="jc-image-") as scratch:
+        if sdists:  # a context of its own: the folder's files and the downloads
+            built = Path(scratch) / name
+            shutil.copytree(context, built)
+            download_sdists(sdists, built / "sdists")
+            context = built
+        _build(context, tag, source)
+    return tag
+
+
+def _build(context: Path, tag: str, source: str) -> None:
     docker(
         "build",
         "--quiet",
@@ -61,4 +100,3 @@ def ensure_test_image(name: str, tag: str) -> str:
         str(context),
         timeout=BUILD_TIMEOUT,
     )
-    return tag

@@ -1,0 +1,63 @@
+"""A Horovod job across a size-3 session, as the README shows it.
+
+The README's steps as written there, its ``hvd_allreduce.py`` included. The test
+image (``horovod_image``: the torch image with Open MPI and Horovod built from its
+source release) runs ``horovodrun`` in main1, which checks each host over the
+session's SSH and starts one process per container through ``mpirun``; they
+``allreduce`` a tensor and ``allgather`` their host names over MPI across the
+session's network.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .support import Workspace
+
+pytestmark = pytest.mark.docker
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def readme_script() -> str:
+    """The README's ``hvd_allreduce.py``: its python block that starts with its name."""
+    text = README.read_text()
+    begin = text.index("```python\n# hvd_allreduce.py\n") + len("```python\n")
+    return text[begin : text.index("```", begin)]
+
+
+#: The README's command line, as written there, run in main1.
+RUN = (
+    "horovodrun -np $BACKENDAI_CLUSTER_SIZE \\\n"
+    '    -H $(echo $BACKENDAI_CLUSTER_HOSTS | sed "s/,/:1,/g"):1'
+    " python3 code/hvd_allreduce.py"
+)
+
+
+def test_horovodrun_in_main1_runs_a_process_in_each_of_3_containers(
+    ws: Workspace, horovod_image: str, tmp_path: Path
+) -> None:
+    readme = README.read_text()
+    for step in (  # the README's steps, which this test runs
+        "jupyter cluster folder create code\njupyter cluster folder cp hvd_allreduce.py code:\n",
+        f"--image {horovod_image} --cpu 0.5 --mem 1g \\\n    --mount code --name hvd\n",
+        f"jupyter cluster exec hvd main1 -- sh -c '{RUN}'\n",
+    ):
+        assert step in readme, step
+    script = tmp_path / "hvd_allreduce.py"
+    script.write_text(readme_script())
+    ws.ok_cli("folder", "create", "code")
+    ws.ok_cli("folder", "cp", str(script), "code:")
+    session = ws.launch(
+        "--size", "3", "--image", horovod_image, "--cpu", "0.5", "--mem", "1g",
+        "--mount", "code", "--name", "hvd",
+    )  # fmt: skip
+    ran = ws.cli("exec", "hvd", "main1", "--", "sh", "-c", RUN, timeout=180)
+    assert ran.returncode == 0, str(ran)
+    said = sorted(line for line in ran.stdout.splitlines() if "<stdout>:rank" in line)
+    assert said == [
+        f"[1,{rank}]<stdout>:rank {rank} of 3: sum 6, hosts main1 sub1 sub2" for rank in range(3)
+    ], ran.stdout
+    ws.ok_cli("rm", session["id"])
