@@ -134,7 +134,7 @@ def ensure_agent_image(rebuild: bool = False) -> float | None:
         raise DockerError(f"{BASE_IMAGE} is missing: the agent image is built FROM it")
     started = time.monotonic()
     log.info("building %s from %s", AGENT_IMAGE, DIND_DIR)
-    docker("build", "-q", "--label", f"{SOURCE_LABEL}={source}", "-t", AGENT_IMAGE,
+    docker("build", "-q", "--force-rm", "--label", f"{SOURCE_LABEL}={source}", "-t", AGENT_IMAGE,
            str(DIND_DIR), timeout=900)  # fmt: skip
     seconds = time.monotonic() - started
     log.info("built %s in %.1f s", AGENT_IMAGE, seconds)

@@ -49,7 +49,9 @@ class PrivateRegistry:
     def start(self) -> PrivateRegistry:
         """Build the image if needed, start the registry, trust it, push the image."""
         if missing_images([REGISTRY_IMAGE]):
-            docker("build", "-q", "-t", REGISTRY_IMAGE, str(REGISTRY_DIR), timeout=900)
+            docker(
+                "build", "-q", "--force-rm", "-t", REGISTRY_IMAGE, str(REGISTRY_DIR), timeout=900
+            )
         certs, _ = make_agent_certs(self.dir / "certs", "registry", self.ip)
         htpasswd = subprocess.run(
             ["docker", "run", "--rm", "-i", REGISTRY_IMAGE, "htpasswd", "-niB", USER],

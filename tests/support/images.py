@@ -93,6 +93,7 @@ def _build(context: Path, tag: str, source: str) -> None:
     docker(
         "build",
         "--quiet",
+        "--force-rm",  # a failed step's container goes too
         "--label",
         f"{LABEL_BUILT_FROM}={source}",
         "--tag",
