@@ -1,0 +1,38 @@
+"""Docker's own create and start (``bench/bench_docker_start.py``) at sizes 1 and 2, once each.
+
+As a subprocess against the real Docker engine: it must exit 0 and print, for each
+phase and network, the medians and the slopes, every container and network it made
+removed. Nothing is compared: it is a diagnostic, not a timed test.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import uuid
+
+import pytest
+
+from tests.support.constants import REPO
+from tests.support.docker import docker
+from tests.support.processes import run
+
+pytestmark = pytest.mark.docker
+
+LABEL = "label=jupyter-cluster-bench.run-id"
+
+
+def test_the_docker_start_diagnostic_runs_and_reports() -> None:
+    script = REPO / "bench" / "bench_docker_start.py"
+    run_id = uuid.uuid4().hex[:12]  # what this run left, not another benchmark's
+    argv = (sys.executable, str(script), "--sizes", "1,2", "--repeat", "1", "--run-id", run_id)
+    result = run(argv, timeout=180)
+    assert result.returncode == 0, str(result)
+    for phase in ("start", "create\\+start"):
+        for network in ("user", "bridge", "none"):
+            medians = rf"^{phase} +{network} +1: \d+\.\d{{3}} s  2: \d+\.\d{{3}} s$"
+            assert re.search(medians, result.stdout, re.M), result.stdout
+            slope = rf"^{phase} +{network} +slope -?\d+\.\d{{3}} s per container \([+-]\d"
+            assert re.search(slope, result.stdout, re.M), result.stdout
+    assert docker("ps", "-aq", "--filter", f"{LABEL}={run_id}").stdout.split() == []
+    assert docker("network", "ls", "-q", "--filter", f"{LABEL}={run_id}").stdout.split() == []
