@@ -20,13 +20,14 @@ from .cli import format as cli_format
 from .cli.parser import add_launch_arguments
 from .config import local_owner
 from .core.fanout import LinePrefixer, worst_exit
+from .core.ssh_client import MAIN
 from .errors import ClusterError
 from .runtime.incluster import MagicError, MagicParser
 
 USAGE = """%cluster ls [--all]                    sessions
 %cluster show SESSION                  one session and its containers
 %cluster logs SESSION HOST [--tail N] [--follow]
-%cluster exec SESSION HOST -- CMD…     run a command as work in a container
+%cluster exec SESSION [HOST] -- CMD…   run a command as work in a container (main1)
 %cluster exec SESSION --all -- CMD…    … in every container at once (lines prefixed)
 %cluster launch                        the launch form (profiles first)
 %cluster launch --profile NAME [FLAGS] launch a profile now, the flags on top
@@ -65,6 +66,8 @@ def run(argv: list[str]) -> Any:
     """Carry out one ``%cluster`` line; returns what the cell should show."""
     if argv[:1] == ["exec"] and argv[2:3] == ["--all"]:  # SESSION --all -- CMD
         return _exec_all(argv[1], argv[3:])
+    if argv[:1] == ["exec"] and argv[2:3] == ["--"]:  # SESSION -- CMD: in main1, as ssh
+        argv = [*argv[:2], MAIN, *argv[2:]]
     args = _parser().parse_args(argv)
     if args.command is None:
         raise MagicError(USAGE)

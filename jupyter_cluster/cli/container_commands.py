@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 from ..core.fanout import LinePrefixer, worst_exit
 from ..core.lines import printable
+from ..core.ssh_client import HOST_RE, MAIN
 from ..core.state import USABLE
 from ..engine.api import Engine
 from ..errors import ClusterError, InvalidRequest
@@ -95,25 +96,33 @@ async def top(engine: Engine[Any], args: argparse.Namespace) -> None:
 
 
 def _exec_command(args: argparse.Namespace) -> list[str]:
-    """The command of ``exec`` (with ``--all``, argparse may take its first word for HOST,
-    or keep ``--all`` itself in the command: REMAINDER takes what follows the session)."""
-    if not args.host and args.cmd[:1] == ["--all"]:
-        args.all, args.cmd = True, args.cmd[1:]
-    elif args.host == "--all":
-        args.all, args.host = True, None
-    if args.cmd[:1] == ["--all"]:
-        args.all, args.cmd = True, args.cmd[1:]
-    if args.all and args.cmd[:1] != ["--"] and "--" in args.cmd:  # --all HOST -- CMD
-        raise InvalidRequest("give either a HOST or --all, not both", "host")
-    if args.all and args.host and args.cmd[:1] == ["--"]:
-        raise InvalidRequest("give either a HOST or --all, not both", "host")
-    words = [args.host, *args.cmd] if args.all and args.host else args.cmd
-    if not args.all and not args.host:
-        raise InvalidRequest("give a HOST (main1, sub1…) or --all", "host")
-    command = words[1:] if words[:1] == ["--"] else words
+    """The command of ``exec``, setting ``args.all`` and ``args.host`` from ``args.rest``:
+    ``[--all] [HOST] [--] COMMAND…``, what follows the session (REMAINDER keeps an
+    ``--all`` given after the session; argparse drops a ``--`` that comes first).
+
+    Without a HOST the command runs in main1, as with ``ssh``: a first word followed by
+    ``--`` is the HOST (a typo is refused as an unknown host), a first word that names
+    a container (``main1``, ``sub2``…) is the HOST, any other is the command's.
+    """
+    rest = list(args.rest)
+    if rest[:1] == ["--all"]:
+        args.all, rest = True, rest[1:]
+    if args.all:
+        args.host = None
+        if rest[:1] == ["--"]:
+            rest = rest[1:]
+        elif "--" in rest:  # --all HOST -- CMD
+            raise InvalidRequest("give either a HOST or --all, not both", "host")
+        command = rest
+    elif rest[1:2] == ["--"]:
+        args.host, command = rest[0], rest[2:]
+    elif rest and HOST_RE.fullmatch(rest[0]):
+        args.host, command = rest[0], rest[1:]
+    else:
+        args.host, command = MAIN, rest
     if not command:
         raise InvalidRequest("give a command to run, e.g. -- hostname", "cmd")
-    return list(command)
+    return command
 
 
 async def _exec_all(engine: Engine[Any], args: argparse.Namespace, cmd: list[str]) -> int:

@@ -120,8 +120,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="run it in every container at once; lines come prefixed with the host, "
         "the exit status is the worst",
     )
-    exe.add_argument("host", nargs="?", help="the container (main1, sub1…), unless --all")
-    exe.add_argument("cmd", nargs=argparse.REMAINDER, help="-- COMMAND [ARG…]")
+    exe.add_argument(
+        "rest",
+        nargs=argparse.REMAINDER,
+        metavar="[HOST] -- COMMAND …",
+        help="the container (main1 by default) and the command",
+    )
     ssh = sub.add_parser(
         "ssh", help="a shell (or -- COMMAND) in a container over SSH, with the session's key"
     )

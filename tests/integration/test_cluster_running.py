@@ -351,6 +351,13 @@ def test_exec_passes_output_and_exit_code(module_ws: Workspace, session: Any) ->
     assert passed.returncode == 0, str(passed)
     bad = module_ws.exec(session["id"], "main1", "ssh", "sub2", "exit 5")
     assert bad.returncode == 5, str(bad)
+    # No HOST: main1, as with ssh; a HOST given before -- must name a container.
+    main = module_ws.cli("exec", session["id"], "--", "sh", "-c", "hostname; exit 3")
+    assert (main.returncode, main.stdout) == (3, "main1\n"), str(main)
+    bare = module_ws.cli("exec", session["id"], "hostname")
+    assert (bare.returncode, bare.stdout) == (0, "main1\n"), str(bare)
+    typo = module_ws.cli("exec", session["id"], "mian1", "--", "hostname")
+    assert typo.returncode == 2 and "no host 'mian1'" in typo.stderr, str(typo)
 
 
 def test_exec_all_runs_everywhere_with_prefixed_lines_and_the_worst_status(

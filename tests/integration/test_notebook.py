@@ -334,6 +334,8 @@ async def test_host_magic_in_a_local_kernel(ws: Workspace) -> None:
 
         cell = await ok_cell(kc, "%cluster exec magic sub1 -- hostname")
         assert cell.stdout == "sub1\n"
+        cell = await ok_cell(kc, "%cluster exec magic -- sh -c 'hostname'")  # main1
+        assert cell.stdout == "main1\n"
         cell = await ok_cell(kc, "%cluster top magic")
         rows = cell.stdout.splitlines()
         assert rows[0].split()[:3] == ["HOST", "CPU", "MEM"], rows

@@ -1,0 +1,55 @@
+"""How ``jupyter cluster exec`` reads what follows the session: HOST, --all, COMMAND.
+
+The parser and :func:`_exec_command` alone (no engine): main1 when no HOST is given,
+as ``ssh`` does; a word before ``--`` is the HOST even when it names no container
+(the engine then refuses it as unknown, rather than running it as a command).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from jupyter_cluster.cli.container_commands import _exec_command
+from jupyter_cluster.cli.parser import build_parser
+from jupyter_cluster.errors import InvalidRequest
+
+
+def target(*argv: str) -> tuple[bool, str | None, list[str]]:
+    args = build_parser().parse_args(["exec", *argv])
+    command = _exec_command(args)
+    return args.all, args.host, command
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (("S", "--", "sh", "-c", "x"), (False, "main1", ["sh", "-c", "x"])),
+        (("S", "hostname"), (False, "main1", ["hostname"])),
+        (("S", "sub1", "--", "env"), (False, "sub1", ["env"])),
+        (("S", "sub12", "env"), (False, "sub12", ["env"])),
+        (("S", "mian1", "--", "hostname"), (False, "mian1", ["hostname"])),
+        (("S", "main1", "--", "sh", "-c", "a -- b"), (False, "main1", ["sh", "-c", "a -- b"])),
+        (("S", "--all", "--", "true"), (True, None, ["true"])),
+        (("--all", "S", "--", "true"), (True, None, ["true"])),
+        (("S", "--all", "true"), (True, None, ["true"])),
+    ],
+)
+def test_host_and_command(argv: tuple[str, ...], expected: tuple[bool, str, list[str]]) -> None:
+    assert target(*argv) == expected
+
+
+@pytest.mark.parametrize(
+    ("argv", "field", "words"),
+    [
+        (("--all", "S", "main1", "--", "true"), "host", "either a HOST or --all"),
+        (("S", "--all", "main1", "--", "true"), "host", "either a HOST or --all"),
+        (("S",), "cmd", "give a command"),
+        (("S", "main1"), "cmd", "give a command"),
+        (("S", "sub1", "--"), "cmd", "give a command"),
+        (("S", "--all"), "cmd", "give a command"),
+    ],
+)
+def test_what_is_refused_says_what_to_give(argv: tuple[str, ...], field: str, words: str) -> None:
+    with pytest.raises(InvalidRequest, match=words) as refused:
+        target(*argv)
+    assert refused.value.field == field
