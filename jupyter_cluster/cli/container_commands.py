@@ -111,7 +111,7 @@ def _exec_command(args: argparse.Namespace) -> list[str]:
         args.host = None
         if rest[:1] == ["--"]:
             rest = rest[1:]
-        elif "--" in rest:  # --all HOST -- CMD
+        elif rest[1:2] == ["--"]:  # --all HOST -- CMD
             raise InvalidRequest("give either a HOST or --all, not both", "host")
         command = rest
     elif rest[1:2] == ["--"]:

@@ -32,6 +32,10 @@ def target(*argv: str) -> tuple[bool, str | None, list[str]]:
         (("S", "--all", "--", "true"), (True, None, ["true"])),
         (("--all", "S", "--", "true"), (True, None, ["true"])),
         (("S", "--all", "true"), (True, None, ["true"])),
+        (
+            ("--all", "S", "--", "sh", "-c", "x", "--", "y"),
+            (True, None, ["sh", "-c", "x", "--", "y"]),
+        ),
     ],
 )
 def test_host_and_command(argv: tuple[str, ...], expected: tuple[bool, str, list[str]]) -> None:
