@@ -114,7 +114,8 @@ class Job:
     state: JobState = JobState.WAITING
     tries: tuple[JobTry, ...] = ()
     exit_code: int | None = None
-    #: Why it is STOPPED or FAILED without an exit code ("" otherwise).
+    #: Why it is STOPPED, FAILED without an exit code, or FAILED before its retries
+    #: ran out ("" otherwise).
     reason: str = ""
 
     @property
@@ -161,13 +162,23 @@ class Job:
             tries = (*tries[:-1], replace(tries[-1], ended_at=now))
         return replace(self, state=JobState.STOPPED, tries=tries, reason=reason)
 
+    def given_up(self, reason: str) -> Job:
+        """The job FAILED with its last try's exit code although retries were left,
+        since ``reason`` (e.g. a container of its session is gone) means another try
+        would fail for that alone; only from WAITING after a failed try."""
+        last = self.current
+        if self.state is not JobState.WAITING or last is None or last.exit_code is None:
+            raise ValueError(f"a {self.state} job has no failed try to give up after")
+        return replace(self, state=JobState.FAILED, exit_code=last.exit_code, reason=reason)
+
     def end_reason(self) -> str:
         """The session's status reason when the job ended it."""
         tries = f" after {len(self.tries)} tries" if len(self.tries) > 1 else ""
         if self.state is JobState.SUCCEEDED:
             return f"batch job succeeded{tries}"
         if self.exit_code is not None:
-            return f"batch job failed with exit code {self.exit_code}{tries}"
+            why = f"; not tried again: {self.reason}" if self.reason else ""
+            return f"batch job failed with exit code {self.exit_code}{tries}{why}"
         return f"batch job failed: {self.reason}"
 
     def to_dict(self) -> dict[str, Any]:

@@ -26,8 +26,8 @@ from collections.abc import Callable
 
 from ..core import naming
 from ..core.batch import FINISHED, Job, JobState
-from ..core.models import Session
-from ..core.state import ENDED, USABLE, ContainerStatus
+from ..core.models import Container, Session
+from ..core.state import ENDED, USABLE, ContainerStatus, exit_reason
 from ..errors import ClusterError
 from .agents.pool import AgentPool
 from .lifetime import LifetimeWatch, Terminate
@@ -104,6 +104,10 @@ class JobRunner:
             await self._end(session, job)
         elif job.state is JobState.WAITING:
             tried = len(job.tries)
+            down = await self._down(session)
+            if down:  # a try would fail for that alone (e.g. mpirun cannot reach sub2)
+                await self._give_up(session, tried, "; ".join(down))
+                return
             claimed = change_job(
                 self.store,
                 session.id,
@@ -118,6 +122,49 @@ class JobRunner:
                 await self._exec(session, claimed.current.number, START)
         elif job.current is not None:
             await self._poll(session, job.current.number)
+
+    async def _down(self, session: Session) -> list[str]:
+        """``HOST why`` of each container of ``session`` known not to run: marked
+        EXITED by reconciliation, or gone or stopped per its agent now (a try that
+        failed because a sub was killed ends before reconciliation sees it). One whose
+        agent cannot be asked counts as running: the try goes ahead, as before."""
+
+        async def why(container: Container) -> str | None:
+            if container.status is ContainerStatus.EXITED:
+                return f"{container.host} {container.status_reason or 'exited'}"
+            if container.agent is None or container.container_id is None:
+                return None
+            try:
+                state = await self.pool.get(container.agent).inspect_container(
+                    container.container_id
+                )
+            except (ClusterError, OSError, asyncio.TimeoutError):
+                return None
+            if state is None:
+                return f"{container.host} is gone"
+            if not state.running:
+                said = exit_reason(state.exit_code, state.oom_killed, state.finished_at)
+                return f"{container.host} {said}"
+            return None
+
+        found = await asyncio.gather(*(why(c) for c in session.containers))
+        return [w for w in found if w is not None]
+
+    async def _give_up(self, session: Session, tried: int, why: str) -> None:
+        """End the job instead of its next try: FAILED with the last try's exit code
+        (``given_up``), or STOPPED when no try ran yet."""
+
+        def give_up(j: Job) -> Job | None:
+            if j.state is not JobState.WAITING or len(j.tries) != tried:
+                return None  # another watcher moved it meanwhile
+            if j.tries:
+                return j.given_up(why)
+            return j.stopped(f"batch job not started: {why}", time.time())
+
+        new = change_job(self.store, session.id, give_up)
+        if new is not None:
+            self.log.warning("session %s: batch job not tried again: %s", session.name, why)
+            await self._end(session, new)
 
     async def _poll(self, session: Session, number: int) -> None:
         main = session.containers[0]

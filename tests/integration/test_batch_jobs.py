@@ -4,7 +4,8 @@ A size-3 batch job gathers a value from every container over SSH (the kernel ima
 has no MPI), while the CLI that launched it is SIGKILLed right after the launch: the
 detached driver runs the job anyway and the session ends by itself with the result,
 its logs kept. A job that exits 3 ends failed with code 3 (after its retries, each
-try in its history); a job past its lifetime ends with the lifetime's reason, as
+try in its history), but is not tried again once a sub was killed under it; a job
+past its lifetime ends with the lifetime's reason, as
 does an interactive session; ``wait`` exits with the job's code; a driver killed
 while the job runs is replaced by ``wait`` without the command running twice.
 Every test ends with nothing of the workspace left in Docker (the ``ws`` fixture).
@@ -22,6 +23,7 @@ import pytest
 from jupyter_cluster.core.batch import JobState
 from jupyter_cluster.engine.batch import BatchUpkeep
 from tests.support.constants import SMALL_FLAGS
+from tests.support.docker import docker
 from tests.support.processes import alive
 from tests.support.waiting import wait_for
 
@@ -71,6 +73,37 @@ def test_a_failing_job_ends_failed_with_its_code_after_its_retries(ws: Workspace
     assert job["state"] == "failed" and job["exit_code"] == 3
     assert [(t["number"], t["exit_code"]) for t in job["tries"]] == [(1, 3), (2, 3)], job
     assert ws.ok_cli("logs", session["id"], "main1").stdout.count("trying") == 2
+
+
+#: Runs while sub1 answers over SSH, then fails: a job that needs its sub.
+NEEDS_SUB1 = (
+    "echo needing sub1; "
+    "while ssh -o BatchMode=yes -o ConnectTimeout=3 sub1 true; do sleep 0.5; done; exit 3"
+)
+
+
+def test_a_job_whose_sub_was_killed_is_not_tried_again(ws: Workspace) -> None:
+    session = ws.launch("--size", "2", *SMALL_FLAGS, "--retries", "2", "--command", NEEDS_SUB1)
+    sub1 = next(c for c in session["containers"] if c["host"] == "sub1")["container_id"]
+    wait_for(
+        lambda: "needing sub1" in ws.ok_cli("logs", session["id"], "main1").stdout,
+        60,
+        "the job's first try to start",
+    )
+    docker("kill", sub1)  # as the out-of-memory killer or an administrator would
+    waited = ws.cli("wait", session["id"], timeout=180)
+    assert waited.returncode == 3, str(waited)
+    done = ws.show(session["id"])
+    assert done["status"] == "TERMINATED", done
+    assert done["status_reason"].startswith(
+        "batch job failed with exit code 3; not tried again: sub1 was killed by signal 9 "
+        "(exit code 137)"
+    ), done
+    job = done["job"]
+    assert job["state"] == "failed" and job["exit_code"] == 3, job
+    assert [(t["number"], t["exit_code"]) for t in job["tries"]] == [(1, 3)], job
+    logs = ws.ok_cli("logs", session["id"], "main1").stdout
+    assert logs.count("needing sub1") == 1 and "batch job try 2" not in logs, logs
 
 
 def test_a_job_past_its_lifetime_ends_with_the_lifetime_reason(ws: Workspace) -> None:

@@ -130,6 +130,29 @@ def test_a_stopped_job_keeps_why_and_a_finished_one_its_result() -> None:
     assert Job.from_dict(stopped.to_dict()) == stopped
 
 
+def test_a_job_given_up_fails_with_its_last_code_and_says_why() -> None:
+    waiting = Job().start_try(10.0).after_exit(3, 2, 12.0)  # two retries left
+    gone = waiting.given_up("sub2 was killed by signal 9 (exit code 137)")
+    assert (gone.state, gone.exit_code, len(gone.tries)) == (JobState.FAILED, 3, 1)
+    assert gone.end_reason() == (
+        "batch job failed with exit code 3; "
+        "not tried again: sub2 was killed by signal 9 (exit code 137)"
+    )
+    assert Job.from_dict(gone.to_dict()) == gone
+    twice = waiting.start_try(13.0).after_exit(5, 2, 14.0).given_up("sub1 is gone")
+    assert twice.end_reason() == (
+        "batch job failed with exit code 5 after 2 tries; not tried again: sub1 is gone"
+    )
+    for not_waiting in (
+        Job(),
+        Job().start_try(1.0),
+        gone,
+        Job().start_try(1.0).after_exit(0, 1, 2.0),
+    ):
+        with pytest.raises(ValueError):
+            not_waiting.given_up("why")
+
+
 def test_lifetimes_warn_before_they_end() -> None:
     assert lifetime_due(0, None, 10**9) == ""
     assert lifetime_due(0, 3600, 3000) == ""
