@@ -30,7 +30,7 @@ from typing import Any
 
 from common.constants import BENCH_LABEL, IMAGE
 from common.harness import progress, slope
-from common.sandbox import check_nothing_left
+from common.sandbox import add_run_id, check_nothing_left
 
 #: The networks measured: a session's kind first.
 NETWORKS = ("user", "bridge", "none")
@@ -140,14 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--repeat", type=int, default=4, help="runs per network and size")
     parser.add_argument("--image", default=IMAGE)
-    parser.add_argument(
-        "--run-id",
-        default="",
-        help="label value of this run's containers and networks (default: a random one; "
-        "a test names it to look for exactly what this run left)",
-    )
+    add_run_id(parser)
     args = parser.parse_args(argv)
-    args.run_id = args.run_id or uuid.uuid4().hex[:12]
     try:
         took = asyncio.run(measure(args))
     finally:

@@ -31,11 +31,11 @@ import statistics
 import sys
 import tempfile
 import time
-import uuid
 from typing import Any
 
 from common.bare import SSHD, Made, bare_config, files_archive, floor_keys, sshd_answers
 from common.constants import BENCH_LABEL, IMAGE
+from common.sandbox import add_run_id
 
 #: The ways measured, the first the reference.
 WAYS = ("archive", "bind", "volume")
@@ -63,7 +63,7 @@ async def launch(
     docker: Any, args: argparse.Namespace, way: str, files: dict[str, bytes], mounts: list
 ) -> float:
     """Seconds until ``args.size`` containers given ``files`` the ``way`` asked answer."""
-    run_id = args.run_id or uuid.uuid4().hex[:12]
+    run_id = args.run_id
     made = Made()
     volume = None
     start = time.monotonic()
@@ -135,12 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=16, help="containers per launch")
     parser.add_argument("--repeat", type=int, default=6, help="runs of each way")
     parser.add_argument("--image", default=IMAGE)
-    parser.add_argument(
-        "--run-id",
-        default="",
-        help="label value of this run's containers (default: a random one; a test names "
-        "it to look for exactly what this run left)",
-    )
+    add_run_id(parser)
     args = parser.parse_args(argv)
     times = asyncio.run(measure(args))
     medians = {way: statistics.median(t) for way, t in times.items()}

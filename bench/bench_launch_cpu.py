@@ -27,14 +27,13 @@ import asyncio
 import os
 import statistics
 import sys
-import uuid
 from collections import Counter
 
 from common.bare import floor_keys
 from common.constants import IMAGE
 from common.floors import Floor
 from common.kernels import install_kernelspec, ours_launch
-from common.sandbox import docker_ids, jupyter_dirs, store_manager_id
+from common.sandbox import add_run_id, docker_ids, jupyter_dirs, store_manager_id
 
 #: Clock ticks per second of /proc's CPU times.
 _HZ = os.sysconf("SC_CLK_TCK")
@@ -114,7 +113,7 @@ async def measure(args: argparse.Namespace) -> dict[str, list[Counter[str]]]:
         store_manager_id()
         docker = aiodocker.Docker()
         mem = parse_size(args.mem, "mem")
-        floor = Floor(docker, args, args.run_id or uuid.uuid4().hex[:12], mem, floor_keys())
+        floor = Floor(docker, args, args.run_id, mem, floor_keys())
         kernel = f"bench-{args.size}"
         install_kernelspec(
             root, args.timeout, image=args.image, size=args.size, cpu=1.0, mem=args.mem
@@ -175,12 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mem", default="256m", help="memory per container (both sides)")
     parser.add_argument("--image", default=IMAGE)
     parser.add_argument("--timeout", type=float, default=180.0, help="seconds per start")
-    parser.add_argument(
-        "--run-id",
-        default="",
-        help="label value of this run's containers (default: a random one; a test names "
-        "it to look for exactly what this run left)",
-    )
+    add_run_id(parser)
     args = parser.parse_args(argv)
     runs = asyncio.run(measure(args))
     print(f"CPU seconds of a size-{args.size} launch, median of {args.repeat} runs each")

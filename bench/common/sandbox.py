@@ -10,11 +10,13 @@ Used by every entry script but ``bench_scheduler.py`` and ``run.py``.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import shutil
 import subprocess
 import tempfile
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -106,3 +108,15 @@ async def remove_bench_containers(docker: Any, run_id: str) -> None:
     """Remove every floor container of this run (aiodocker client ``docker``)."""
     found = await docker.containers.list(all=True, filters={"label": [f"{BENCH_LABEL}={run_id}"]})
     await asyncio.gather(*(c.delete(force=True, v=True) for c in found))
+
+
+def add_run_id(parser: argparse.ArgumentParser) -> None:
+    """``--run-id``: the label value (``BENCH_LABEL``) of the Docker objects a run
+    makes; by default a fresh random one. A smoke test names it, to look for exactly
+    what its run left and not another benchmark's."""
+    parser.add_argument(
+        "--run-id",
+        default=uuid.uuid4().hex[:12],
+        help="label value of this run's containers, networks and volumes (default: a "
+        "random one; a test names it to look for exactly what this run left)",
+    )

@@ -14,19 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.readme import assert_readme_has, readme_block
+
 from .support import Workspace
 
 pytestmark = pytest.mark.docker
-
-README = Path(__file__).resolve().parents[2] / "README.md"
-
-
-def readme_script() -> str:
-    """The README's ``hvd_allreduce.py``: its python block that starts with its name."""
-    text = README.read_text()
-    begin = text.index("```python\n# hvd_allreduce.py\n") + len("```python\n")
-    return text[begin : text.index("```", begin)]
-
 
 #: The README's command line, as written there, run in main1.
 RUN = (
@@ -39,15 +31,16 @@ RUN = (
 def test_horovodrun_in_main1_runs_a_process_in_each_of_3_containers(
     ws: Workspace, horovod_image: str, tmp_path: Path
 ) -> None:
-    readme = README.read_text()
-    for step in (  # the README's steps, which this test runs
-        "jupyter cluster folder create code\njupyter cluster folder cp hvd_allreduce.py code:\n",
-        f"--image {horovod_image} --cpu 0.5 --mem 1g \\\n    --mount code --name hvd\n",
-        f"jupyter cluster exec hvd main1 -- sh -c '{RUN}'\n",
-    ):
-        assert step in readme, step
+    assert_readme_has(  # the README's steps, which this test runs
+        (
+            "jupyter cluster folder create code\n"
+            "jupyter cluster folder cp hvd_allreduce.py code:\n",
+            f"--image {horovod_image} --cpu 0.5 --mem 1g \\\n    --mount code --name hvd\n",
+            f"jupyter cluster exec hvd main1 -- sh -c '{RUN}'\n",
+        )
+    )
     script = tmp_path / "hvd_allreduce.py"
-    script.write_text(readme_script())
+    script.write_text(readme_block("python", "# hvd_allreduce.py"))
     ws.ok_cli("folder", "create", "code")
     ws.ok_cli("folder", "cp", str(script), "code:")
     session = ws.launch(
