@@ -26,7 +26,7 @@ from .runtime.incluster import MagicError, MagicParser
 
 USAGE = """%cluster ls [--all]                    sessions
 %cluster show SESSION                  one session and its containers
-%cluster logs SESSION HOST [--tail N] [--follow]
+%cluster logs SESSION [HOST] [--tail N] [--follow]
 %cluster exec SESSION [HOST] -- CMD…   run a command as work in a container (main1)
 %cluster exec SESSION --all -- CMD…    … in every container at once (lines prefixed)
 %cluster launch                        the launch form (profiles first)
@@ -47,7 +47,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("show", add_help=False).add_argument("session")
     logs = sub.add_parser("logs", add_help=False)
     logs.add_argument("session")
-    logs.add_argument("host")
+    logs.add_argument("host", nargs="?", default=MAIN)
     logs.add_argument("--tail", type=int, default=None)
     logs.add_argument("--follow", "-f", action="store_true")
     exe = sub.add_parser("exec", add_help=False)

@@ -12,7 +12,7 @@ import argparse
 import math
 from typing import Any, NoReturn
 
-from ..core.naming import DEFAULT_IMAGE
+from ..core.naming import DEFAULT_IMAGE, MAIN_HOST
 
 #: The description ``jupyter cluster --help`` prints.
 DESCRIPTION = "``jupyter cluster …``: the command-line front end of the engine."
@@ -103,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--json", action="store_true")
     logs = sub.add_parser("logs", help="print one container's log")
     logs.add_argument("session")
-    logs.add_argument("host")
+    logs.add_argument("host", nargs="?", default=MAIN_HOST, help="the container (main1 by default)")
     logs.add_argument("--tail", type=int, default=None, help="only the last N lines")
     logs.add_argument("--follow", "-f", action="store_true", help="keep printing new lines")
     logs.add_argument(

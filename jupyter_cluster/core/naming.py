@@ -29,6 +29,9 @@ LABEL_SIZE = LABEL_PREFIX + "size"
 LABEL_WARM = LABEL_PREFIX + "warm"
 
 SSH_PORT = 2200
+#: The first container's host name: where the kernel runs, and the host commands go
+#: to when none is named (``exec``, ``ssh``, ``logs``).
+MAIN_HOST = "main1"
 #: Container ports main1 always publishes for a kernel (shell, iopub, stdin, control, hb).
 KERNEL_PORTS = (50001, 50002, 50003, 50004, 50005)
 READY_MARKER = "jupyter-cluster: ready"

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from ..errors import InvalidRequest
 from .access import Access
 from .apps import parse_port
-from .naming import SSH_PORT, WORK_USER
+from .naming import MAIN_HOST, SSH_PORT, WORK_USER
 
-MAIN = "main1"
+MAIN = MAIN_HOST
 #: What a container's name looks like (main1, sub1, sub2…).
 HOST_RE = re.compile(r"(main|sub)[0-9]+")
 

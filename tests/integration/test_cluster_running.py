@@ -384,6 +384,8 @@ def test_exec_all_runs_everywhere_with_prefixed_lines_and_the_worst_status(
 
 
 def test_bootstrap_output_is_in_each_log(module_ws: Workspace, session: Any) -> None:
+    unnamed = module_ws.ok_cli("logs", session["id"]).stdout.splitlines()  # main1's
+    assert "bootstrap ran on main1 as 1000 in /home/work" in unnamed, unnamed
     for host in HOSTS:
         lines = module_ws.ok_cli("logs", session["id"], host).stdout.splitlines()
         assert READY in lines, (host, lines)

@@ -331,6 +331,8 @@ async def test_host_magic_in_a_local_kernel(ws: Workspace) -> None:
         )
         cell = await ok_cell(kc, "%cluster logs magic main1 --tail 1")
         assert len(cell.stdout.splitlines()) == 1
+        unnamed = (await ok_cell(kc, "%cluster logs magic")).stdout.splitlines()  # main1's
+        assert "boot-main1" in unnamed and "boot-sub1" not in unnamed, unnamed
 
         cell = await ok_cell(kc, "%cluster exec magic sub1 -- hostname")
         assert cell.stdout == "sub1\n"

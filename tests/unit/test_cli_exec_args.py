@@ -1,4 +1,5 @@
-"""How ``jupyter cluster exec`` reads what follows the session: HOST, --all, COMMAND.
+"""How ``jupyter cluster exec`` reads what follows the session: HOST, --all, COMMAND;
+and ``logs``' HOST, main1 when not given, like ``exec``'s and ``ssh``'s.
 
 The parser and :func:`_exec_command` alone (no engine): main1 when no HOST is given,
 as ``ssh`` does; a word before ``--`` is the HOST even when it names no container
@@ -57,3 +58,9 @@ def test_what_is_refused_says_what_to_give(argv: tuple[str, ...], field: str, wo
     with pytest.raises(InvalidRequest, match=words) as refused:
         target(*argv)
     assert refused.value.field == field
+
+
+def test_logs_without_a_host_reads_main1() -> None:
+    assert build_parser().parse_args(["logs", "S"]).host == "main1"
+    given = build_parser().parse_args(["logs", "S", "sub2", "--tail", "5"])
+    assert (given.host, given.tail) == ("sub2", 5)
