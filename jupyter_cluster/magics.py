@@ -20,7 +20,8 @@ from .cli import format as cli_format
 from .cli.parser import add_launch_arguments
 from .config import local_owner
 from .core.fanout import LinePrefixer, worst_exit
-from .core.ssh_client import MAIN
+from .core.naming import MAIN_HOST
+from .core.ssh_client import split_target
 from .errors import ClusterError
 from .runtime.incluster import MagicError, MagicParser
 
@@ -47,13 +48,12 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("show", add_help=False).add_argument("session")
     logs = sub.add_parser("logs", add_help=False)
     logs.add_argument("session")
-    logs.add_argument("host", nargs="?", default=MAIN)
+    logs.add_argument("host", nargs="?", default=MAIN_HOST)
     logs.add_argument("--tail", type=int, default=None)
     logs.add_argument("--follow", "-f", action="store_true")
     exe = sub.add_parser("exec", add_help=False)
     exe.add_argument("session")
-    exe.add_argument("host")
-    exe.add_argument("cmd", nargs=argparse.REMAINDER)
+    exe.add_argument("rest", nargs=argparse.REMAINDER)  # [HOST] -- CMD, as the CLI's
     launch = sub.add_parser("launch", add_help=False)
     add_launch_arguments(launch)  # checked here; given_fields takes those given
     launch.add_argument("--profile", default=None)
@@ -66,8 +66,6 @@ def run(argv: list[str]) -> Any:
     """Carry out one ``%cluster`` line; returns what the cell should show."""
     if argv[:1] == ["exec"] and argv[2:3] == ["--all"]:  # SESSION --all -- CMD
         return _exec_all(argv[1], argv[3:])
-    if argv[:1] == ["exec"] and argv[2:3] == ["--"]:  # SESSION -- CMD: in main1, as ssh
-        argv = [*argv[:2], MAIN, *argv[2:]]
     args = _parser().parse_args(argv)
     if args.command is None:
         raise MagicError(USAGE)
@@ -83,10 +81,10 @@ def run(argv: list[str]) -> Any:
         else:
             print(session.logs(args.host, tail=args.tail), end="")
     elif args.command == "exec":
-        command = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+        host, command = split_target(args.rest)
         if not command:
-            raise MagicError("give a command: %cluster exec SESSION HOST -- CMD")
-        result = notebook_api.ClusterSession.attach(args.session).exec(args.host, command)
+            raise MagicError("give a command: %cluster exec SESSION [HOST] -- CMD")
+        result = notebook_api.ClusterSession.attach(args.session).exec(host, command)
         sys.stdout.write(result.stdout)
         sys.stderr.write(result.stderr)
         if result.exit_code:

@@ -15,7 +15,7 @@ from typing import Any, TextIO
 
 from ..core.fanout import LinePrefixer, worst_exit
 from ..core.lines import printable
-from ..core.ssh_client import HOST_RE, MAIN
+from ..core.ssh_client import split_target
 from ..core.state import USABLE
 from ..engine.api import Engine
 from ..errors import ClusterError, InvalidRequest
@@ -100,9 +100,8 @@ def _exec_command(args: argparse.Namespace) -> list[str]:
     ``[--all] [HOST] [--] COMMAND…``, what follows the session (REMAINDER keeps an
     ``--all`` given after the session; argparse drops a ``--`` that comes first).
 
-    Without a HOST the command runs in main1, as with ``ssh``: a first word followed by
-    ``--`` is the HOST (a typo is refused as an unknown host), a first word that names
-    a container (``main1``, ``sub2``…) is the HOST, any other is the command's.
+    Without ``--all``, HOST and COMMAND are split as for ``ssh`` (``split_target``):
+    without a HOST the command runs in main1.
     """
     rest = list(args.rest)
     if rest[:1] == ["--all"]:
@@ -114,12 +113,8 @@ def _exec_command(args: argparse.Namespace) -> list[str]:
         elif rest[1:2] == ["--"]:  # --all HOST -- CMD
             raise InvalidRequest("give either a HOST or --all, not both", "host")
         command = rest
-    elif rest[1:2] == ["--"]:
-        args.host, command = rest[0], rest[2:]
-    elif rest and HOST_RE.fullmatch(rest[0]):
-        args.host, command = rest[0], rest[1:]
     else:
-        args.host, command = MAIN, rest
+        args.host, command = split_target(rest)
     if not command:
         raise InvalidRequest("give a command to run, e.g. -- hostname", "cmd")
     return command

@@ -21,7 +21,6 @@ from .access import Access
 from .apps import parse_port
 from .naming import MAIN_HOST, SSH_PORT, WORK_USER
 
-MAIN = MAIN_HOST
 #: What a container's name looks like (main1, sub1, sub2…).
 HOST_RE = re.compile(r"(main|sub)[0-9]+")
 
@@ -53,7 +52,7 @@ def client_files(access: Access, key_path: str, known_hosts_path: str) -> Client
     """The files for ``access``; ``key_path`` and ``known_hosts_path`` are where the
     caller writes the key and the known hosts (the config names them)."""
     hosts = _host_keys(access)
-    if MAIN not in hosts or "user" not in access.keys:
+    if MAIN_HOST not in hosts or "user" not in access.keys:
         raise InvalidRequest("the session has no SSH keys yet; is it running?", "session")
     common = [
         f"    User {WORK_USER}",
@@ -67,11 +66,11 @@ def client_files(access: Access, key_path: str, known_hosts_path: str) -> Client
         "    UpdateHostKeys no",
         "    ServerAliveInterval 15",
     ]
-    lines = [f"Host {MAIN}", f"    HostName {access.address}", f"    Port {access.port}"]
-    lines += [f"    HostKeyAlias {MAIN}", *common]
-    for host in sorted(h for h in hosts if h != MAIN):
+    lines = [f"Host {MAIN_HOST}", f"    HostName {access.address}", f"    Port {access.port}"]
+    lines += [f"    HostKeyAlias {MAIN_HOST}", *common]
+    for host in sorted(h for h in hosts if h != MAIN_HOST):
         lines += [f"Host {host}", f"    HostName {host}", f"    Port {SSH_PORT}"]
-        lines += [f"    HostKeyAlias {host}", f"    ProxyJump {MAIN}", *common]
+        lines += [f"    HostKeyAlias {host}", f"    ProxyJump {MAIN_HOST}", *common]
     known = "".join(f"{host} {key}\n" for host, key in sorted(hosts.items()))
     key = access.keys["user"]
     return ClientFiles(key if key.endswith("\n") else key + "\n", known, "\n".join(lines) + "\n")
@@ -89,11 +88,15 @@ def check_host(access: Access, host: str) -> str:
 
 
 def split_target(words: Sequence[str]) -> tuple[str, list[str]]:
-    """``[HOST] [--] [COMMAND…]`` of ``ssh`` (argparse drops a ``--`` that comes first):
-    a first word that names a container (``main1``, ``sub2``…) is the host, else the
-    words are a command for main1."""
+    """``[HOST] [--] [COMMAND…]`` of ``ssh`` and ``exec`` (argparse drops a ``--`` that
+    comes first): a first word followed by ``--`` is the host even when it names no
+    container (so a mistyped host is refused as unknown, not run as a command), as is
+    a first word that names one (``main1``, ``sub2``…); else the words are a command
+    for main1."""
     rest = list(words)
-    host = MAIN
+    if rest[1:2] == ["--"]:
+        return rest[0], rest[2:]
+    host = MAIN_HOST
     if rest and HOST_RE.fullmatch(rest[0]):
         host, rest = rest[0], rest[1:]
     return host, rest[1:] if rest[:1] == ["--"] else rest
@@ -115,4 +118,4 @@ def ssh_argv(config_path: str, host: str, command: Sequence[str]) -> list[str]:
 def forward_argv(config_path: str, port: int, local: int) -> list[str]:
     """``ssh`` forwarding 127.0.0.1:``local`` here to 127.0.0.1:``port`` in main1."""
     spec = f"127.0.0.1:{local}:127.0.0.1:{port}"
-    return ["ssh", "-F", config_path, "-N", "-o", "ExitOnForwardFailure=yes", "-L", spec, MAIN]
+    return ["ssh", "-F", config_path, "-N", "-o", "ExitOnForwardFailure=yes", "-L", spec, MAIN_HOST]

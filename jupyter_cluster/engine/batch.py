@@ -27,8 +27,9 @@ from collections.abc import Callable
 from ..core import naming
 from ..core.batch import FINISHED, Job, JobState
 from ..core.models import Container, Session
-from ..core.state import ENDED, USABLE, ContainerStatus, exit_reason
+from ..core.state import ENDED, USABLE, ContainerStatus
 from ..errors import ClusterError
+from .agents.base import not_running_reason
 from .agents.pool import AgentPool
 from .lifetime import LifetimeWatch, Terminate
 from .store.jobs import change_job
@@ -140,12 +141,8 @@ class JobRunner:
                 )
             except (ClusterError, OSError, asyncio.TimeoutError):
                 return None
-            if state is None:
-                return f"{container.host} is gone"
-            if not state.running:
-                said = exit_reason(state.exit_code, state.oom_killed, state.finished_at)
-                return f"{container.host} {said}"
-            return None
+            said = not_running_reason(state)
+            return None if said is None else f"{container.host} {said}"
 
         found = await asyncio.gather(*(why(c) for c in session.containers))
         return [w for w in found if w is not None]

@@ -28,11 +28,10 @@ from ..core.state import (
     SETTLING,
     ContainerStatus,
     SessionStatus,
-    exit_reason,
 )
 from ..core.workdir import MOUNT_POINT
 from ..errors import AgentError, ClusterError, Conflict
-from .agents.base import Agent, ContainerState
+from .agents.base import Agent, ContainerState, not_running_reason
 from .launch.teardown import tear_down
 from .store.drivers import describe, driver_alive
 from .store.sessions import Store
@@ -265,18 +264,13 @@ class Reconciler:
         states = {s.labels.get(naming.LABEL_HOST): s for _, s in found}
         dead = []
         for container in session.containers:
-            state = states.get(container.host)
-            if state is not None and state.running:
+            why = not_running_reason(states.get(container.host))
+            if why is None:
                 if container.status is not ContainerStatus.RUNNING:
                     self.store.update_container(
                         session.id, container.host, status=ContainerStatus.RUNNING, status_reason=""
                     )
                 continue
-            why = (
-                exit_reason(state.exit_code, state.oom_killed, state.finished_at)
-                if state
-                else "is gone"
-            )
             dead.append(f"{container.host} {why}")
             if container.status is not ContainerStatus.EXITED:
                 self.store.update_container(

@@ -46,6 +46,8 @@ def test_ssh_reaches_every_container_with_the_sessions_keys(ws: Workspace, tmp_p
     assert ws.cli("ssh", "far", "sub1", "--", "sh", "-c", "exit 7").returncode == 7
     wrong = ws.cli("ssh", "far", "sub5", "--", "true")
     assert wrong.returncode == 2 and "no container 'sub5'" in wrong.stderr
+    typo = ws.cli("ssh", "far", "mian1", "--", "true")  # refused, not run in main1
+    assert typo.returncode == 2 and "no container 'mian1'" in typo.stderr, str(typo)
     assert _key_dirs(tmp_path) == []  # the key went with the command
 
     ws.exec("far", "main1", "sh", "-c", "echo hello > page.txt")

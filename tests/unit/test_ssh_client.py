@@ -74,6 +74,9 @@ def test_host_and_command_are_told_apart() -> None:
     assert split_target(["hostname"]) == ("main1", ["hostname"])  # `ssh S -- hostname`
     assert split_target(["sub1", "--", "ls", "-l"]) == ("sub1", ["ls", "-l"])
     assert split_target(["sub1", "ls"]) == ("sub1", ["ls"])
+    # A word before -- is the host even when mistyped: refused as unknown, not run.
+    assert split_target(["mian1", "--", "ls"]) == ("mian1", ["ls"])
+    assert split_target(["sh", "-c", "a -- b"]) == ("main1", ["sh", "-c", "a -- b"])
     assert check_host(ACCESS, "sub2") == "sub2"
     with pytest.raises(InvalidRequest, match=r"no container 'sub3'.*main1, sub1, sub2"):
         check_host(ACCESS, "sub3")

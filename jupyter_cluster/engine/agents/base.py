@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from ...core.naming import DEFAULT_IMAGE, WORK_UID
 from ...core.resources import Resources
+from ...core.state import exit_reason
 from .agent_config import AgentConfig as AgentConfig  # re-exported: its old home
 from .agent_config import AgentInfo as AgentInfo
 from .agent_config import TLSFiles as TLSFiles
@@ -112,6 +113,17 @@ class ContainerState:
     mounts: tuple[BindMount, ...] = ()
     #: On its agent's own network (Docker's host network): its ports are the agent's.
     host_network: bool = False
+
+
+def not_running_reason(state: ContainerState | None) -> str | None:
+    """Why a container is not running, as its status reason says it (the exit code,
+    the out-of-memory killer, when; "is gone" when its agent no longer has it), or
+    None while it runs. Reconciliation and the batch watcher word it alike."""
+    if state is None:
+        return "is gone"
+    if state.running:
+        return None
+    return exit_reason(state.exit_code, state.oom_killed, state.finished_at)
 
 
 @dataclass(frozen=True)
