@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.images import ensure_test_image
+from tests.support.images import HOROVOD, ensure_test_image
 
 from .support import Workspace
 
@@ -56,10 +56,6 @@ def torch_image(needs_docker: None) -> str:
     """The kernel image with Debian's PyTorch (``tests/images/torch``), built once per
     run, and only when its Dockerfile or the kernel image changed."""
     return ensure_test_image("torch", "jupyter-cluster/torch-test:latest")
-
-
-#: The Horovod release the test image builds: its last, which supports PyTorch 1.13.
-HOROVOD = "horovod==0.28.1"
 
 
 @pytest.fixture(scope="session")

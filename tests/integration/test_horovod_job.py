@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.images import HOROVOD
 from tests.support.readme import assert_readme_has, readme_block
 
 from .support import Workspace
@@ -37,6 +38,9 @@ def test_horovodrun_in_main1_runs_a_process_in_each_of_3_containers(
             "jupyter cluster folder cp hvd_allreduce.py code:\n",
             f"--image {horovod_image} --cpu 0.5 --mem 1g \\\n    --mount code --name hvd\n",
             f"jupyter cluster exec hvd main1 -- sh -c '{RUN}'\n",
+            # how the image is built: what the horovod_image fixture does
+            f"--no-binary :all: {HOROVOD} -d tests/images/horovod/sdists\n"
+            "docker build -t jupyter-cluster/horovod-test:latest tests/images/horovod\n",
         )
     )
     script = tmp_path / "hvd_allreduce.py"

@@ -6,8 +6,9 @@ no registry to pull test images from; CI starts with none of them) and labels th
 image with a hash of the Dockerfile and of its base image, so a later run reuses
 it until either changes. An image whose Python package Debian lacks (Horovod) gets
 its source release from PyPI through this venv's pip on the host, in ``sdists/`` of
-a temporary build context: pip inside a build cannot reach PyPI here. Test images are
-never removed: they are not a session's resources, and other runs may use them.
+its folder (git ignores it), as the README tells a user to build it: pip inside a
+build cannot reach PyPI here. Test images are never removed: they are not a
+session's resources, and other runs may use them.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -28,6 +28,9 @@ from .docker import docker
 IMAGES = REPO / "tests" / "images"
 #: The label holding the hash of what an image was built from.
 LABEL_BUILT_FROM = "jupyter-cluster.test-image-source"
+#: The Horovod release the Horovod image builds (and the README downloads): its last,
+#: which supports Debian's PyTorch 1.13.
+HOROVOD = "horovod==0.28.1"
 #: What a build may take: a few Debian packages from the network.
 BUILD_TIMEOUT = 600
 
@@ -79,17 +82,9 @@ def ensure_test_image(name: str, tag: str, sdists: Sequence[str] = ()) -> str:
     )
     if found.returncode == 0 and found.stdout.strip() == source:
         return tag
-    with tempfile.TemporaryDirectory(prefix="jc-image-") as scratch:
-        if sdists:  # a context of its own: the folder's files and the downloads
-            built = Path(scratch) / name
-            shutil.copytree(context, built)
-            download_sdists(sdists, built / "sdists")
-            context = built
-        _build(context, tag, source)
-    return tag
-
-
-def _build(context: Path, tag: str, source: str) -> None:
+    if sdists:  # afresh: an older release left there would be installed too
+        shutil.rmtree(context / "sdists", ignore_errors=True)
+        download_sdists(sdists, context / "sdists")
     docker(
         "build",
         "--quiet",
@@ -101,3 +96,4 @@ def _build(context: Path, tag: str, source: str) -> None:
         str(context),
         timeout=BUILD_TIMEOUT,
     )
+    return tag
