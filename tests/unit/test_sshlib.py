@@ -1,20 +1,28 @@
 """The package imports asyncssh without warnings, and leaves the warning filters alone.
 
 cryptography 51 warns about DSA each time asyncssh names its key types at import;
-those warnings reached notebooks through ``ClusterSession``. See ``jupyter_cluster/sshlib.py``.
+those warnings reached notebooks through ``ClusterSession``, and every
+``jupyter cluster launch`` printed ten lines of them while the session's keys were
+made (the key module imported asyncssh itself). See ``jupyter_cluster/sshlib.py``.
 """
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
 
 import cryptography
+
+import jupyter_cluster
 
 IMPORT_AND_CHECK = (
     "import warnings\n"
     "before = list(warnings.filters)\n"
     "import jupyter_cluster.client.shell, jupyter_cluster.reach.apps\n"
+    "from jupyter_cluster.engine.launch.keys import generate_session_keys\n"
+    "assert 'host:main1' in generate_session_keys('s', ['main1'])\n"
     "assert warnings.filters == before, 'the filters changed'\n"
     "warnings.warn('DSA is deprecated, said by someone else')\n"
 )
@@ -34,3 +42,20 @@ def test_asyncssh_is_imported_quietly_and_other_warnings_still_show() -> None:
     assert len(warned) == 1 and "said by someone else" in warned[0], (
         f"cryptography {cryptography.__version__}:\n{done.stderr}"
     )
+
+
+def test_only_sshlib_imports_asyncssh() -> None:
+    """A module importing asyncssh itself brings the warnings back (as the launch's
+    key making did): every other module takes it from ``jupyter_cluster.sshlib``."""
+    package = Path(jupyter_cluster.__file__).parent
+    direct = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module or ""]
+            if any(n == "asyncssh" or n.startswith("asyncssh.") for n in names):
+                direct.append(f"{path.relative_to(package)}:{node.lineno}")
+    assert direct == ["sshlib.py:19"], direct

@@ -1,4 +1,4 @@
-"""SSH key material for cluster sessions (asyncssh).
+"""SSH key material for cluster sessions (asyncssh, through :mod:`jupyter_cluster.sshlib`).
 
 The manager calls :func:`generate_session_keys` once per session: one user key
 pair shared by the session's containers and one host key per container, so
@@ -15,7 +15,9 @@ KEY_TYPE = "ssh-ed25519"
 
 
 def _pair(comment: str) -> tuple[str, str]:
-    import asyncssh  # here, not at import: every CLI command imports the launcher
+    # here, not at import: every CLI command imports the launcher; from sshlib, which
+    # keeps cryptography's DSA warnings out of the CLI's output
+    from ...sshlib import asyncssh
 
     key = asyncssh.generate_private_key(KEY_TYPE, comment=comment)
     private = key.export_private_key("openssh").decode()
