@@ -155,6 +155,7 @@ async def _command(engine: Engine[Any], args: argparse.Namespace) -> int:
         record_launch(engine, session)
         if session.spec.command:  # a batch job outlives this process: a driver has it
             await engine.hand_off(session, _spawn_driver)
+            args.goes_on = session.name  # Ctrl-C from now on leaves it running
             if not args.no_wait:
                 session = await _follow(engine, session.id, lambda s: s.status not in SETTLING)
         elif args.no_wait:  # a detached driver, unless the engine drives it itself
@@ -171,6 +172,7 @@ async def _command(engine: Engine[Any], args: argparse.Namespace) -> int:
         session = await engine.get(args.session)
         if session.spec.command and session.status in USABLE:  # its driver may have died
             await engine.hand_off(session, _spawn_driver)
+        args.goes_on = session.name  # waiting for it changes nothing of it
         session = await _follow(engine, session.id, lambda s: s.status in ENDED)
         _emit(args, session.to_dict(), cli_format.session_details(session))
         return wait_code(session.status.value, session.status_reason, session.job)

@@ -65,9 +65,24 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
         sys.stderr.close()
         code = 0
     except KeyboardInterrupt:
-        print("jupyter cluster: interrupted; the launch was cancelled", file=sys.stderr)
+        print(f"jupyter cluster: {interrupted(args)}", file=sys.stderr)
         code = 130
     sys.exit(code)
+
+
+def interrupted(args: argparse.Namespace) -> str:
+    """The line Ctrl-C ends a command with: what became of its session. A launch
+    this process drove was cancelled (the engine removed what it made); a batch
+    job handed to a driver (``args.goes_on``, set by the command) runs on."""
+    goes_on = getattr(args, "goes_on", None)
+    if goes_on:
+        return (
+            f"interrupted; session {goes_on} goes on without this command (follow it with "
+            f"'jupyter cluster wait {goes_on}', end it with 'jupyter cluster rm {goes_on}')"
+        )
+    if args.command == "launch":
+        return "interrupted; the launch was cancelled and what it had made removed"
+    return "interrupted"
 
 
 def _carry_out(args: argparse.Namespace) -> int:

@@ -88,6 +88,10 @@ LISTINGS = {"active": ACTIVE, "ended": ENDED, "all": frozenset(SessionStatus)}
 #: reconciliation leaves it alone while that process lives (see
 #: engine/reconcile.py); not kept as the reason it ended.
 KERNEL_EXITING = "ending: its kernel is exiting"
+#: The reason kept for a session whose launch stopped because the process driving it
+#: was cancelled while it was being prepared (Ctrl-C on ``launch``, a kernel start
+#: given up by Jupyter): what it had made is removed, its containers' logs kept.
+LAUNCH_INTERRUPTED = "its launch was interrupted before it was running (e.g. Ctrl-C)"
 
 
 def can_transition(old: SessionStatus, new: SessionStatus) -> bool:

@@ -23,6 +23,7 @@ from ..core.state import (
     ALLOCATING,
     FINAL,
     KERNEL_EXITING,
+    LAUNCH_INTERRUPTED,
     USABLE,
     ContainerStatus,
     SessionStatus,
@@ -170,12 +171,13 @@ class SessionTerminator:
             self.store.update_container(session.id, container.host, status=status)
 
     async def abandon(self, session_id: str) -> None:
-        """Cancel or tear down a session whose launch was cancelled (Ctrl-C)."""
+        """Cancel or tear down a session whose launch was cancelled (Ctrl-C); the
+        history says why it ended (the launch's own clean-up kept the logs)."""
         session = self.store.require(session_id)
         if session.status is SessionStatus.PENDING:
             self.store.set_status(session_id, SessionStatus.CANCELLED, "cancelled while waiting")
         elif session.status in ALLOCATING:
-            await self.terminate(session_id)
+            await self.terminate(session_id, LAUNCH_INTERRUPTED)
 
 
 def _left(session: Session, skip: frozenset[str]) -> Session:

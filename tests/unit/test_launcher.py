@@ -14,7 +14,7 @@ import pytest
 
 from jupyter_cluster.core.models import LaunchSpec
 from jupyter_cluster.core.quota import Quota
-from jupyter_cluster.core.state import ContainerStatus, SessionStatus
+from jupyter_cluster.core.state import LAUNCH_INTERRUPTED, ContainerStatus, SessionStatus
 from jupyter_cluster.engine.agents.fake import DEFAULT_IMAGE, FakeAgent
 from jupyter_cluster.errors import Conflict, InvalidRequest, LaunchFailed, NotFound
 
@@ -141,4 +141,30 @@ async def test_cancelling_the_driver_abandons_the_launch(tmp_path: Path) -> None
     with pytest.raises(asyncio.CancelledError):
         await driving
     assert parts.store.require(waiting.id).status is SessionStatus.CANCELLED
+    parts.close()
+
+
+async def test_a_launch_cancelled_while_preparing_keeps_its_logs_and_says_why(
+    tmp_path: Path,
+) -> None:
+    """Ctrl-C on a launch whose containers never get ready (a bootstrap that hangs):
+    everything is removed, the history says the launch was interrupted (not a bare
+    "terminated"), and each container's log is kept for ``logs`` to show why."""
+    agent = FakeAgent("local")  # started, never ready
+    parts = build(tmp_path, agent)
+    waiting = await parts.launcher.submit(spec(size=2))
+    driving = asyncio.ensure_future(parts.launcher.drive(waiting.id))
+    while len([b for b in agent.containers.values() if b.status == "running"]) < 2:
+        await asyncio.sleep(0.01)
+    for container_id in agent.containers:
+        agent.emit(container_id, "pip: collecting torch")
+    driving.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await driving
+    ended = parts.store.require(waiting.id)
+    assert (ended.status, ended.status_reason) == (SessionStatus.TERMINATED, LAUNCH_INTERRUPTED)
+    assert not agent.containers and not agent.networks
+    assert parts.store.load_keys(waiting.id) is None
+    for host in ("main1", "sub1"):
+        assert list(parts.archive.lines(waiting.id, host)) == ["pip: collecting torch\n"]
     parts.close()

@@ -249,9 +249,15 @@ async def bring_up(session: Session, ctx: LaunchContext, progress: ProgressCallb
     for task in pending:
         task.cancel()
     await asyncio.gather(*pending, return_exceptions=True)
-    if ctx.keep_logs is not None and isinstance(failure, Exception):  # not when cancelled
-        await _keep_logs(session, ctx, ctx.keep_logs)
+    again: BaseException | None = None
+    if ctx.keep_logs is not None:  # a cancelled launch's too: why it hung is in them
+        try:
+            await _keep_logs(session, ctx, ctx.keep_logs)
+        except asyncio.CancelledError as exc:  # cancelled (again): still clean up
+            again = exc
     await tear_down(session, ctx.agents, ctx.manager_id)
+    if again is not None:
+        raise again
     if isinstance(failure, LaunchFailed):
         raise failure
     if isinstance(failure, ClusterError):
