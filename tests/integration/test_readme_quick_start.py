@@ -1,0 +1,116 @@
+"""The README's "CLI quick start", run line by line as written there.
+
+Each line runs in bash after ``source .venv/bin/activate`` (the block's first line),
+from the clone's root, in a private Jupyter data dir, on the real Docker engine:
+what a new user types after ``make lab``. Each line's comment in the README is a
+promise (``# prints sub2``); :data:`EXPECTED` holds what each line must print, so a
+line changed in the README without this test fails here by name. ``logs … --follow``
+follows until the user presses Ctrl-C, so the test sends SIGINT to its process
+group once main1's log has said ready, as a terminal would.
+
+No line may print a warning: every launch printed ten lines of cryptography's DSA
+deprecation warnings until the key module imported asyncssh through
+``jupyter_cluster.sshlib``, and Ctrl-C on ``logs --follow`` said "the launch was
+cancelled".
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+from collections.abc import Callable
+
+from tests.support.constants import REPO
+from tests.support.readme import readme_block
+
+from .support import Workspace
+
+ACTIVATE = "source .venv/bin/activate"
+#: What each line of the block must print (stdout), keyed by the line as written.
+EXPECTED: dict[str, Callable[[str], bool]] = {
+    "jupyter cluster folder create data": lambda out: out.startswith("created data folder data"),
+    "jupyter cluster launch --size 3 --cpu 0.5 --mem 512m --mount data --name demo": (
+        lambda out: "status    RUNNING" in out and "mounts    data" in out
+    ),
+    "jupyter cluster ls": lambda out: re.search(r"^\w+\s+demo\s+RUNNING\s", out, re.M) is not None,
+    "jupyter cluster exec demo main1 -- ssh sub2 hostname": lambda out: out == "sub2\n",
+    "jupyter cluster exec demo -- hostname": lambda out: out == "main1\n",
+    "jupyter cluster exec demo sub1 -- env": (
+        lambda out: (
+            "BACKENDAI_CLUSTER_HOST=sub1\n" in out
+            and "BACKENDAI_CLUSTER_HOSTS=main1,sub1,sub2\n" in out
+        )
+    ),
+    "jupyter cluster agents": lambda out: re.search(r"^local\s+default\s", out, re.M) is not None,
+    "jupyter cluster rm demo": lambda out: re.fullmatch(r"demo \S+: TERMINATED\n", out) is not None,
+}
+FOLLOW = "jupyter cluster logs demo sub1 --tail 20 --follow"
+
+
+def quick_start_lines() -> list[str]:
+    """The block's commands, without their comments."""
+    lines = readme_block("bash", ACTIVATE).splitlines()
+    assert lines[0] == ACTIVATE
+    return [re.sub(r"\s+# .*$", "", line) for line in lines[1:] if line.strip()]
+
+
+def in_bash(ws: Workspace, line: str) -> list[str]:
+    """bash running ``line`` as a user would after activating the venv."""
+    assert (REPO / ".venv" / "bin" / "activate").is_file(), "make setup makes .venv"
+    return ["bash", "-c", f"{ACTIVATE}\n{line}"]
+
+
+def follow_then_ctrl_c(ws: Workspace, line: str) -> subprocess.CompletedProcess[str]:
+    """Run the following ``logs`` until it printed sub1's ready line, then Ctrl-C."""
+    proc = subprocess.Popen(
+        in_bash(ws, line),
+        env=ws.env,
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own group: SIGINT reaches it as from a terminal
+    )
+    assert proc.stdout is not None
+    out = []
+    try:
+        for printed in proc.stdout:
+            out.append(printed)
+            if "jupyter-cluster: ready" in printed:
+                break
+        os.killpg(proc.pid, signal.SIGINT)
+        rest, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return subprocess.CompletedProcess(proc.args, proc.returncode, "".join(out) + rest, err)
+
+
+def test_the_cli_quick_start_works_as_written(ws: Workspace) -> None:
+    lines = quick_start_lines()
+    assert sorted(lines) == sorted([*EXPECTED, FOLLOW]), "the README's quick start changed"
+    try:
+        for line in lines:
+            run_line(ws, line)
+    finally:  # a failed step leaves the session: end it, so only the failure is told
+        ws.cli("rm", "demo")
+    assert ws.docker_objects() == ([], [])
+
+
+def run_line(ws: Workspace, line: str) -> None:
+    """Run one line of the quick start; assert it did what the README says."""
+    if line == FOLLOW:
+        done = follow_then_ctrl_c(ws, line)
+        assert done.returncode == 130, (line, done)
+        assert "jupyter-cluster: ready" in done.stdout, (line, done.stdout)
+        assert done.stderr == "jupyter cluster: interrupted\n", (line, done.stderr)
+        return
+    done = subprocess.run(
+        in_bash(ws, line), env=ws.env, cwd=REPO, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, (line, done)
+    assert EXPECTED[line](done.stdout), (line, done.stdout)
+    assert "Warning" not in done.stderr and "Traceback" not in done.stderr, (line, done.stderr)
