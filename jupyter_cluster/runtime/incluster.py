@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -20,10 +21,15 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import IO, Any, NoReturn
 
 LOG_FILE = "/opt/jupyter-cluster/container.log"
+#: The host ``logs`` and ``exec`` mean without one, as the CLI's do (naming.MAIN_HOST).
+MAIN_HOST = "main1"
+#: A word that names a container (core.ssh_client.HOST_RE).
+HOST_RE = re.compile(r"(main|sub)[0-9]+")
 USAGE = """%cluster hosts                         the session's containers and whether they answer
 %cluster status                        one line about the session
-%cluster logs HOST [--tail N] [--follow]   a container's log (start-up, bootstrap, sshd, kernel)
-%cluster exec HOST -- CMD…             run a command in a container
+%cluster logs [HOST] [--tail N] [--follow]   a container's log (start-up, bootstrap, sshd,
+                                       kernel); main1's without HOST
+%cluster exec [HOST] -- CMD…           run a command in a container (main1 without HOST)
 %cluster exec --all -- CMD…            … in every container at once (lines prefixed)"""
 
 
@@ -55,6 +61,19 @@ def cluster_hosts() -> list[str]:
 
 def this_host() -> str:
     return os.environ.get("BACKENDAI_CLUSTER_HOST", "")
+
+
+def split_target(words: list[str]) -> tuple[str, list[str]]:
+    """``[HOST] [--] CMD…`` of ``exec``, by the CLI's rule (core.ssh_client's
+    ``split_target``; this file imports nothing of the package): a first word
+    followed by ``--`` is the host even when it names no container (a typo is refused,
+    not run), as is a first word naming one; else the words are a command for main1."""
+    if words[1:2] == ["--"]:
+        return words[0], words[2:]
+    host, rest = MAIN_HOST, words
+    if rest and HOST_RE.fullmatch(rest[0]):
+        host, rest = rest[0], rest[1:]
+    return host, rest[1:] if rest[:1] == ["--"] else rest
 
 
 def _command_on(host: str, argv: list[str]) -> list[str]:
@@ -145,12 +164,10 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("hosts", add_help=False)
     sub.add_parser("status", add_help=False)
     logs = sub.add_parser("logs", add_help=False)
-    logs.add_argument("host")
+    logs.add_argument("host", nargs="?", default=MAIN_HOST)
     logs.add_argument("--tail", type=int, default=None)
     logs.add_argument("--follow", "-f", action="store_true")
-    exe = sub.add_parser("exec", add_help=False)
-    exe.add_argument("host")
-    exe.add_argument("cmd", nargs=argparse.REMAINDER)
+    sub.add_parser("exec", add_help=False)  # its words: split_target
     return parser
 
 
@@ -163,6 +180,11 @@ def run(argv: list[str]) -> int:
         if not command:
             raise MagicError("give a command: %cluster exec --all -- CMD")
         return run_everywhere(command)
+    if argv[:1] == ["exec"]:  # not argparse, which drops the "--" that says HOST
+        host, command = split_target(argv[1:])
+        if not command:
+            raise MagicError("give a command: %cluster exec [HOST] -- CMD")
+        return run_on(host, command)
     args = _parser().parse_args(argv)
     if args.command is None:
         raise MagicError(USAGE)
@@ -183,15 +205,11 @@ def run(argv: list[str]) -> int:
             + (f"unreachable: {', '.join(down)}" if down else f"all {len(rows)} containers up")
         )
         return 0
-    if args.command == "logs":
-        if args.tail is not None and args.tail < 0:
-            raise MagicError("--tail takes a number of lines, 0 or more")
-        tail = ["tail", "-n", str(args.tail)] if args.tail is not None else ["tail", "-n", "+1"]
-        return run_on(args.host, [*tail, *(["-f"] if args.follow else []), LOG_FILE])
-    command = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
-    if not command:
-        raise MagicError("give a command: %cluster exec HOST -- CMD")
-    return run_on(args.host, command)
+    # logs
+    if args.tail is not None and args.tail < 0:
+        raise MagicError("--tail takes a number of lines, 0 or more")
+    tail = ["tail", "-n", str(args.tail)] if args.tail is not None else ["tail", "-n", "+1"]
+    return run_on(args.host, [*tail, *(["-f"] if args.follow else []), LOG_FILE])
 
 
 def cluster_magic(line: str) -> None:

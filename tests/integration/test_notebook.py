@@ -282,6 +282,8 @@ async def test_incluster_magic_in_a_cluster_kernel(
 
         cell = await ok_cell(kc, "%cluster logs sub2 --tail 1")
         assert len(cell.stdout.splitlines()) == 1
+        cell = await ok_cell(kc, "%cluster logs")  # no HOST: main1's, as the CLI's
+        assert "boot-main1" in cell.stdout.splitlines() and "boot-sub1" not in cell.stdout
 
         cell = await ok_cell(kc, "%cluster hosts")
         assert cell.stdout.splitlines() == [
@@ -292,6 +294,9 @@ async def test_incluster_magic_in_a_cluster_kernel(
         ]
         cell = await ok_cell(kc, "%cluster exec sub2 -- hostname")
         assert cell.stdout == "sub2\n" and not cell.stderr
+        for line in ("%cluster exec -- hostname", "%cluster exec hostname"):
+            cell = await ok_cell(kc, line)  # no HOST: main1
+            assert cell.stdout == "main1\n" and not cell.stderr, line
         cell = await ok_cell(
             kc, "%cluster exec sub1 -- sh -c 'echo $BACKENDAI_CLUSTER_IDX; exit 5'"
         )
@@ -306,7 +311,8 @@ async def test_incluster_magic_in_a_cluster_kernel(
         for line, first in [
             ("%cluster logs sub9", "%cluster: no host 'sub9' in this session; hosts: "),
             ("%cluster frobnicate", "%cluster: argument command: invalid choice: 'frobnicate'"),
-            ("%cluster exec sub1", "%cluster: give a command: %cluster exec HOST -- CMD"),
+            ("%cluster exec sub1", "%cluster: give a command: %cluster exec [HOST] -- CMD"),
+            ("%cluster exec mian1 -- ls", "%cluster: no host 'mian1' in this session; hosts: "),
         ]:
             await refused_line(kc, line, first)
         cell = await run_cell(kc, "%cluster logs sub9")
