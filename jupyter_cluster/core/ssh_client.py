@@ -110,9 +110,12 @@ def parse_forward(text: str) -> tuple[int, int]:
 
 
 def ssh_argv(config_path: str, host: str, command: Sequence[str]) -> list[str]:
-    """``ssh`` with only the session's config: a login shell, or ``command`` (each
-    word quoted: ssh hands the remote shell one line, and the words stay words)."""
-    return ["ssh", "-F", config_path, "--", host, *([shlex.join(command)] if command else [])]
+    """``ssh`` with only the session's config: a login shell, or ``command``. One word
+    is a command line for the remote shell, as OpenSSH takes it (``-- 'nvidia-smi |
+    head'``); several are quoted each (ssh hands the remote shell one line), so the
+    words stay words (``-- ls -l "my file"``)."""
+    line = command[0] if len(command) == 1 else shlex.join(command)
+    return ["ssh", "-F", config_path, "--", host, *([line] if command else [])]
 
 
 def forward_argv(config_path: str, port: int, local: int) -> list[str]:

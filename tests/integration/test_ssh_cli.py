@@ -2,7 +2,8 @@
 
 ``ssh`` runs a command in main1 directly and in a sub through it, with the session's
 key and every host key checked against the session's own (never accepted blindly),
-passes words and exit codes through, and refuses a container the session lacks.
+passes words (and a one-word command line) and exit codes through, and refuses a
+container the session lacks.
 ``port-forward`` makes a web server listening on main1's loopback answer at
 127.0.0.1 here (nothing is published on the agent for it) until the command gets
 SIGINT; it exits 0 and closes the port then. Neither leaves its key on disk.
@@ -43,6 +44,8 @@ def test_ssh_reaches_every_container_with_the_sessions_keys(ws: Workspace, tmp_p
     assert ws.ok_cli("ssh", "far", "--", "hostname").stdout == "main1\n"
     words = ws.ok_cli("ssh", "far", "sub1", "--", "printf", "[%s]", "a  b", "$HOME")
     assert words.stdout == "[a  b][$HOME]"  # each word stays one, unexpanded
+    line = ws.ok_cli("ssh", "far", "sub1", "--", "echo $BACKENDAI_CLUSTER_HOST | tr a-z A-Z")
+    assert line.stdout == "SUB1\n"  # one word: a command line, as OpenSSH takes it
     assert ws.cli("ssh", "far", "sub1", "--", "sh", "-c", "exit 7").returncode == 7
     wrong = ws.cli("ssh", "far", "sub5", "--", "true")
     assert wrong.returncode == 2 and "no container 'sub5'" in wrong.stderr

@@ -87,6 +87,8 @@ def test_commands_keep_their_words_and_forwards_stay_on_loopback() -> None:
     assert argv[:5] == ["ssh", "-F", "/c", "--", "sub1"]
     assert shlex.split(argv[5]) == ["echo", "a b", "$HOME"]
     assert ssh_argv("/c", "main1", []) == ["ssh", "-F", "/c", "--", "main1"]
+    one = ssh_argv("/c", "main1", ["nvidia-smi | head -3"])  # a line, as OpenSSH takes one
+    assert one == ["ssh", "-F", "/c", "--", "main1", "nvidia-smi | head -3"]
     assert parse_forward("6006") == (6006, 6006)
     assert parse_forward("6006:16006") == (6006, 16006)
     assert "127.0.0.1:16006:127.0.0.1:6006" in forward_argv("/c", 6006, 16006)
