@@ -68,6 +68,12 @@ class Resources:
         shm_b = parse_size(shm, "shm")
         if shm_b <= 0:
             raise InvalidRequest("shm: shared memory must be above 0, e.g. 64m", "shm")
+        if shm_b > mem_b:  # /dev/shm is charged to the container's memory
+            raise InvalidRequest(
+                f"shm: shared memory is part of a container's memory: {format_size(shm_b)} "
+                f"is more than its {format_size(mem_b)}; ask for at most that, or more memory",
+                "shm",
+            )
         try:
             gpus = whole_number(gpu)
         except ValueError:

@@ -21,6 +21,7 @@ CASES = {
     "unknown mode": ("launch", "--mode", "everywhere", *SMALL_FLAGS),
     "malformed mem": ("launch", "--cpu", "0.25", "--mem", "12xb"),
     "malformed cpu": ("launch", "--cpu", "lots", "--mem", "256m"),
+    "shm above memory": ("launch", "--cpu", "0.25", "--mem", "256m", "--shm", "1g"),
     "unknown folder": ("launch", *SMALL_FLAGS, "--mount", "no-such-folder"),
     "folder as a relative path": ("launch", *SMALL_FLAGS, "--mount", "../etc"),
     "folder as an absolute path": ("launch", *SMALL_FLAGS, "--mount", "/etc"),

@@ -96,6 +96,8 @@ BAD_INPUTS: list[tuple[dict[str, Any], str, str]] = [
     ({"mem": -5}, "mem", "negative"),
     ({"shm": "0"}, "shm", "above 0"),
     ({"shm": "big"}, "shm", "e.g. 512m or 2g"),
+    ({"shm": "1t", "mem": "1g"}, "shm", "part of a container's memory: 1t is more than its 1g"),
+    ({"mem": "32m"}, "shm", "64m is more than its 32m"),  # the default shm
     ({"gpu": "1.5"}, "gpu", "whole number of GPUs"),
     ({"gpu": 1.5}, "gpu", "whole number of GPUs"),
     ({"gpu": -1}, "gpu", "whole number of GPUs"),
