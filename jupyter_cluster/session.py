@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from .config import file_config, launch_settings, local_owner, make_engine
 from .core.models import LaunchSpec, Session
+from .core.naming import MAIN_HOST
 from .core.state import SessionStatus
 from .core.stats import Usage
 from .engine.api import Engine, LaunchGate
@@ -49,6 +50,9 @@ class _Engine:
             with contextlib.suppress(Exception):
                 self.submit(self.engine.close()).result(timeout=5)
             self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(timeout=5)
+        if not self.loop.is_running() and not self.loop.is_closed():
+            self.loop.close()  # else Python warns of an unclosed event loop at exit
 
     def gate(self) -> LaunchGate:
         """The launch policy that applies here (the config files are read once)."""
@@ -210,9 +214,10 @@ class ClusterSession:
     # -- logs, exec, terminate --------------------------------------------------------
 
     async def alogs(
-        self, host: str, *, tail: int | None = None, follow: bool = False
+        self, host: str = MAIN_HOST, *, tail: int | None = None, follow: bool = False
     ) -> AsyncIterator[str]:
-        """Lines of one container's log; with ``follow``, until it ends."""
+        """Lines of one container's log (main1's by default, as the CLI's ``logs``);
+        with ``follow``, until it ends."""
         eng = _Engine.get()
         queue: asyncio.Queue[str | BaseException | None] = asyncio.Queue()
         caller = asyncio.get_running_loop()
@@ -234,7 +239,7 @@ class ClusterSession:
         finally:
             future.cancel()
 
-    def logs(self, host: str, *, tail: int | None = None, follow: bool = False) -> str:
+    def logs(self, host: str = MAIN_HOST, *, tail: int | None = None, follow: bool = False) -> str:
         """Sync twin: the log text (with ``follow``, printed as it comes, until it ends
         or the kernel is interrupted, and returned at the end)."""
         eng = _Engine.get()

@@ -64,7 +64,7 @@ SYNC_SCRIPT = textwrap.dedent(
     r = s.exec("sub1", "hostname; echo to-stderr >&2; exit 3")
     listed = [x.id for x in ClusterSession.list()]
     say(id=s.id, hosts=s.hosts, status=s.status.value, listed=listed,
-        logs=s.logs("sub1", tail=20), last=s.logs("sub1", tail=1),
+        logs=s.logs("sub1", tail=20), last=s.logs("sub1", tail=1), main=s.logs(tail=20),
         exec=[r.exit_code, r.stdout, r.stderr],
         argv=s.exec("main1", ["sh", "-c", 'echo "$0 $BACKENDAI_CLUSTER_HOST"', "a b"]).stdout)
     sys.stdin.readline()  # the test checks Docker meanwhile
@@ -77,7 +77,8 @@ SYNC_SCRIPT = textwrap.dedent(
 def test_python_api_sync_in_a_script(ws: Workspace) -> None:
     script = ws.root / "api_sync.py"
     script.write_text(SYNC_SCRIPT)
-    proc = ws.popen(sys.executable, str(script), BOOT, stdin=True)
+    # -W default: every warning shows, ResourceWarning too (an event loop left open)
+    proc = ws.popen(sys.executable, "-W", "default", str(script), BOOT, stdin=True)
     try:
         assert proc.stdout is not None and proc.stdin is not None
         line = proc.stdout.readline()
@@ -88,6 +89,7 @@ def test_python_api_sync_in_a_script(ws: Workspace) -> None:
         assert "boot-sub1" in got["logs"].splitlines()
         assert READY in got["logs"]
         assert len(got["last"].splitlines()) == 1
+        assert "boot-main1" in got["main"].splitlines()  # no host: main1's, as the CLI's
         assert got["exec"] == [3, "sub1\n", "to-stderr\n"]
         assert got["argv"] == "a b main1\n"
         # What Docker has meanwhile: the two containers, with their limits.
@@ -102,6 +104,7 @@ def test_python_api_sync_in_a_script(ws: Workspace) -> None:
         out, err = proc.communicate("go\n", timeout=120)
         assert proc.returncode == 0, err
         assert json.loads(out) == {"status": "TERMINATED", "fresh": "TERMINATED"}
+        assert "Warning" not in err, err
     finally:
         if proc.poll() is None:
             proc.kill()
