@@ -220,6 +220,22 @@ export function validate(
     }
   }
 
+  const memBytes = parseSize(values.mem);
+  const shmBytes = parseSize(values.shm);
+  if (
+    !errors.mem &&
+    !errors.shm &&
+    memBytes !== null &&
+    shmBytes !== null &&
+    shmBytes > memBytes
+  ) {
+    // /dev/shm is charged to the container's memory: the server refuses more
+    errors.shm = trans.__(
+      'At most the memory per container (%1): shared memory is part of it.',
+      formatSize(memBytes)
+    );
+  }
+
   const maxGpu = limits.max_gpu ?? field(options, 'gpu')?.maximum ?? 0;
   const gpu = wholeNumber(values.gpu);
   if (gpu === null || gpu > maxGpu) {

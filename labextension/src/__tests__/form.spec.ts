@@ -81,6 +81,15 @@ describe('validate', () => {
     expect(Object.keys(errors)).toEqual([name]);
   });
 
+  it('refuses more shared memory than memory, as the server does', () => {
+    const errors = validate({ ...valid, mem: '512m', shm: '1g' }, options);
+    expect(Object.keys(errors)).toEqual(['shm']);
+    expect(errors.shm).toMatch(/At most the memory per container \(512m\)/);
+    expect(validate({ ...valid, mem: '512m', shm: '512m' }, options)).toEqual(
+      {}
+    );
+  });
+
   it('checks data folders against the known ones', () => {
     expect(
       validate({ ...valid, mounts: ['data', 'models:ro'] }, options)
