@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 
 from jupyter_cluster.core.state import LAUNCH_INTERRUPTED
 from tests.support.constants import CLI
 from tests.support.docker import docker
+from tests.support.processes import as_from_a_terminal
 from tests.support.waiting import wait_for
 
 from .support import Workspace
@@ -27,14 +27,10 @@ BOOTSTRAP = "echo fetching the wheels; sleep 120"
 
 
 def test_ctrl_c_on_a_hanging_launch_removes_it_and_keeps_its_logs(ws: Workspace) -> None:
-    launch = subprocess.Popen(
+    launch = as_from_a_terminal(
         (*CLI, "launch", *SMALL, "--name", "slow", "--bootstrap", BOOTSTRAP),
         env=ws.env,
         cwd=ws.root,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # its own group: SIGINT reaches it as from a terminal
     )
     try:
         wait_for(lambda: _printed_by_both(ws), 120, "both containers to run the bootstrap")

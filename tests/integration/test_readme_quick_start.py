@@ -23,6 +23,7 @@ import subprocess
 from collections.abc import Callable
 
 from tests.support.constants import REPO
+from tests.support.processes import as_from_a_terminal
 from tests.support.readme import readme_block
 
 from .support import Workspace
@@ -64,15 +65,7 @@ def in_bash(ws: Workspace, line: str) -> list[str]:
 
 def follow_then_ctrl_c(ws: Workspace, line: str) -> subprocess.CompletedProcess[str]:
     """Run the following ``logs`` until it printed sub1's ready line, then Ctrl-C."""
-    proc = subprocess.Popen(
-        in_bash(ws, line),
-        env=ws.env,
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # its own group: SIGINT reaches it as from a terminal
-    )
+    proc = as_from_a_terminal(in_bash(ws, line), env=ws.env, cwd=REPO)
     assert proc.stdout is not None
     out = []
     try:

@@ -1,10 +1,12 @@
 """Running commands to the end, finding a free port and whether a process runs, for tests
-that drive processes."""
+that drive processes; starting one that Ctrl-C reaches as it would in a terminal."""
 
 from __future__ import annotations
 
+import signal
 import socket
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,3 +55,23 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def as_from_a_terminal(
+    args: Sequence[str], *, env: dict[str, str], cwd: Path
+) -> subprocess.Popen[str]:
+    """Start ``args`` as a terminal's foreground job would run: in a process group of
+    its own (so ``os.killpg(p.pid, SIGINT)`` is a Ctrl-C) and with SIGINT's default
+    action. A job a shell starts in the background (``cmd &``, as a CI runner may start
+    the suite) has SIGINT ignored, and an ignored signal stays ignored across exec:
+    Python then installs no KeyboardInterrupt handler and Ctrl-C would do nothing."""
+    return subprocess.Popen(
+        list(args),
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
