@@ -112,12 +112,14 @@ def cluster_env(session: Session, container: Container) -> dict[str, str]:
 
 def backendai_env(session: Session, container: Container) -> dict[str, str]:
     """Backend.AI's other session variables that scripts read: its session name, its
-    user's name, the container's image, and its pre-opened ports (none here)."""
+    user's name, the container's image, and its pre-opened ports: those of the apps
+    declared at launch (``--app NAME=PORT``, reached through the app proxy), in their
+    order, as Backend.AI lists the ports a user asked to have opened."""
     return {
         "BACKENDAI_SESSION_NAME": session.name,
         "BACKENDAI_USER_NAME": session.owner,
         "BACKENDAI_KERNEL_IMAGE": session.spec.image,
-        "BACKENDAI_PREOPEN_PORTS": "",
+        "BACKENDAI_PREOPEN_PORTS": ",".join(str(port) for _, port in session.spec.apps),
     }
 
 

@@ -188,4 +188,13 @@ def test_container_env_adds_backendai_session_variables() -> None:
     assert env["BACKENDAI_SESSION_NAME"] == session.name
     assert env["BACKENDAI_USER_NAME"] == session.owner
     assert env["BACKENDAI_KERNEL_IMAGE"] == session.spec.image
-    assert env["BACKENDAI_PREOPEN_PORTS"] == ""
+    assert env["BACKENDAI_PREOPEN_PORTS"] == ""  # no apps declared
+
+
+def test_the_preopen_ports_are_the_declared_apps_ports_in_every_container() -> None:
+    spec = LaunchSpec.create(image="i", size=2, apps={"tensorboard": 6006, "demo": 8765})
+    session = Session(id=SID, spec=spec, containers=plan_containers(SID, 2))
+    for host in ("main1", "sub1"):
+        assert container_env(session, get(session, host))["BACKENDAI_PREOPEN_PORTS"] == (
+            "6006,8765"
+        )
