@@ -16,6 +16,8 @@ from ..core.naming import DEFAULT_IMAGE, MAIN_HOST
 
 #: The description ``jupyter cluster --help`` prints.
 DESCRIPTION = "``jupyter cluster …``: the command-line front end of the engine."
+#: How every command that takes a session says what it accepts.
+SESSION_HELP = "its id, a unique id prefix (4+ characters) or its name"
 
 
 def _one_line(text: str) -> str:
@@ -92,17 +94,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="wait until a session ends; exit with its batch job's code (0 for an "
         "interactive session removed normally, 124 at its lifetime, 1 otherwise)",
     )
-    wait.add_argument("session")
+    wait.add_argument("session", help=SESSION_HELP)
     wait.add_argument("--json", action="store_true")
 
     ls = sub.add_parser("ls", help="list sessions")
     ls.add_argument("--all", action="store_true", help="include ended sessions (history)")
     ls.add_argument("--json", action="store_true")
     show = sub.add_parser("show", help="show one session")
-    show.add_argument("session")
+    show.add_argument("session", help=SESSION_HELP)
     show.add_argument("--json", action="store_true")
     logs = sub.add_parser("logs", help="print one container's log")
-    logs.add_argument("session")
+    logs.add_argument("session", help=SESSION_HELP)
     logs.add_argument("host", nargs="?", default=MAIN_HOST, help="the container (main1 by default)")
     logs.add_argument("--tail", type=int, default=None, help="only the last N lines")
     logs.add_argument("--follow", "-f", action="store_true", help="keep printing new lines")
@@ -113,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
         "when the output is a terminal, so a container cannot drive yours)",
     )
     exe = sub.add_parser("exec", help="run a command as work in one container (or in all: --all)")
-    exe.add_argument("session")
+    exe.add_argument("session", help=SESSION_HELP)
     exe.add_argument(
         "--all",
         action="store_true",
@@ -129,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     ssh = sub.add_parser(
         "ssh", help="a shell (or -- COMMAND) in a container over SSH, with the session's key"
     )
-    ssh.add_argument("session")
+    ssh.add_argument("session", help=SESSION_HELP)
     ssh.add_argument(
         "rest",
         nargs=argparse.REMAINDER,
@@ -139,15 +141,15 @@ def build_parser() -> argparse.ArgumentParser:
     forward = sub.add_parser(
         "port-forward", help="reach a port of main1 at 127.0.0.1 of this machine (over SSH)"
     )
-    forward.add_argument("session")
+    forward.add_argument("session", help=SESSION_HELP)
     forward.add_argument("ports", metavar="PORT[:LOCAL]", help="main1's port, and the local one")
     top = sub.add_parser("top", help="each container's CPU, memory, network, disk (and GPU) use")
-    top.add_argument("session")
+    top.add_argument("session", help=SESSION_HELP)
     top.add_argument("--json", action="store_true", help="one sample as JSON")
     top.add_argument("--once", action="store_true", help="one table, then exit")
     top.add_argument("--interval", type=_seconds, default=2.0, help="seconds between tables")
     rm = sub.add_parser("rm", help="terminate sessions (or cancel pending ones)")
-    rm.add_argument("sessions", nargs="+")
+    rm.add_argument("sessions", nargs="+", metavar="session", help=SESSION_HELP)
     rm.add_argument("--json", action="store_true")
     agents = sub.add_parser("agents", help="capacity, allocated and free per agent")
     agents.add_argument("--json", action="store_true")

@@ -11,13 +11,10 @@ without keeping them, and the termination after it warned "could not keep the lo
 
 from __future__ import annotations
 
-import os
-import signal
-
 from jupyter_cluster.core.state import LAUNCH_INTERRUPTED
 from tests.support.constants import CLI
 from tests.support.docker import docker
-from tests.support.processes import as_from_a_terminal
+from tests.support.processes import as_from_a_terminal, ctrl_c
 from tests.support.waiting import wait_for
 
 from .support import Workspace
@@ -27,19 +24,10 @@ BOOTSTRAP = "echo fetching the wheels; sleep 120"
 
 
 def test_ctrl_c_on_a_hanging_launch_removes_it_and_keeps_its_logs(ws: Workspace) -> None:
-    launch = as_from_a_terminal(
-        (*CLI, "launch", *SMALL, "--name", "slow", "--bootstrap", BOOTSTRAP),
-        env=ws.env,
-        cwd=ws.root,
-    )
-    try:
+    launching = (*CLI, "launch", *SMALL, "--name", "slow", "--bootstrap", BOOTSTRAP)
+    with as_from_a_terminal(launching, env=ws.env, cwd=ws.root) as launch:
         wait_for(lambda: _printed_by_both(ws), 120, "both containers to run the bootstrap")
-        os.killpg(launch.pid, signal.SIGINT)
-        out, err = launch.communicate(timeout=60)
-    finally:
-        if launch.poll() is None:
-            os.killpg(launch.pid, signal.SIGKILL)
-            launch.wait()
+        out, err = ctrl_c(launch)
     assert launch.returncode == 130, (out, err)
     said = [line for line in err.splitlines() if not line.startswith("slow: PREPARING")]
     assert said == [

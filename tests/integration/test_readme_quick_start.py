@@ -16,14 +16,12 @@ cancelled".
 
 from __future__ import annotations
 
-import os
 import re
-import signal
 import subprocess
 from collections.abc import Callable
 
 from tests.support.constants import REPO
-from tests.support.processes import as_from_a_terminal
+from tests.support.processes import as_from_a_terminal, ctrl_c
 from tests.support.readme import readme_block
 
 from .support import Workspace
@@ -65,20 +63,14 @@ def in_bash(ws: Workspace, line: str) -> list[str]:
 
 def follow_then_ctrl_c(ws: Workspace, line: str) -> subprocess.CompletedProcess[str]:
     """Run the following ``logs`` until it printed sub1's ready line, then Ctrl-C."""
-    proc = as_from_a_terminal(in_bash(ws, line), env=ws.env, cwd=REPO)
-    assert proc.stdout is not None
-    out = []
-    try:
+    with as_from_a_terminal(in_bash(ws, line), env=ws.env, cwd=REPO) as proc:
+        assert proc.stdout is not None
+        out = []
         for printed in proc.stdout:
             out.append(printed)
             if "jupyter-cluster: ready" in printed:
                 break
-        os.killpg(proc.pid, signal.SIGINT)
-        rest, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        rest, err = ctrl_c(proc, timeout=30)
     return subprocess.CompletedProcess(proc.args, proc.returncode, "".join(out) + rest, err)
 
 

@@ -3,10 +3,12 @@ that drive processes; starting one that Ctrl-C reaches as it would in a terminal
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import socket
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,15 +59,17 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@contextlib.contextmanager
 def as_from_a_terminal(
     args: Sequence[str], *, env: dict[str, str], cwd: Path
-) -> subprocess.Popen[str]:
-    """Start ``args`` as a terminal's foreground job would run: in a process group of
-    its own (so ``os.killpg(p.pid, SIGINT)`` is a Ctrl-C) and with SIGINT's default
-    action. A job a shell starts in the background (``cmd &``, as a CI runner may start
-    the suite) has SIGINT ignored, and an ignored signal stays ignored across exec:
-    Python then installs no KeyboardInterrupt handler and Ctrl-C would do nothing."""
-    return subprocess.Popen(
+) -> Iterator[subprocess.Popen[str]]:
+    """Run ``args`` as a terminal's foreground job would run, for :func:`ctrl_c`: in a
+    process group of its own and with SIGINT's default action; killed with its group
+    if still running when the block ends. A job a shell starts in the background
+    (``cmd &``, as a CI runner may start the suite) has SIGINT ignored, and an ignored
+    signal stays ignored across exec: Python then installs no KeyboardInterrupt
+    handler, and Ctrl-C would do nothing."""
+    proc = subprocess.Popen(
         list(args),
         env=env,
         cwd=cwd,
@@ -75,3 +79,16 @@ def as_from_a_terminal(
         start_new_session=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def ctrl_c(proc: subprocess.Popen[str], timeout: float = 60) -> tuple[str, str]:
+    """Press Ctrl-C on a job of :func:`as_from_a_terminal` (SIGINT to its group) and
+    wait for it to end; what it printed from then on (stdout, stderr)."""
+    os.killpg(proc.pid, signal.SIGINT)
+    return proc.communicate(timeout=timeout)
