@@ -1,6 +1,7 @@
 """A real distributed job end to end (#25 item 5): MPI across a size-3 batch session.
 
-The test image (``mpi_image``: the kernel image with Debian's Open MPI and mpi4py)
+The README's MPI job, its launch taken word for word from there, on the test image
+(``mpi_image``: the kernel image with Debian's Open MPI and mpi4py): it
 runs ``mpirun`` over the session's hostfile, one rank per container, started over
 the session's SSH. The ranks allreduce their rank numbers and gather their host
 names to rank 0, which prints both. The CLI that launched the job is SIGKILLed as
@@ -11,36 +12,42 @@ session is left in Docker (the ``ws`` fixture checks).
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 
-from tests.support.constants import LABEL_SESSION, SMALL_FLAGS
+from tests.support.constants import LABEL_SESSION
 from tests.support.docker import docker
 from tests.support.processes import alive
+from tests.support.readme import readme_block
 from tests.support.waiting import wait_for
 
 from .support import Workspace
 
 pytestmark = pytest.mark.docker
 
-#: One rank per container: the hostfile lists main1, sub1, sub2 without ``slots=``
-#: (Open MPI then counts the cores each container sees), so ``--map-by node``.
-MPI_JOB = """mpirun -np 3 --map-by node --hostfile "$JUPYTER_CLUSTER_HOSTFILE" python3 -c '
-import socket
-from mpi4py import MPI
-world = MPI.COMM_WORLD
-total = world.allreduce(world.rank)
-hosts = world.gather(socket.gethostname())
-if world.rank == 0:
-    print("allreduce sum of", world.size, "ranks:", total, "hosts:", *hosts)
-'"""
+#: The README's MPI job ("An MPI job"): its launch line, and the line it promises.
+README_LAUNCH = "jupyter cluster launch --size 3 --image jupyter-cluster/mpi-test:latest"
+PROMISED = "# allreduce sum of 3 ranks: 3 hosts: main1 sub1 sub2"
+
+
+def readme_launch() -> list[str]:
+    """The README's launch of the MPI job, as the shell splits it (its --command is one
+    quoted word over several lines); the flags after ``jupyter cluster launch``."""
+    block = readme_block("sh", README_LAUNCH + " --cpu 0.25 --mem 256m --command '")
+    launch, _, rest = block.partition("\njupyter cluster wait SESSION")
+    assert rest.splitlines()[1] == PROMISED, block
+    words = shlex.split(launch)
+    assert words[:3] == ["jupyter", "cluster", "launch"], words
+    return words[3:]
 
 
 def test_an_mpi_allreduce_across_3_containers_outlives_its_killed_cli(
     ws: Workspace, mpi_image: str
 ) -> None:
-    found = ws.launch_then_kill_cli(
-        "--size", "3", "--image", mpi_image, *SMALL_FLAGS, "--command", MPI_JOB
-    )
+    flags = readme_launch()  # the image is the one the fixture built
+    assert flags[flags.index("--image") + 1] == mpi_image
+    found = ws.launch_then_kill_cli(*flags)
     driver = ws.driver_pid(found.id)
     waited = ws.cli("wait", found.id, timeout=300)
     logs = ws.cli("logs", found.id, "main1").stdout
@@ -49,7 +56,7 @@ def test_an_mpi_allreduce_across_3_containers_outlives_its_killed_cli(
     assert (done["status"], done["status_reason"]) == ("TERMINATED", "batch job succeeded"), done
     job = done["job"]
     assert (job["state"], job["exit_code"], len(job["tries"])) == ("succeeded", 0, 1), job
-    assert "allreduce sum of 3 ranks: 3 hosts: main1 sub1 sub2" in logs, logs
+    assert PROMISED.removeprefix("# ") in logs.splitlines(), logs
     assert "jupyter-cluster: batch job try 1 exited with code 0" in logs, logs
 
     wait_for(lambda: not alive(driver), 30, "the driver to exit with its session")

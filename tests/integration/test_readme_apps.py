@@ -10,10 +10,9 @@ clone's root, with ``SESSION`` replaced by the id the launch printed.
 from __future__ import annotations
 
 import re
-import subprocess
 
 from tests.support.constants import REPO
-from tests.support.readme import readme_block
+from tests.support.readme import commands_of, in_bash, readme_block
 
 from .support import Workspace
 
@@ -21,33 +20,25 @@ LAUNCH = "jupyter cluster launch --size 2 --app tensorboard=6006"
 SHOW = "jupyter cluster show SESSION"
 
 
-def in_bash(ws: Workspace, line: str) -> subprocess.CompletedProcess[str]:
-    """``line`` run as a user would after activating the venv; asserts it succeeded."""
-    done = subprocess.run(
-        ["bash", "-c", f"source .venv/bin/activate\n{line}"],
-        env=ws.env,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+def run_line(ws: Workspace, line: str) -> str:
+    """One README line, as a user runs it; asserts it succeeded quietly; its stdout."""
+    done = in_bash(line, ws.env, REPO)
     assert done.returncode == 0, (line, done)
     assert "Warning" not in done.stderr, (line, done.stderr)
-    return done
+    return done.stdout
 
 
 def test_an_app_declared_at_launch_is_listed_and_its_port_is_preopened(ws: Workspace) -> None:
     block = readme_block("bash", LAUNCH + '   # REST: "apps": {"tensorboard": 6006}')
-    lines = [re.sub(r"\s+# .*$", "", line) for line in block.splitlines() if line]
-    assert lines == [LAUNCH, SHOW], block
+    assert commands_of(block) == [LAUNCH, SHOW], block
     promised = re.search(r"# (apps .*)$", block.splitlines()[1])
     assert promised is not None, block
-    launched = in_bash(ws, LAUNCH).stdout
+    launched = run_line(ws, LAUNCH)
     found = re.search(r"^session\s+(\S+)$", launched, re.M)
     assert found is not None, launched
     session = found.group(1)
     try:
-        shown = in_bash(ws, SHOW.replace("SESSION", session)).stdout
+        shown = run_line(ws, SHOW.replace("SESSION", session))
         assert re.search(r"^apps\s+tensorboard=6006$", shown, re.M), shown
         assert promised.group(1).split() == ["apps", "tensorboard=6006"]
         for host in ("main1", "sub1"):

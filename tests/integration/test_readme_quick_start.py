@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from tests.support.constants import REPO
 from tests.support.processes import as_from_a_terminal, ctrl_c
-from tests.support.readme import readme_block
+from tests.support.readme import bash_argv, commands_of, in_bash, readme_block
 
 from .support import Workspace
 
@@ -50,20 +50,14 @@ FOLLOW = "jupyter cluster logs demo sub1 --tail 20 --follow"
 
 def quick_start_lines() -> list[str]:
     """The block's commands, without their comments."""
-    lines = readme_block("bash", ACTIVATE).splitlines()
+    lines = commands_of(readme_block("bash", ACTIVATE))
     assert lines[0] == ACTIVATE
-    return [re.sub(r"\s+# .*$", "", line) for line in lines[1:] if line.strip()]
-
-
-def in_bash(ws: Workspace, line: str) -> list[str]:
-    """bash running ``line`` as a user would after activating the venv."""
-    assert (REPO / ".venv" / "bin" / "activate").is_file(), "make setup makes .venv"
-    return ["bash", "-c", f"{ACTIVATE}\n{line}"]
+    return lines[1:]
 
 
 def follow_then_ctrl_c(ws: Workspace, line: str) -> subprocess.CompletedProcess[str]:
     """Run the following ``logs`` until it printed sub1's ready line, then Ctrl-C."""
-    with as_from_a_terminal(in_bash(ws, line), env=ws.env, cwd=REPO) as proc:
+    with as_from_a_terminal(bash_argv(line), env=ws.env, cwd=REPO) as proc:
         assert proc.stdout is not None
         out = []
         for printed in proc.stdout:
@@ -93,9 +87,7 @@ def run_line(ws: Workspace, line: str) -> None:
         assert "jupyter-cluster: ready" in done.stdout, (line, done.stdout)
         assert done.stderr == "jupyter cluster: interrupted\n", (line, done.stderr)
         return
-    done = subprocess.run(
-        in_bash(ws, line), env=ws.env, cwd=REPO, capture_output=True, text=True, timeout=300
-    )
+    done = in_bash(line, ws.env, REPO)
     assert done.returncode == 0, (line, done)
     assert EXPECTED[line](done.stdout), (line, done.stdout)
     assert "Warning" not in done.stderr and "Traceback" not in done.stderr, (line, done.stderr)
