@@ -1,0 +1,60 @@
+"""The README's "Notebook kernels in the cluster" steps, as written there.
+
+``kernelspec install cluster4 … --sys-prefix`` writes a kernelspec into the venv, and
+``jupyter execute --kernel_name cluster4 nb.ipynb`` (the README's form without a
+browser) runs a notebook whose kernel starts in main1 of a fresh 4-container session
+that mounts data folder ``data``: the notebook's cells see the cluster, reach sub3
+over SSH and write into the folder, and the session ends with the kernel. The
+example asked for four 1-CPU containers, which a 2-CPU machine (this one, a laptop)
+can never hold.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import nbformat
+
+from tests.support.readme import assert_readme_has, commands_of, in_bash, readme_block
+
+from .support import Workspace
+
+INSTALL = (
+    "jupyter cluster kernelspec install cluster4 --size 4 --cpu 0.5 --mem 1g --mount data "
+    "--sys-prefix"
+)
+EXECUTE = "jupyter execute --kernel_name cluster4 nb.ipynb"
+CELLS = [
+    "import os, socket, subprocess",
+    "seen = [socket.gethostname(), os.environ['BACKENDAI_CLUSTER_SIZE']]\n"
+    "seen.append(subprocess.run(['ssh', 'sub3', 'hostname'], capture_output=True,"
+    " text=True).stdout.strip())",
+    "open('/home/work/data/seen.txt', 'w').write(' '.join(seen))",
+]
+
+
+def test_a_cluster4_kernel_runs_a_notebook_as_the_readme_says(ws: Workspace) -> None:
+    assert commands_of(readme_block("bash", INSTALL))[0] == INSTALL
+    assert_readme_has([f"/ {EXECUTE}"])
+    installed = Path(sys.prefix) / "share" / "jupyter" / "kernels" / "cluster4"
+    kept = ws.root / "cluster4.kept"  # a developer's own cluster4, put back after
+    if installed.exists():
+        shutil.move(installed, kept)
+    ws.ok_cli("folder", "create", "data")
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
+    nbformat.write(notebook, ws.root / "nb.ipynb")
+    try:
+        for line in (INSTALL, EXECUTE):
+            done = in_bash(line, ws.env, ws.root)
+            assert done.returncode == 0, (line, done)
+            assert "Traceback" not in done.stderr, (line, done.stderr)
+    finally:
+        shutil.rmtree(installed, ignore_errors=True)
+        if kept.exists():
+            shutil.move(kept, installed)
+    assert (ws.folders_root / "data" / "seen.txt").read_text() == "main1 4 sub3"
+    [ended] = ws.json("ls", "--all")
+    assert (ended["status"], ended["size"]) == ("TERMINATED", 4), ended
+    assert ws.docker_objects() == ([], [])
