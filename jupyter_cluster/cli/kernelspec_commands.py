@@ -20,7 +20,8 @@ from typing import Any
 from ..config import file_config, launch_settings, local_owner, make_engine
 from ..core.models import LaunchSpec
 from ..core.naming import DEFAULT_IMAGE
-from ..errors import InvalidRequest
+from ..engine.manager import ClusterManager
+from ..errors import ClusterError, InvalidRequest, NotFound
 from ..provisioning import kernelspec
 from .parser import launch_fields
 from .profile_commands import given_fields
@@ -49,6 +50,7 @@ async def install(args: argparse.Namespace) -> int:
         profile=args.profile,
     )
     print(f"installed kernelspec {args.kernel_name} in {path}")
+    await _warn_unless_placeable(args.kernel_name, spec)  # once all else was accepted
     return 0
 
 
@@ -80,6 +82,24 @@ async def profile_spec(name: str, overrides: dict[str, Any]) -> tuple[LaunchSpec
         image = fields.pop("image", None)
         spec = LaunchSpec.create(image=image or DEFAULT_IMAGE, **fields)
         return spec, bool(image)
+    finally:
+        await engine.close()
+
+
+async def _warn_unless_placeable(name: str, spec: LaunchSpec) -> None:
+    """Say on stderr, now, when the kernelspec's sessions could never run on this
+    machine's engine (a size no agent can hold, a data folder not made yet): each of
+    its kernels would fail to start for that reason. It is written anyway, as agents
+    and folders may come later. Nothing is said for a team's shared service (it
+    checks each launch) or when no agent answers."""
+    engine = make_engine()
+    try:
+        if isinstance(engine, ClusterManager):
+            await engine.check(spec, owner=local_owner())
+    except (InvalidRequest, NotFound) as exc:
+        print(f"warning: kernel {name} cannot start as things are now: {exc}", file=sys.stderr)
+    except ClusterError:
+        pass  # e.g. the Docker engine does not answer yet: nothing to judge by
     finally:
         await engine.close()
 

@@ -124,23 +124,7 @@ class SessionLauncher:
         ``quota`` (default: :meth:`quota`). With ``kernel`` the session records the
         id of the kernel a server will start in main1 (the session's own id).
         """
-        if spec.size > self.settings.max_size:
-            raise InvalidRequest(
-                f"size: the cluster size must be 1 to {self.settings.max_size}", "size"
-            )
-        check_allowed(spec.image, self.settings.allowed_registries, (self.settings.default_image,))
-        folders = self.folders_for(owner)
-        for mount in spec.mounts:
-            folders.path(mount.name)
-        if self.networks(spec.resource_group).host_network and self.limits().egress_deny:
-            raise InvalidRequest(
-                f"resource_group: group {spec.resource_group!r} runs containers on their "
-                "agents' own networks, where this site's egress restrictions "
-                "(ContainerHardening.restrict_egress) cannot apply; choose another group",
-                "resource_group",
-            )
-        slots = await self._slots(spec.image)
-        place(spec, slots)  # raises for requests that can never fit; result unused here
+        slots = await self.check(spec, owner)
         session_id = str(uuid.uuid4())
         now = time.time()
         session = Session(
@@ -165,6 +149,31 @@ class SessionLauncher:
         elif isinstance(first, Pending):
             self.queue.wake()  # the others' places in the queue moved
         return self.store.require(session_id)
+
+    async def check(self, spec: LaunchSpec, owner: str = "") -> list[AgentSlot]:
+        """Refuse what can never run, storing nothing: a size above the site's, an
+        image not allowed, a folder ``owner`` lacks, a group this site cannot confine,
+        a request no agent could ever hold (:class:`InvalidRequest`, :class:`NotFound`).
+        :meth:`submit` starts with it; ``kernelspec install`` warns with it. The agents
+        as the scheduler sees them, which it was checked against."""
+        if spec.size > self.settings.max_size:
+            raise InvalidRequest(
+                f"size: the cluster size must be 1 to {self.settings.max_size}", "size"
+            )
+        check_allowed(spec.image, self.settings.allowed_registries, (self.settings.default_image,))
+        folders = self.folders_for(owner)
+        for mount in spec.mounts:
+            folders.path(mount.name)
+        if self.networks(spec.resource_group).host_network and self.limits().egress_deny:
+            raise InvalidRequest(
+                f"resource_group: group {spec.resource_group!r} runs containers on their "
+                "agents' own networks, where this site's egress restrictions "
+                "(ContainerHardening.restrict_egress) cannot apply; choose another group",
+                "resource_group",
+            )
+        slots = await self._slots(spec.image)
+        place(spec, slots)  # raises for requests that can never fit; result unused here
+        return slots
 
     async def _slots(self, image: str) -> list[AgentSlot]:
         """The agents as the scheduler sees them, those of host-network groups marked

@@ -239,6 +239,11 @@ class ClusterManager(
         """The per-owner limits; ``sessions`` tightens the session count."""
         return self.launcher.quota(sessions)
 
+    async def check(self, spec: LaunchSpec, *, owner: str = "") -> None:
+        """Raise for a launch that could never run here; nothing is stored (see
+        SessionLauncher.check)."""
+        await self.launcher.check(spec, owner)
+
     async def submit(
         self,
         spec: LaunchSpec,

@@ -6,7 +6,7 @@ browser) runs a notebook whose kernel starts in main1 of a fresh 4-container ses
 that mounts data folder ``data``: the notebook's cells see the cluster, reach sub3
 over SSH and write into the folder, and the session ends with the kernel. The
 example asked for four 1-CPU containers, which a 2-CPU machine (this one, a laptop)
-can never hold.
+can never hold; ``kernelspec install`` now warns when it writes such a kernelspec.
 """
 
 from __future__ import annotations
@@ -58,3 +58,22 @@ def test_a_cluster4_kernel_runs_a_notebook_as_the_readme_says(ws: Workspace) -> 
     [ended] = ws.json("ls", "--all")
     assert (ended["status"], ended["size"]) == ("TERMINATED", 4), ended
     assert ws.docker_objects() == ([], [])
+
+
+def test_a_kernelspec_that_could_never_start_is_written_with_a_warning(ws: Workspace) -> None:
+    """The README's old cluster4 (four 1-CPU containers) on this 2-CPU machine, and a
+    folder not made yet: written, since agents and folders may come, with a warning
+    that says why its kernels would not start now."""
+    too_big = ws.cli("kernelspec", "install", "big4", "--size", "4", "--cpu", "1", "--user")
+    assert too_big.returncode == 0, str(too_big)
+    assert too_big.stdout.startswith("installed kernelspec big4 in "), str(too_big)
+    assert too_big.stderr.startswith(
+        "warning: kernel big4 cannot start as things are now: size: no agent of group "
+        "'default' can ever hold 4 x (1 CPU, "
+    ), str(too_big)
+    folder = ws.cli("kernelspec", "install", "withdata", "--mount", "data", "--user")
+    assert folder.returncode == 0 and "no data folder named 'data'" in folder.stderr, str(folder)
+    ws.ok_cli("folder", "create", "data")
+    fine = ws.cli("kernelspec", "install", "withdata", "--mount", "data", "--user")
+    assert fine.returncode == 0 and fine.stderr == "", str(fine)
+    assert (ws.data_dir / "kernels" / "big4" / "kernel.json").is_file()
