@@ -21,7 +21,7 @@ from .cli.parser import add_launch_arguments
 from .config import local_owner
 from .core.fanout import LinePrefixer, worst_exit
 from .core.naming import MAIN_HOST
-from .core.ssh_client import split_target
+from .core.ssh_client import shell_words, split_target
 from .errors import ClusterError
 from .runtime.incluster import MagicError, MagicParser
 
@@ -84,7 +84,7 @@ def run(argv: list[str]) -> Any:
         host, command = split_target(args.rest)
         if not command:
             raise MagicError("give a command: %cluster exec SESSION [HOST] -- CMD")
-        result = notebook_api.ClusterSession.attach(args.session).exec(host, command)
+        result = notebook_api.ClusterSession.attach(args.session).exec(host, shell_words(command))
         sys.stdout.write(result.stdout)
         sys.stderr.write(result.stderr)
         if result.exit_code:
@@ -125,7 +125,7 @@ def _exec_all(ref: str, cmd: list[str]) -> None:
     command = cmd[1:] if cmd[:1] == ["--"] else cmd
     if not command:
         raise MagicError("give a command: %cluster exec SESSION --all -- CMD")
-    results = notebook_api.ClusterSession.attach(ref).exec_all(command)
+    results = notebook_api.ClusterSession.attach(ref).exec_all(shell_words(command))
     width = max(len(h) for h in results)
     for host, result in results.items():
         for text, stream in ((result.stdout, sys.stdout), (result.stderr, sys.stderr)):

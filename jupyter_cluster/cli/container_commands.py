@@ -15,7 +15,7 @@ from typing import Any, TextIO
 
 from ..core.fanout import LinePrefixer, worst_exit
 from ..core.lines import printable
-from ..core.ssh_client import split_target
+from ..core.ssh_client import shell_words, split_target
 from ..core.state import USABLE
 from ..engine.api import Engine
 from ..errors import ClusterError, InvalidRequest
@@ -101,7 +101,8 @@ def _exec_command(args: argparse.Namespace) -> list[str]:
     ``--all`` given after the session; argparse drops a ``--`` that comes first).
 
     Without ``--all``, HOST and COMMAND are split as for ``ssh`` (``split_target``):
-    without a HOST the command runs in main1.
+    without a HOST the command runs in main1. One word is a command line for the
+    container's shell (``shell_words``).
     """
     rest = list(args.rest)
     if rest[:1] == ["--all"]:
@@ -117,7 +118,7 @@ def _exec_command(args: argparse.Namespace) -> list[str]:
         args.host, command = split_target(rest)
     if not command:
         raise InvalidRequest("give a command to run, e.g. -- hostname", "cmd")
-    return command
+    return shell_words(command)
 
 
 async def _exec_all(engine: Engine[Any], args: argparse.Namespace, cmd: list[str]) -> int:

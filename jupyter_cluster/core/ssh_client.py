@@ -102,6 +102,14 @@ def split_target(words: Sequence[str]) -> tuple[str, list[str]]:
     return host, rest[1:] if rest[:1] == ["--"] else rest
 
 
+def shell_words(command: Sequence[str]) -> list[str]:
+    """What ``exec`` runs for ``command``: one word is a command line for the
+    container's shell (``sh -c``), as ``ssh`` and pdsh take one (``-- 'ls | wc -l'``,
+    ``--all -- 'echo $BACKENDAI_CLUSTER_HOST'``); several words are a program and its
+    arguments, run as they are."""
+    return ["sh", "-c", command[0]] if len(command) == 1 else list(command)
+
+
 def parse_forward(text: str) -> tuple[int, int]:
     """``PORT[:LOCAL]`` of ``port-forward``: (port in main1, port on this machine)."""
     remote, _, local = text.partition(":")

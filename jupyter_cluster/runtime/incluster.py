@@ -76,6 +76,12 @@ def split_target(words: list[str]) -> tuple[str, list[str]]:
     return host, rest[1:] if rest[:1] == ["--"] else rest
 
 
+def shell_words(command: list[str]) -> list[str]:
+    """One word is a command line for the shell, as with ``ssh`` and pdsh; several
+    are a program and its arguments (the CLI's rule: core.ssh_client.shell_words)."""
+    return ["sh", "-c", command[0]] if len(command) == 1 else command
+
+
 def _command_on(host: str, argv: list[str]) -> list[str]:
     if host not in cluster_hosts():
         raise MagicError(f"no host {host!r} in this session; hosts: {', '.join(cluster_hosts())}")
@@ -179,12 +185,12 @@ def run(argv: list[str]) -> int:
         command = argv[3:] if argv[2:3] == ["--"] else argv[2:]
         if not command:
             raise MagicError("give a command: %cluster exec --all -- CMD")
-        return run_everywhere(command)
+        return run_everywhere(shell_words(command))
     if argv[:1] == ["exec"]:  # not argparse, which drops the "--" that says HOST
         host, command = split_target(argv[1:])
         if not command:
             raise MagicError("give a command: %cluster exec [HOST] -- CMD")
-        return run_on(host, command)
+        return run_on(host, shell_words(command))
     args = _parser().parse_args(argv)
     if args.command is None:
         raise MagicError(USAGE)

@@ -358,6 +358,11 @@ def test_exec_passes_output_and_exit_code(module_ws: Workspace, session: Any) ->
     assert (bare.returncode, bare.stdout) == (0, "main1\n"), str(bare)
     typo = module_ws.cli("exec", session["id"], "mian1", "--", "hostname")
     assert typo.returncode == 2 and "no host 'mian1'" in typo.stderr, str(typo)
+    # One word is a command line for the container's shell, as with ssh and pdsh.
+    line = module_ws.cli("exec", session["id"], "sub2", "--", "echo $BACKENDAI_CLUSTER_HOST | rev")
+    assert (line.returncode, line.stdout) == (0, "2bus\n"), str(line)
+    missing = module_ws.cli("exec", session["id"], "--", "nosuchprogram")
+    assert missing.returncode == 127 and "nosuchprogram: not found" in missing.stderr, str(missing)
 
 
 def test_exec_all_runs_everywhere_with_prefixed_lines_and_the_worst_status(
@@ -377,6 +382,8 @@ def test_exec_all_runs_everywhere_with_prefixed_lines_and_the_worst_status(
         f"{(h + ':').ljust(width + 1)} err" for h in HOSTS
     )
     assert module_ws.cli("exec", session["id"], "--all", "--", "true").returncode == 0
+    hosts = module_ws.cli("exec", session["id"], "--all", "--", "echo $BACKENDAI_CLUSTER_HOST")
+    assert sorted(hosts.stdout.split()[1::2]) == sorted(HOSTS), str(hosts)  # one line each
     both = module_ws.cli("exec", session["id"], "--all", "main1", "--", "true")
     assert both.returncode == 2 and "either a HOST or --all" in both.stderr, str(both)
     neither = module_ws.cli("exec", session["id"])

@@ -300,6 +300,8 @@ async def test_incluster_magic_in_a_cluster_kernel(
         for line in ("%cluster exec -- hostname", "%cluster exec hostname"):
             cell = await ok_cell(kc, line)  # no HOST: main1
             assert cell.stdout == "main1\n" and not cell.stderr, line
+        cell = await ok_cell(kc, "%cluster exec sub1 -- 'echo $BACKENDAI_CLUSTER_HOST | rev'")
+        assert cell.stdout == "1bus\n" and not cell.stderr  # one word: a shell command line
         cell = await ok_cell(
             kc, "%cluster exec sub1 -- sh -c 'echo $BACKENDAI_CLUSTER_IDX; exit 5'"
         )

@@ -3,7 +3,8 @@ and ``logs``' HOST, main1 when not given, like ``exec``'s and ``ssh``'s.
 
 The parser and :func:`_exec_command` alone (no engine): main1 when no HOST is given,
 as ``ssh`` does; a word before ``--`` is the HOST even when it names no container
-(the engine then refuses it as unknown, rather than running it as a command).
+(the engine then refuses it as unknown, rather than running it as a command); one
+word of command is a command line for the container's shell.
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ import pytest
 from jupyter_cluster.cli.container_commands import _exec_command
 from jupyter_cluster.cli.parser import build_parser
 from jupyter_cluster.errors import InvalidRequest
+
+#: What one word of command runs as (core.ssh_client.shell_words).
+SH = ["sh", "-c"]
 
 
 def target(*argv: str) -> tuple[bool, str | None, list[str]]:
@@ -25,14 +29,17 @@ def target(*argv: str) -> tuple[bool, str | None, list[str]]:
     ("argv", "expected"),
     [
         (("S", "--", "sh", "-c", "x"), (False, "main1", ["sh", "-c", "x"])),
-        (("S", "hostname"), (False, "main1", ["hostname"])),
-        (("S", "sub1", "--", "env"), (False, "sub1", ["env"])),
-        (("S", "sub12", "env"), (False, "sub12", ["env"])),
-        (("S", "mian1", "--", "hostname"), (False, "mian1", ["hostname"])),
+        (("S", "hostname"), (False, "main1", [*SH, "hostname"])),
+        (("S", "sub1", "--", "env"), (False, "sub1", [*SH, "env"])),
+        (("S", "sub12", "env"), (False, "sub12", [*SH, "env"])),
+        (("S", "mian1", "--", "hostname"), (False, "mian1", [*SH, "hostname"])),
         (("S", "main1", "--", "sh", "-c", "a -- b"), (False, "main1", ["sh", "-c", "a -- b"])),
-        (("S", "--all", "--", "true"), (True, None, ["true"])),
-        (("--all", "S", "--", "true"), (True, None, ["true"])),
-        (("S", "--all", "true"), (True, None, ["true"])),
+        # one word: a command line for the container's shell, as ssh and pdsh take one
+        (("S", "--", "ls / | wc -l"), (False, "main1", [*SH, "ls / | wc -l"])),
+        (("S", "--all", "--", "echo $HOSTNAME"), (True, None, [*SH, "echo $HOSTNAME"])),
+        (("S", "--all", "--", "true"), (True, None, [*SH, "true"])),
+        (("--all", "S", "--", "true"), (True, None, [*SH, "true"])),
+        (("S", "--all", "true"), (True, None, [*SH, "true"])),
         (
             ("--all", "S", "--", "sh", "-c", "x", "--", "y"),
             (True, None, ["sh", "-c", "x", "--", "y"]),

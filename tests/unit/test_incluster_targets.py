@@ -55,3 +55,10 @@ def test_exec_without_a_command_says_what_to_give(
     monkeypatch.setenv("BACKENDAI_CLUSTER_HOSTS", "main1,sub1")
     with pytest.raises(incluster.MagicError, match=r"give a command: %cluster exec \[HOST\]"):
         incluster.run(line)
+
+
+@pytest.mark.parametrize(
+    "words", [["hostname"], ["ls / | wc -l"], ["ls", "-l", "my file"], ["sh", "-c", "x"]]
+)
+def test_one_word_is_a_shell_command_line_in_the_kernel_as_in_the_cli(words: list[str]) -> None:
+    assert incluster.shell_words(list(words)) == ssh_client.shell_words(words)
