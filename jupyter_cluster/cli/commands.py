@@ -160,6 +160,7 @@ async def _command(engine: Engine[Any], args: argparse.Namespace) -> int:
                 session = await _follow(engine, session.id, lambda s: s.status not in SETTLING)
         elif args.no_wait:  # a detached driver, unless the engine drives it itself
             await engine.hand_off(session, _spawn_driver)
+            args.goes_on = session.name
         else:
             session = await engine.drive(session.id, on_change=_progress)
             if session.status in FINAL:  # cancelled (pending_timeout, rm) before it ran

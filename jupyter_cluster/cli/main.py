@@ -72,8 +72,9 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
 
 def interrupted(args: argparse.Namespace) -> str:
     """The line Ctrl-C ends a command with: what became of its session. A launch
-    this process drove was cancelled (the engine removed what it made); a batch
-    job handed to a driver (``args.goes_on``, set by the command) runs on."""
+    this process drove was cancelled (the engine removed what it made); a session
+    handed to a driver (a batch job, ``--no-wait``) or waited for runs on
+    (``args.goes_on``, set by the command)."""
     goes_on = getattr(args, "goes_on", None)
     if goes_on:
         return (
