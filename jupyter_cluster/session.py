@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 from .config import file_config, launch_settings, local_owner, make_engine
 from .core.models import LaunchSpec, Session
 from .core.naming import MAIN_HOST
+from .core.ssh_client import shell_words
 from .core.state import SessionStatus
 from .core.stats import Usage
 from .engine.api import Engine, LaunchGate
@@ -265,7 +266,7 @@ class ClusterSession:
 
     async def aexec(self, host: str, cmd: builtins.list[str] | str) -> ExecResult:
         """Run a command as ``work`` in one container and collect its output."""
-        argv = ["/bin/sh", "-c", cmd] if isinstance(cmd, str) else builtins.list(cmd)
+        argv = shell_words([cmd]) if isinstance(cmd, str) else builtins.list(cmd)
         out: builtins.list[bytes] = []
         err: builtins.list[bytes] = []
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from tests.support.constants import REPO
-from tests.support.readme import commands_of, in_bash, readme_block
+from tests.support.readme import commands_of, ok_in_bash, readme_block
 
 from .support import Workspace
 
@@ -20,25 +20,17 @@ LAUNCH = "jupyter cluster launch --size 2 --app tensorboard=6006"
 SHOW = "jupyter cluster show SESSION"
 
 
-def run_line(ws: Workspace, line: str) -> str:
-    """One README line, as a user runs it; asserts it succeeded quietly; its stdout."""
-    done = in_bash(line, ws.env, REPO)
-    assert done.returncode == 0, (line, done)
-    assert "Warning" not in done.stderr, (line, done.stderr)
-    return done.stdout
-
-
 def test_an_app_declared_at_launch_is_listed_and_its_port_is_preopened(ws: Workspace) -> None:
     block = readme_block("bash", LAUNCH + '   # REST: "apps": {"tensorboard": 6006}')
     assert commands_of(block) == [LAUNCH, SHOW], block
     promised = re.search(r"# (apps .*)$", block.splitlines()[1])
     assert promised is not None, block
-    launched = run_line(ws, LAUNCH)
+    launched = ok_in_bash(LAUNCH, ws.env, REPO)
     found = re.search(r"^session\s+(\S+)$", launched, re.M)
     assert found is not None, launched
     session = found.group(1)
     try:
-        shown = run_line(ws, SHOW.replace("SESSION", session))
+        shown = ok_in_bash(SHOW.replace("SESSION", session), ws.env, REPO)
         assert re.search(r"^apps\s+tensorboard=6006$", shown, re.M), shown
         assert promised.group(1).split() == ["apps", "tensorboard=6006"]
         for host in ("main1", "sub1"):

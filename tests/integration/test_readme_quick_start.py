@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from tests.support.constants import REPO
 from tests.support.processes import as_from_a_terminal, ctrl_c
-from tests.support.readme import bash_argv, commands_of, in_bash, readme_block
+from tests.support.readme import bash_argv, commands_of, ok_in_bash, readme_block
 
 from .support import Workspace
 
@@ -87,7 +87,5 @@ def run_line(ws: Workspace, line: str) -> None:
         assert "jupyter-cluster: ready" in done.stdout, (line, done.stdout)
         assert done.stderr == "jupyter cluster: interrupted\n", (line, done.stderr)
         return
-    done = in_bash(line, ws.env, REPO)
-    assert done.returncode == 0, (line, done)
-    assert EXPECTED[line](done.stdout), (line, done.stdout)
-    assert "Warning" not in done.stderr and "Traceback" not in done.stderr, (line, done.stderr)
+    out = ok_in_bash(line, ws.env, REPO)
+    assert EXPECTED[line](out), (line, out)

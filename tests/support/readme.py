@@ -56,3 +56,12 @@ def in_bash(line: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedPr
     return subprocess.run(
         bash_argv(line), env=env, cwd=cwd, capture_output=True, text=True, timeout=600
     )
+
+
+def ok_in_bash(line: str, env: dict[str, str], cwd: Path) -> str:
+    """Run ``line`` as :func:`in_bash` does and assert what every README step must
+    do: exit 0, with no warning and no traceback on stderr; its stdout."""
+    done = in_bash(line, env, cwd)
+    assert done.returncode == 0, (line, done)
+    assert "Warning" not in done.stderr and "Traceback" not in done.stderr, (line, done.stderr)
+    return done.stdout
