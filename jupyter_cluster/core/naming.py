@@ -55,6 +55,10 @@ WORK_USER = "work"
 #: start-up script reads the one a container must use from WORK_UID_FILE.
 WORK_UID = 1000
 WORK_UID_FILE = RUNTIME_DIR + "/work-uid"
+#: The container's environment as SSH sessions get it (``~/.ssh/environment`` links
+#: here), written by the start-up script from its own; and the PATH in it alone.
+SSH_ENVIRONMENT = RUNTIME_DIR + "/ssh-environment"
+CONTAINER_PATH_FILE = RUNTIME_DIR + "/path"
 WORK_HOME = "/home/work"
 #: Where a session's start-up-files volume is mounted (see engine/launch/shared_files).
 SHARED_FILES_DIR = "/opt/jupyter-cluster-files"
@@ -126,7 +130,11 @@ def backendai_env(session: Session, container: Container) -> dict[str, str]:
 def container_env(session: Session, container: Container) -> dict[str, str]:
     """Everything set in a container's environment: the cluster variables, Backend.AI's
     other session variables, its GPU count (``GPU_COUNT``, ``N_GPUS``), plus user basics,
-    then the user's launch variables (reserved names only when a site allows them)."""
+    then the user's launch variables (reserved names only when a site allows them).
+
+    Docker puts them over the image's own, which stay: PATH is not among them (unless
+    a site lets users set it), so an image that keeps python3 or its tools elsewhere
+    (``ENV PATH=/opt/conda/bin:$PATH``) finds them in the kernel, ``exec`` and SSH."""
     return {
         **cluster_env(session, container),
         **backendai_env(session, container),
@@ -134,7 +142,6 @@ def container_env(session: Session, container: Container) -> dict[str, str]:
         "HOME": WORK_HOME,
         "USER": WORK_USER,
         "LOGNAME": WORK_USER,
-        "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
         "LANG": "C.UTF-8",
         "JUPYTER_CLUSTER_HOSTFILE": HOSTFILE_PATH,
         **dict(session.spec.env),

@@ -195,7 +195,8 @@ class ManagerSettings(LoggingConfigurable):
         Unicode(),
         config=True,
         help="""Names jupyter-cluster sets itself that users may still set at launch
-        (--env, REST env), e.g. ['PATH'] for images that keep tools elsewhere. Others
+        (--env, REST env), e.g. ['PATH'] to let users put tools of their own first
+        (without it, the image's PATH is the containers'). Others
         of them (BACKENDAI_*, JC_*, JUPYTER_CLUSTER_*, PATH, HOME, ...) are refused
         with a 400 naming the env field.""",
     )

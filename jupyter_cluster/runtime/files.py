@@ -16,6 +16,9 @@ from ..engine.agents.base import FileEntry
 
 _HOME = naming.WORK_HOME
 _RT = naming.RUNTIME_DIR
+#: Login shells (terminals, an interactive ``ssh``) source it after /etc/profile,
+#: which resets PATH, to have the container's PATH back (see profile.sh).
+PROFILE_SCRIPT = "/etc/profile.d/jupyter-cluster.sh"
 
 
 def _resource(name: str) -> bytes:
@@ -33,11 +36,6 @@ def fresh_container_files(uid: int = naming.WORK_UID) -> list[FileEntry]:
     ]
 
 
-def ssh_environment(env: dict[str, str]) -> str:
-    """``~/.ssh/environment``: the container's variables for SSH sessions too."""
-    return "".join(f"{k}={v}\n" for k, v in env.items())
-
-
 def container_files(
     session: Session, container: Container, keys: dict[str, str], uid: int = naming.WORK_UID
 ) -> list[FileEntry]:
@@ -46,7 +44,6 @@ def container_files(
     are root's file, so code running as work cannot let anyone else in."""
     UID = uid  # read as the constant it is within one container
     host = container.host
-    env = naming.container_env(session, container)
     port = naming.SSH_PORT
     entries = [
         FileEntry(_RT, b"", 0o755, directory=True),
@@ -87,7 +84,14 @@ def container_files(
             UID,
             UID,
         ),
-        FileEntry(f"{_HOME}/.ssh/environment", ssh_environment(env).encode(), 0o600, UID, UID),
+        # SSH sessions get the container's environment, the image's included (its
+        # PATH, LD_LIBRARY_PATH…), which only the start-up script sees: it writes it
+        # into this file of its own folder, work's (0600: launch variables may be
+        # secrets), and ~/.ssh/environment points there, so root never writes in a
+        # folder of work's.
+        FileEntry(naming.SSH_ENVIRONMENT, b"", 0o600, UID, UID),
+        FileEntry(f"{_HOME}/.ssh/environment", b"", 0o777, UID, UID, link=naming.SSH_ENVIRONMENT),
+        FileEntry(PROFILE_SCRIPT, _resource("profile.sh"), 0o644),
     ]
     entries += [
         FileEntry(naming.PYTHON_DIR, b"", 0o755, directory=True),

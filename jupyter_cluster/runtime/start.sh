@@ -51,6 +51,25 @@ ensure_work() {
     return 0
 }
 
+# SSH sessions get the environment this container runs with (the image's PATH,
+# LD_LIBRARY_PATH…, under the session's), as the kernel and `exec` do: sshd starts
+# them with its own short PATH, then reads ~/.ssh/environment, which links to this
+# file (work's, 0600, in root's folder: root never writes in a folder of work's).
+# Shell built-ins only; a value with a newline cannot be given there and is left out.
+write_ssh_environment() {
+    nl='
+'
+    export -p | while IFS= read -r line; do
+        case $line in "export "*=*) name=${line#export } ;; *) continue ;; esac
+        name=${name%%=*}
+        case $name in "" | PWD | OLDPWD | SHLVL | _ | [0-9]* | *[!A-Za-z0-9_]*) continue ;; esac
+        eval "value=\${$name-}"
+        case $value in *"$nl"*) continue ;; esac
+        printf '%s=%s\n' "$name" "$value"
+    done >"$RT/ssh-environment"
+    printf '%s\n' "${PATH-}" >"$RT/path"
+}
+
 main() {
     # First, since a kernel may be started early and waits for it: kernel output
     # written to this FIFO lands in the container's log (our stdout).
@@ -75,6 +94,8 @@ main() {
         fi
     }
 
+
+    write_ssh_environment
 
     SSHD=/usr/sbin/sshd
     [ -x "$SSHD" ] || SSHD=$(command -v sshd) || SSHD=/usr/sbin/sshd

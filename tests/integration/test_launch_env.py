@@ -97,8 +97,8 @@ async def test_a_warm_set_takes_the_launchs_variables(ws: Workspace) -> None:
         assert session.network.startswith("jc-warm-")  # it did take the warm set
         assert await run(manager, session, "sub1", "printenv MY_TOKEN") == SECRET
         assert await run(manager, session, "main1", "ssh sub1 printenv MY_TOKEN") == SECRET
-        mode = await run(manager, session, "main1", "stat -c %a ~/.ssh/environment")
-        assert mode == "600"
+        mode = await run(manager, session, "main1", "stat -L -c '%a %U' ~/.ssh/environment")
+        assert mode == "600 work"
         await manager.terminate(session.id)
         await manager.warm.drain()
     finally:

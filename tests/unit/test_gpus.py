@@ -262,8 +262,8 @@ async def test_a_launched_session_gets_distinct_gpus_its_count_and_slots(tmp_pat
         box = agent.by_host(host)
         hostfile = box.files[naming.HOSTFILE_PATH].content.decode()
         assert hostfile == "main1 slots=2\nsub1 slots=2\n"
-        ssh_env = box.files["/home/work/.ssh/environment"].content.decode().splitlines()
-        assert "GPU_COUNT=2" in ssh_env and "N_GPUS=2" in ssh_env  # ssh sub1 env too
+        # SSH sessions get them from the start-up script, which runs with this env
+        assert box.files["/home/work/.ssh/environment"].link == naming.SSH_ENVIRONMENT
         body = container_config(cspec_, "127.0.0.1")
         assert body["HostConfig"]["DeviceRequests"][0]["DeviceIDs"] == list(cspec_.gpu_ids)
     assert [c.gpu_ids for c in session.containers] == [

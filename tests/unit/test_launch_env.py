@@ -12,6 +12,7 @@ import pytest
 
 from jupyter_cluster.cli.format import session_details
 from jupyter_cluster.cli.parser import build_parser, launch_fields
+from jupyter_cluster.core import naming
 from jupyter_cluster.core.launch_env import env_lines, parse_env
 from jupyter_cluster.core.launch_options import validate
 from jupyter_cluster.core.models import LaunchSpec, Session
@@ -96,9 +97,11 @@ def test_every_container_gets_them_and_the_ssh_environment_file_too() -> None:
         keys[f"host:{container.host}.pub"] = "hp"
         keys.update({f"host:{h}.pub": "hp" for h in s.hosts})
         files = {f.path: f for f in container_files(s, container, keys)}
-        ssh_env = files["/home/work/.ssh/environment"]
-        assert f"MY_TOKEN={SECRET}\n" in ssh_env.content.decode()
-        assert ssh_env.mode == 0o600
+        # the start-up script writes the container's environment there, for SSH
+        link = files["/home/work/.ssh/environment"]
+        assert link.link == naming.SSH_ENVIRONMENT
+        ssh_env = files[naming.SSH_ENVIRONMENT]
+        assert (ssh_env.mode, ssh_env.uid, ssh_env.content) == (0o600, naming.WORK_UID, b"")
 
 
 def test_an_allowed_path_replaces_the_projects() -> None:

@@ -132,7 +132,7 @@ def test_container_env_adds_user_basics() -> None:
     assert env["HOME"] == "/home/work"
     assert env["USER"] == env["LOGNAME"] == "work"
     assert env["JUPYTER_CLUSTER_HOSTFILE"] == naming.HOSTFILE_PATH
-    assert "/usr/bin" in env["PATH"].split(":")
+    assert "PATH" not in env  # the image's stays (Docker keeps it under ours)
     assert all(isinstance(v, str) for v in env.values())
 
 

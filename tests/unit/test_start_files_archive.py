@@ -37,3 +37,16 @@ def test_a_uid_too_large_for_plain_tar_is_kept_exactly() -> None:
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
         (member,) = tar.getmembers()
     assert (member.uid, member.gid) == (3_000_000_000, 3_000_000_000)
+
+
+def test_a_link_entry_is_a_symbolic_link_owned_as_given() -> None:
+    link = FileEntry("/home/work/.ssh/environment", b"", 0o777, 1000, 1000, link="/opt/x/env")
+    with tarfile.open(fileobj=io.BytesIO(files_tar([link]))) as tar:
+        (member,) = tar.getmembers()
+    assert member.issym() and member.linkname == "/opt/x/env"
+    assert (member.name, member.uid, member.gid, member.size) == (
+        "home/work/.ssh/environment",
+        1000,
+        1000,
+        0,
+    )

@@ -350,3 +350,4 @@ class FileEntry:
     gid: int = 0
     directory: bool = False  # a directory entry (content ignored)
     fifo: bool = False  # a named pipe (content ignored)
+    link: str = ""  # a symbolic link to this path (content ignored)

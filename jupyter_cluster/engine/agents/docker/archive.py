@@ -16,14 +16,18 @@ from ..base import FileEntry
 
 
 def files_tar(files: Sequence[FileEntry]) -> bytes:
-    """``files`` (and directories, named pipes) as one uncompressed PAX tar archive."""
+    """``files`` (and directories, named pipes, symbolic links) as one uncompressed
+    PAX tar archive."""
     buffer = io.BytesIO()
     now = int(time.time())  # a float mtime would give every member a PAX header of its own
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for entry in files:
             info = tarfile.TarInfo(entry.path.lstrip("/"))
             info.mode, info.uid, info.gid, info.mtime = entry.mode, entry.uid, entry.gid, now
-            if entry.directory or entry.fifo:
+            if entry.link:
+                info.type, info.linkname = tarfile.SYMTYPE, entry.link
+                tar.addfile(info)
+            elif entry.directory or entry.fifo:
                 info.type = tarfile.DIRTYPE if entry.directory else tarfile.FIFOTYPE
                 tar.addfile(info)
             else:
