@@ -22,18 +22,29 @@ CAT_PID=
 SSHD_PID=
 
 # User work with uid and gid $WORK_UID: made when the image lacks it, renumbered
-# (with what it owns in /home/work) when the image gave it another uid.
+# (with what it owns in /home/work) when the image gave it another uid. An image
+# whose own user has that uid (jovyan, 1000, in Jupyter's images) keeps it, and work
+# becomes a second name for the uid, before it in /etc/passwd: the uid's files (a
+# conda in /opt/conda) are work's, and ssh, which reads the config in the home of
+# the uid's first name, finds work's.
 ensure_work() {
     old=
+    taken=
     while IFS=: read -r name _ uid _; do
         if [ "$name" = work ]; then
             old=$uid
             break
         fi
+        [ -z "$taken" ] && [ "$uid" = "$WORK_UID" ] && taken=$name
     done </etc/passwd
     if [ -z "$old" ]; then
         grep -q "^work:" /etc/group || echo "work:x:$WORK_UID:" >>/etc/group
-        echo "work:x:$WORK_UID:$WORK_UID:work:/home/work:/bin/sh" >>/etc/passwd
+        line="work:x:$WORK_UID:$WORK_UID:work:/home/work:/bin/sh"
+        if [ -n "$taken" ]; then
+            sed -i "/^$taken:/i $line" /etc/passwd
+        else
+            echo "$line" >>/etc/passwd
+        fi
         return 0
     fi
     [ "$old" = "$WORK_UID" ] && return 0

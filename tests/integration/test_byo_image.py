@@ -5,6 +5,8 @@ jupyter-cluster in it: the engine must put in everything else at creation (the
 start-up script adds ``work``), and SSH, the environment and the hostfile must
 work exactly as with the default image. Its sshd privilege-separation folder is
 writable by all, which sshd refuses to start with: the engine's files set it right.
+An image whose own user holds work's uid (Jupyter's images: jovyan, 1000) keeps that
+user; work becomes the uid's first name, so ``ssh subN`` finds work's configuration.
 """
 
 from __future__ import annotations
@@ -60,3 +62,37 @@ def test_an_image_without_user_work_gets_a_full_cluster(ws: Workspace, byo_image
     log = ws.ok_cli("logs", sid, "sub1").stdout
     assert "work\n" in log  # the bootstrap ran as work
     ws.ok_cli("rm", sid)
+
+
+#: Jupyter's images (jupyter/docker-stacks) run as jovyan, uid 1000, group users,
+#: and their conda in /opt/conda belongs to that uid.
+JOVYAN_IMAGE = "jupyter-cluster/test-jovyan:latest"
+JOVYAN_DOCKERFILE = f"""FROM {IMAGE}
+RUN userdel --remove work \\
+ && useradd --uid 1000 --gid 100 --create-home --home-dir /home/jovyan jovyan \\
+ && mkdir -p /opt/conda && chown 1000:100 /opt/conda
+"""
+
+
+def test_an_image_whose_user_has_works_uid_shares_it_with_work(ws: Workspace) -> None:
+    subprocess.run(
+        ["docker", "build", "-q", "-t", JOVYAN_IMAGE, "-"],
+        input=JOVYAN_DOCKERFILE,
+        text=True,
+        check=True,
+        capture_output=True,
+    )
+    flags = ("--image", JOVYAN_IMAGE, "--size", "2", *SMALL_FLAGS, "--name", "jovyan")
+    session = ws.launch(*flags, "--bootstrap", "id -un > /home/work/at-bootstrap")
+    assert session["status"] == "RUNNING", session
+    for host in ("main1", "sub1"):
+        said = ws.sh("jovyan", host, "id -u; id -un; cat at-bootstrap; stat -c %U /opt/conda")
+        assert said.split() == ["1000", "work", "work", "work"], (host, said)
+        # the image's user is still there, and what it owns is work's to change
+        assert ws.sh("jovyan", host, "id -u jovyan; touch /opt/conda/x && echo ok").split() == [
+            "1000",
+            "ok",
+        ]
+    # ssh reads the config of the uid's first name's home: work's
+    assert ws.sh("jovyan", "main1", "ssh sub1 'hostname; id -un'").split() == ["sub1", "work"]
+    ws.ok_cli("rm", "jovyan")
