@@ -79,13 +79,15 @@ async def kernel_ended(
             await link.close()
 
 
-async def _end(engine: Engine[Any], session_id: str, before: Before | None = None) -> None:
-    """Remove a TERMINATING session's containers (after ``before``: the kernel's end);
-    then close the provisioner's engine."""
+async def _end(
+    engine: Engine[Any], session_id: str, before: Before | None = None, reason: str = ""
+) -> None:
+    """Remove a TERMINATING session's containers (after ``before``: the kernel's end),
+    saying ``reason``; then close the provisioner's engine."""
     try:
         if before is not None:
             await before()
-        await engine.terminate(session_id)
+        await engine.terminate(session_id, reason)
     except Exception:  # the server's reconciliation finishes TERMINATING sessions
         logging.getLogger(__name__).exception("ending cluster session %s failed", session_id)
     finally:
@@ -93,10 +95,15 @@ async def _end(engine: Engine[Any], session_id: str, before: Before | None = Non
 
 
 async def end_session(
-    engine: Engine[Any], session_id: str, background: bool, before: Before | None = None
+    engine: Engine[Any],
+    session_id: str,
+    background: bool,
+    before: Before | None = None,
+    reason: str = "",
 ) -> None:
     """Terminate ``session_id`` once ``before`` (the kernel's end, if given) is done,
-    then close ``engine`` (the provisioner's own).
+    saying ``reason`` (e.g. why its kernel died; "" for the usual), then close
+    ``engine`` (the provisioner's own).
 
     With ``background``, and an engine that can mark it (a local one), the session
     is only marked TERMINATING here; the rest (``before`` included) goes on in the
@@ -106,12 +113,12 @@ async def end_session(
     closing: Engine[Any] | None = engine
     try:
         if background and not _stopping and engine.mark_ending(session_id):
-            in_background(_end(engine, session_id, before))
+            in_background(_end(engine, session_id, before, reason))
             closing = None  # _end closes it
         else:
             if before is not None:
                 await before()
-            await engine.terminate(session_id)
+            await engine.terminate(session_id, reason)
     finally:
         if closing is not None:
             await closing.close()

@@ -23,6 +23,7 @@ from .endings import (
     removing_subs,
     stopping,
 )
+from .kernel_death import death_note
 from .provisioner_base import ProvisionerBase
 
 #: Seconds each poll may wait for the kernel to end once its shutdown was requested:
@@ -100,7 +101,24 @@ class KernelEnding(ProvisionerBase):
         if self._ends_in_background():
             code = await process.poll()
             return 0 if code is None else code
-        return await process.poll(SHUTDOWN_POLL if self._ending else 0.0)
+        code = await process.poll(SHUTDOWN_POLL if self._ending else 0.0)
+        if code is not None and not self._ending and self._death_of is not process:
+            self._death_of = process
+            await self._tell_death(code)
+        return code
+
+    async def _tell_death(self, code: int) -> None:
+        """The kernel ended without being asked to (it failed at start, crashed, was
+        killed): say why in the log, and keep it as its session's end reason."""
+        if self.session_id is None:
+            return
+        self._death = await death_note(self.engine, self.session_id, self.kernel_id, code)
+        self.log.warning(
+            "cluster kernel %s of session %s ended: %s",
+            self.kernel_id,
+            self.session_id,
+            self._death,
+        )
 
     async def wait(self) -> int | None:
         """Wait for the kernel process to end (shutdown); its exit code (at once for
@@ -139,6 +157,7 @@ class KernelEnding(ProvisionerBase):
             self._ready_task = None
         process, self._process = self._process, None
         if restart:
+            self._death = ""  # the new kernel's end is its own
             if process is not None:
                 await process.close()
             return
@@ -156,7 +175,9 @@ class KernelEnding(ProvisionerBase):
             return
         engine = engine or self._engine_for_cleanup()
         try:  # removes main1 while the early removal of the others ends (it waits for it)
-            await end_session(engine, session_id, self.end_session_in_background, ended)
+            await end_session(
+                engine, session_id, self.end_session_in_background, ended, reason=self._death
+            )
         finally:
             if early is not None and early.get_loop() is asyncio.get_running_loop():
                 await early

@@ -19,6 +19,7 @@ from ..core import naming
 from ..core.lines import printable
 from ..engine.agents.base import Executor
 from ..errors import AgentError, ClusterError
+from .kernel_death import start_mark
 
 RUN_DIR = naming.RUN_DIR
 LOG_FIFO = naming.LOG_FIFO
@@ -42,7 +43,8 @@ _WRAPPER = (
     '{ echo "the kernel\'s folder $JC_CWD is not in main1" >&2; exit 126; }; '
     'echo $$ > "$JC_PID_FILE"; '
     '(umask 077; printf %s "$JC_CONNECTION" > "$JC_CONNECTION_FILE") || exit 126; '
-    "unset JC_CONNECTION JC_CONNECTION_FILE JC_PID_FILE JC_CWD; "
+    f'printf "%s\\n" "$JC_LOG_MARK" >>"{LOG_FIFO}"; '
+    "unset JC_CONNECTION JC_CONNECTION_FILE JC_PID_FILE JC_CWD JC_LOG_MARK; "
     f'echo "{STARTING}"; exec "$@" >>"{LOG_FIFO}" 2>&1'
 )
 PRESTART_DIR = naming.PRESTART_DIR
@@ -53,8 +55,9 @@ PRESTART_DIR = naming.PRESTART_DIR
 _HANDOFF = (
     f'if [ -p "{PRESTART_DIR}/go" ] && [ "$1 $2 $3" = "python3 -m ipykernel_launcher" ] '
     f'&& kill -0 "$(cat {PRESTART_DIR}/pid 2>/dev/null)" 2>/dev/null; then '
+    f'printf "%s\\n" "$JC_LOG_MARK" >>"{LOG_FIFO}"; '
     f'exec 3<>"{PRESTART_DIR}/go" && printf %s "$JC_HANDOFF" >&3 && exec 3>&- || exit 124; '
-    f'unset JC_HANDOFF JC_CONNECTION JC_CWD; echo "{STARTING}"; '
+    f'unset JC_HANDOFF JC_CONNECTION JC_CWD JC_LOG_MARK; echo "{STARTING}"; '
     'i=0; until [ -s "$JC_PID_FILE" ]; do '
     'i=$((i+1)); [ "$i" -gt 1500 ] && exit 125; sleep 0.02; done; '
     'p=$(cat "$JC_PID_FILE"); while kill -0 "$p" 2>/dev/null; do sleep 0.1; done; exit 0; '
@@ -81,6 +84,7 @@ class KernelProcess:
         self.agent = agent
         self.user = user
         self.container_id = container_id
+        self.kernel_id = kernel_id
         self.connection_file = self.connection_path(kernel_id)
         self.pid_file = f"{RUN_DIR}/kernel-{naming.kernel_file_id(kernel_id)}.pid"
         self._task: asyncio.Task[int] | None = None
@@ -139,6 +143,8 @@ class KernelProcess:
                     "JC_CONNECTION_FILE": self.connection_file,
                     "JC_CONNECTION": connection.decode(),
                     "JC_HANDOFF": json.dumps(handoff),
+                    # main1's log: where the kernel's output begins (see kernel_death)
+                    "JC_LOG_MARK": start_mark(self.kernel_id),
                 },
             )
         )

@@ -51,6 +51,10 @@ class ProvisionerBase(KernelProvisionerBase):
     _ending = ""
     #: Removing the containers but main1 while the kernel exits (see shutdown_requested).
     _early: asyncio.Task[None] | None = None
+    #: Why the kernel ended by itself (see kernel_death), its session's end reason.
+    _death = ""
+    #: The process whose end :attr:`_death` tells (each end is told once).
+    _death_of: KernelProcess | None = None
 
     @property
     def engine(self) -> Engine[Any]:

@@ -115,14 +115,17 @@ main() {
         return 127
     fi
     # sshd's log comes through a FIFO: its "Server listening" line, written once it
-    # listens on 2200, is the readiness to wait for (no polling of /proc).
+    # listens on 2200, is the readiness to wait for (no polling of /proc). Its lines
+    # reach the log as "sshd: …", without the carriage return sshd ends them with,
+    # so that they are told from the bootstrap's and the kernel's.
     "$SSHD" -D -e -f "$RT/sshd_config" 2>"$RT/sshd.fifo" &
     SSHD_PID=$!
     trap 'kill "$SSHD_PID" 2>/dev/null' TERM INT
     exec 3<"$RT/sshd.fifo"
+    cr=$(printf '\r')
     listening=
     while IFS= read -r line <&3; do
-        echo "$line"
+        echo "sshd: ${line%"$cr"}"
         case $line in *"Server listening on "*" port 2200."*)
             listening=yes
             break
@@ -135,7 +138,7 @@ main() {
         kill "$SSHD_PID" 2>/dev/null
         return 1
     fi
-    cat <&3 &
+    while IFS= read -r line; do echo "sshd: ${line%"$cr"}"; done <&3 &
     exec 3<&-
 
     # With restricted egress, the engine sets the rules from outside once we run,

@@ -73,7 +73,7 @@ def test_logs_follow_and_logs_of_a_dead_container(ws: Workspace) -> None:
         dead = docker("inspect", "-f", "{{.State.Running}}", sub1["container_id"]).stdout
         assert dead.strip() == "false"
         lines = ws.ok_cli("logs", sid, "sub1").stdout.splitlines()
-        assert "Server listening on 0.0.0.0 port 2200." in lines, lines
+        assert "sshd: Server listening on 0.0.0.0 port 2200." in lines, lines
         assert READY in lines, lines
         assert ws.ok_cli("logs", sid, "sub1", "--tail", "1").stdout.splitlines() == lines[-1:]
         shown = ws.show(sid)

@@ -38,7 +38,7 @@ def test_the_whole_log_of_a_failed_launch_is_kept(ws: Workspace) -> None:
     # in order, nothing lost; only sshd, started beside the bootstrap, may write between
     first, last = sub1.index("boot line 1"), sub1.index("boot line 300")
     between = [line for line in sub1[first : last + 1] if not line.startswith("boot line ")]
-    assert all(line.startswith("Server listening on ") for line in between), between
+    assert all(line.startswith("sshd: Server listening on ") for line in between), between
     assert ws.ok_cli("logs", sid, "sub1", "--tail", "2").stdout.splitlines() == sub1[-2:]
     assert ws.ok_cli("logs", sid, "main1").stdout  # every created container's log
 

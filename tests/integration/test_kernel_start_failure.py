@@ -1,4 +1,5 @@
-"""A kernel whose command main1 cannot run fails to start, as a local kernel does.
+"""A kernel whose command main1 cannot run fails to start, as a local kernel does;
+one that dies at start says why.
 
 A local kernel with a missing executable fails in ``start_kernel`` with the cause. A
 cluster kernel used to "start" (the exec ran, its command did not) and then loop in
@@ -9,13 +10,18 @@ starts fail at once with the cause, and the cluster session ends with nothing le
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 from pathlib import Path
 
+import nbformat
 import pytest
 from jupyter_client.manager import AsyncKernelManager
 
 from jupyter_cluster.errors import ClusterError
+from jupyter_cluster.provisioning.kernel_death import INSTALL_IPYKERNEL
+from tests.support.constants import IMAGE, JUPYTER, SMALL_FLAGS
+from tests.support.processes import run
 
 from .support import Workspace
 
@@ -63,4 +69,45 @@ async def test_a_missing_kernel_command_fails_the_start_and_leaves_nothing(
     assert km.provisioner.session_id is None
     [session] = ws.json("ls", "--all")
     assert session["status"] == "TERMINATED", session
+    assert ws.docker_objects() == ([], [])
+
+
+#: The default image without ipykernel: python3 runs, ``-m ipykernel_launcher`` not.
+NO_IPYKERNEL_IMAGE = "jupyter-cluster/test-no-ipykernel:latest"
+NO_IPYKERNEL_DOCKERFILE = f"""FROM {IMAGE}
+RUN rm -rf /usr/lib/python3/dist-packages/ipykernel*
+"""
+
+
+def test_a_kernel_dying_at_start_says_why_where_it_was_started(ws: Workspace) -> None:
+    """A local kernel's start-up error goes to the terminal of whoever started it; a
+    cluster kernel's goes to main1's log, so jupyter_client said only "Kernel died
+    before replying to kernel_info". Its last output now comes with it, and is the
+    reason its session ended."""
+    subprocess.run(
+        ["docker", "build", "-q", "-t", NO_IPYKERNEL_IMAGE, "-"],
+        input=NO_IPYKERNEL_DOCKERFILE,
+        text=True,
+        check=True,
+        capture_output=True,
+    )
+    prefix = ws.root / "prefix"
+    ws.env["JUPYTER_PATH"] = str(prefix / "share" / "jupyter")
+    flags = ("--image", NO_IPYKERNEL_IMAGE, *SMALL_FLAGS, "--prefix", str(prefix))
+    ws.ok_cli("kernelspec", "install", "noipykernel", *flags)
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(1)")])
+    nbformat.write(notebook, ws.root / "nb.ipynb")
+    argv = [JUPYTER, "execute", "--kernel_name", "noipykernel", "nb.ipynb"]
+    result = run(argv, env=ws.env, cwd=ws.root, timeout=300)
+    assert result.returncode != 0, str(result)
+    said = "the kernel exited with code 1; its last output in main1: "
+    said += "/usr/bin/python3: No module named ipykernel_launcher; " + INSTALL_IPYKERNEL
+    assert said in result.stderr, result.stderr
+    assert result.stderr.index(said) < result.stderr.index("Kernel died before replying")
+    [session] = ws.json("ls", "--all")
+    assert (session["status"], session["status_reason"]) == ("TERMINATED", said), session
+    log = ws.ok_cli("logs", session["id"]).stdout.splitlines()
+    assert log[:2] == ["sshd: Server listening on 0.0.0.0 port 2200.", "jupyter-cluster: ready"]
+    assert log[2].startswith("jupyter-cluster: kernel ") and log[2].endswith(" starts"), log
+    assert log[3] == "/usr/bin/python3: No module named ipykernel_launcher", log
     assert ws.docker_objects() == ([], [])

@@ -30,7 +30,7 @@ class FakeEngine:
         self.events.append("marked")
         return True
 
-    async def terminate(self, session_id: str) -> None:
+    async def terminate(self, session_id: str, reason: str = "") -> None:
         self.events.append("removed")
 
     async def close(self) -> None:
