@@ -11,13 +11,12 @@ user; work becomes the uid's first name, so ``ssh subN`` finds work's configurat
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
 from jupyter_cluster.core import naming
 from tests.support.constants import IMAGE, SMALL_FLAGS
 from tests.support.docker import docker
+from tests.support.images import build_variant
 
 from .support import Workspace
 
@@ -36,13 +35,7 @@ WORKDIR /
 def byo_image() -> str:
     """An image without user ``work``, /home/work or /home/config, with a /run/sshd
     that sshd would not start with."""
-    subprocess.run(
-        ["docker", "build", "-q", "-t", BYO_IMAGE, "-"],
-        input=DOCKERFILE,
-        text=True,
-        check=True,
-        capture_output=True,
-    )
+    build_variant(BYO_IMAGE, DOCKERFILE)
     return BYO_IMAGE
 
 
@@ -75,13 +68,7 @@ RUN userdel --remove work \\
 
 
 def test_an_image_whose_user_has_works_uid_shares_it_with_work(ws: Workspace) -> None:
-    subprocess.run(
-        ["docker", "build", "-q", "-t", JOVYAN_IMAGE, "-"],
-        input=JOVYAN_DOCKERFILE,
-        text=True,
-        check=True,
-        capture_output=True,
-    )
+    build_variant(JOVYAN_IMAGE, JOVYAN_DOCKERFILE)
     flags = ("--image", JOVYAN_IMAGE, "--size", "2", *SMALL_FLAGS, "--name", "jovyan")
     session = ws.launch(*flags, "--bootstrap", "id -un > /home/work/at-bootstrap")
     assert session["status"] == "RUNNING", session

@@ -13,13 +13,12 @@ image's and SSH sessions saw none of the image's variables: ``python3: not found
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 from jupyter_client.manager import AsyncKernelManager
 
 from tests.support.constants import IMAGE, SMALL_FLAGS
 from tests.support.docker import docker
+from tests.support.images import build_variant
 from tests.support.kernels import ok_cell, start_client
 
 from .support import Workspace
@@ -51,13 +50,7 @@ def expected(host: str) -> str:
 @pytest.fixture(scope="module")
 def conda_like() -> str:
     """An image whose python3 only its ENV PATH finds."""
-    subprocess.run(
-        ["docker", "build", "-q", "-t", CONDA_LIKE, "-"],
-        input=DOCKERFILE,
-        text=True,
-        check=True,
-        capture_output=True,
-    )
+    build_variant(CONDA_LIKE, DOCKERFILE)
     found = docker("run", "--rm", CONDA_LIKE, "sh", "-c", "command -v python3", check=False)
     assert found.stdout.strip() == PYTHON
     return CONDA_LIKE

@@ -10,7 +10,6 @@ starts fail at once with the cause, and the cluster session ends with nothing le
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from jupyter_client.manager import AsyncKernelManager
 from jupyter_cluster.errors import ClusterError
 from jupyter_cluster.provisioning.kernel_death import INSTALL_IPYKERNEL
 from tests.support.constants import IMAGE, JUPYTER, SMALL_FLAGS
+from tests.support.images import build_variant
 from tests.support.processes import run
 
 from .support import Workspace
@@ -84,13 +84,7 @@ def test_a_kernel_dying_at_start_says_why_where_it_was_started(ws: Workspace) ->
     cluster kernel's goes to main1's log, so jupyter_client said only "Kernel died
     before replying to kernel_info". Its last output now comes with it, and is the
     reason its session ended."""
-    subprocess.run(
-        ["docker", "build", "-q", "-t", NO_IPYKERNEL_IMAGE, "-"],
-        input=NO_IPYKERNEL_DOCKERFILE,
-        text=True,
-        check=True,
-        capture_output=True,
-    )
+    build_variant(NO_IPYKERNEL_IMAGE, NO_IPYKERNEL_DOCKERFILE)
     prefix = ws.root / "prefix"
     ws.env["JUPYTER_PATH"] = str(prefix / "share" / "jupyter")
     flags = ("--image", NO_IPYKERNEL_IMAGE, *SMALL_FLAGS, "--prefix", str(prefix))

@@ -97,3 +97,18 @@ def ensure_test_image(name: str, tag: str, sdists: Sequence[str] = ()) -> str:
         timeout=BUILD_TIMEOUT,
     )
     return tag
+
+
+def build_variant(tag: str, dockerfile: str) -> str:
+    """Build ``tag`` from ``dockerfile`` given inline (no context: a variant of the
+    default image made with ``RUN``/``ENV`` lines, e.g. one without ipykernel); its tag.
+    Docker's cache makes it at once when nothing changed."""
+    subprocess.run(
+        ["docker", "build", "-q", "-t", tag, "-"],
+        input=dockerfile,
+        text=True,
+        check=True,
+        capture_output=True,
+        timeout=BUILD_TIMEOUT,
+    )
+    return tag
