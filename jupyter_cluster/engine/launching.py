@@ -6,49 +6,41 @@ The CLI (``launch``), the REST handlers, the provisioner, the notebook API and t
 detached launch driver reach :meth:`SessionLauncher.submit`, :meth:`~SessionLauncher.
 drive` and :meth:`~SessionLauncher.launch` through the manager. The queue is placed
 by this process's scheduling loop (:attr:`SessionLauncher.queue`,
-:mod:`.launch.queue_loop`; drivers wait in :mod:`.launch.pending`); creating the
-containers is :func:`.launch.bring_up.bring_up`.
+:mod:`.launch.queue_loop`; drivers wait in :mod:`.launch.pending`); bringing a
+placed session up is :class:`.preparing.Preparation`'s.
 A launch that fails or is cancelled leaves nothing behind.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 
 from ..core import naming
-from ..core.egress import AGENT
 from ..core.fast_network import GroupNetwork
-from ..core.images import auth_for, check_allowed
-from ..core.models import Container, LaunchSpec, Session
+from ..core.images import check_allowed
+from ..core.models import LaunchSpec, Session
 from ..core.quota import Quota
 from ..core.scheduler import AgentSlot, Pending, place
-from ..core.state import ContainerStatus, SessionStatus
-from ..core.timings import LaunchClock
+from ..core.state import SessionStatus
 from ..core.units import parse_size
 from ..core.warm import WarmShape, place_key
-from ..errors import InvalidRequest, LaunchFailed
+from ..errors import InvalidRequest
 from .agents.base import BindMount, Limits
 from .agents.pool import AgentPool
 from .ending import SessionTerminator
 from .folder_space import FolderSpace
 from .folders import notebook_mount
-from .launch.bring_up import LaunchContext, bring_up
-from .launch.keys import generate_session_keys
 from .launch.pending import QueueLoop, QueuePolicy, wait_for_room
-from .launch.teardown import tear_down
 from .log_archive import LogArchive
+from .preparing import Preparation, SessionCallback
 from .settings import ManagerSettings
 from .store.drivers import this_process
 from .store.sessions import Store
 from .warm_pool import WarmPool
-
-#: Called with the session each time it changes while a launch is driven.
-SessionCallback = Callable[[Session], None]
 
 
 class SessionLauncher:
@@ -83,6 +75,10 @@ class SessionLauncher:
         warm.resolve = lambda shape, agent: self.mounts_on(agent, shape.owner, shape)
         #: This process's scheduling loop (one per engine process).
         self.queue = QueueLoop(store, self._slots, self._queue_policy)
+        #: Bringing placed sessions up (PREPARING to RUNNING, or ERROR).
+        self.preparation = Preparation(
+            settings, store, pool, warm, log_archive, terminator, self.mounts_on, networks, limits
+        )
 
     def mounts_on(
         self, agent_id: str, owner: str, spec: LaunchSpec | WarmShape
@@ -234,110 +230,7 @@ class SessionLauncher:
             if session.status is not SessionStatus.PREPARING:
                 return session
             notify(session)
-            return await self._prepare(session, notify)
+            return await self.preparation.run(session, notify)
         except asyncio.CancelledError:
             await self.terminator.abandon(session_id)
             raise
-
-    async def _prepare(self, session: Session, notify: SessionCallback) -> Session:
-        """Bring a placed session up; any failure leaves it ERROR with nothing behind."""
-
-        async def progress(host: str, status: ContainerStatus, container_id: str | None) -> None:
-            changes: dict[str, object] = {"status": status, "status_reason": ""}
-            if container_id:
-                changes["container_id"] = container_id
-            notify(self.store.update_container(session.id, host, **changes))
-
-        async def pulling(agent_id: str, done: str) -> None:
-            for container in session.containers:
-                if container.agent == agent_id:
-                    notify(
-                        self.store.update_container(
-                            session.id,
-                            container.host,
-                            status=ContainerStatus.PULLING,
-                            status_reason=f"agent {agent_id} {done}",
-                        )
-                    )
-
-        clock = LaunchClock(session.id, session.hosts)
-        try:
-            keys = generate_session_keys(session.id, session.hosts)
-            self.store.save_keys(session.id, keys)
-            mounts = {
-                agent_id: self.mounts_on(agent_id, session.owner, session.spec)
-                for agent_id in {c.agent for c in session.containers if c.agent}
-            }
-            network = self.networks(session.spec.resource_group)
-            # Warm sets have plain networks and containers: not for fast-network groups,
-            # nor where egress is walled off the agents (a restricted bridge's name).
-            # Taken before make_room: taken ones are not evicted.
-            walled = AGENT in self.limits().egress_deny
-            warm = {} if network.special or walled else self.warm.take(session, mounts)
-            if warm:
-                session = self.store.require(session.id)  # with the set's network
-            await self.warm.make_room(session)
-            ctx = LaunchContext(
-                agents=self.pool.agents,
-                manager_id=self.store.manager_id,
-                keys=keys,
-                mounts=mounts,
-                timeout=self.settings.prepare_timeout,
-                encrypted_overlay=self.settings.overlay_encryption,
-                limits=self.limits(),
-                clock=clock,
-                keep_logs=self._keep_launch_logs if self.settings.keep_logs else None,
-                warm=warm,
-                network=network,
-                host_guards=self.pool.guards,
-                image_auth=auth_for(session.spec.image, self.settings.registry_credentials),
-                pull_timeout=self.settings.image_pull_timeout,
-                pull_report=pulling,
-            )
-            await bring_up(session, ctx, progress)
-            self.store.add_timings(session.id, clock.timings)
-        except LaunchFailed as exc:
-            self._keep_timings(session.id, clock)
-            await self._fail_launch(session, str(exc), notify, clean_up=False)
-            raise LaunchFailed(f"session {session.name} failed to launch: {exc}") from exc
-        except Exception as exc:  # a bug or a lost store must not leave it PREPARING
-            self._keep_timings(session.id, clock)
-            await self._fail_launch(session, f"{type(exc).__name__}: {exc}", notify)
-            raise LaunchFailed(f"session {session.name} failed to launch: {exc}") from exc
-        current = self.store.require(session.id)
-        if current.status is not SessionStatus.PREPARING:  # terminated meanwhile
-            await tear_down(current, self.pool.agents, self.store.manager_id)
-            return current
-        session = self.store.set_status(session.id, SessionStatus.RUNNING, "")
-        self.store.set_driver(session.id, None)
-        notify(session)
-        return session
-
-    def _keep_timings(self, session_id: str, clock: LaunchClock) -> None:
-        """Keep the phases a failed launch got through (best effort)."""
-        with contextlib.suppress(Exception):
-            self.store.add_timings(session_id, clock.timings)
-
-    async def _fail_launch(
-        self, session: Session, reason: str, notify: SessionCallback, *, clean_up: bool = True
-    ) -> None:
-        """End a failed launch: nothing left on the agents, no keys, ERROR with why.
-
-        ``bring_up`` already removed what it made when it raised LaunchFailed.
-        """
-        if clean_up:
-            with contextlib.suppress(Exception):
-                await tear_down(
-                    self.store.require(session.id), self.pool.agents, self.store.manager_id
-                )
-        self.store.delete_keys(session.id)
-        current = self.store.require(session.id)
-        if current.status is SessionStatus.PREPARING:
-            current = self.store.set_status(session.id, SessionStatus.ERROR, reason[:2000])
-            self.terminator.mark_containers(current, ContainerStatus.TERMINATED)
-        notify(self.store.require(session.id))
-
-    async def _keep_launch_logs(self, session: Session, containers: Sequence[Container]) -> None:
-        """bring_up's hook when a launch fails: keep its containers' logs (bounded like
-        at termination) before they are removed, so ``logs`` shows all of them."""
-        await self.log_archive.keep(session.with_(containers=tuple(containers)), self.pool.logs)

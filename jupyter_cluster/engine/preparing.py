@@ -1,0 +1,170 @@
+"""Preparation: bringing a placed session up, from PREPARING to RUNNING (or ERROR).
+
+Made and called by :class:`~jupyter_cluster.engine.launching.SessionLauncher` once
+the queue placed a session: it makes the session's keys, takes a warm set when one
+fits (else makes room in the warm pool), and hands the containers' creation to
+:func:`.launch.bring_up.bring_up`, reporting each container's progress to the store
+and to whoever drives the launch. A failed launch keeps its timings and its
+containers' logs, and leaves nothing on the agents.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+
+from ..core.egress import AGENT
+from ..core.fast_network import GroupNetwork
+from ..core.images import auth_for
+from ..core.models import Container, LaunchSpec, Session
+from ..core.state import ContainerStatus, SessionStatus
+from ..core.timings import LaunchClock
+from ..errors import LaunchFailed
+from .agents.base import BindMount, Limits
+from .agents.pool import AgentPool
+from .ending import SessionTerminator
+from .launch.bring_up import LaunchContext, bring_up
+from .launch.keys import generate_session_keys
+from .launch.teardown import tear_down
+from .log_archive import LogArchive
+from .settings import ManagerSettings
+from .store.sessions import Store
+from .warm_pool import WarmPool
+
+#: Called with the session each time it changes while a launch is driven.
+SessionCallback = Callable[[Session], None]
+#: The bind mounts of a launch's folders on an agent: (agent id, owner, spec).
+MountsOn = Callable[[str, str, LaunchSpec], tuple[BindMount, ...]]
+
+
+class Preparation:
+    """Bring placed sessions up (see the module docstring)."""
+
+    def __init__(
+        self,
+        settings: ManagerSettings,
+        store: Store,
+        pool: AgentPool,
+        warm: WarmPool,
+        log_archive: LogArchive,
+        terminator: SessionTerminator,
+        mounts_on: MountsOn,
+        networks: Callable[[str], GroupNetwork],
+        limits: Callable[[], Limits],
+    ) -> None:
+        """The launcher's parts and settings; ``mounts_on``: its folders' bind mounts
+        on an agent; ``networks``: a group's network settings; ``limits``: the
+        containers' confinement now."""
+        self.settings = settings
+        self.store = store
+        self.pool = pool
+        self.warm = warm
+        self.log_archive = log_archive
+        self.terminator = terminator
+        self.mounts_on = mounts_on
+        self.networks = networks
+        self.limits = limits
+
+    async def run(self, session: Session, notify: SessionCallback) -> Session:
+        """Bring a placed (PREPARING) session up and mark it RUNNING; any failure
+        leaves it ERROR with nothing behind (raises :class:`LaunchFailed`)."""
+
+        async def progress(host: str, status: ContainerStatus, container_id: str | None) -> None:
+            changes: dict[str, object] = {"status": status, "status_reason": ""}
+            if container_id:
+                changes["container_id"] = container_id
+            notify(self.store.update_container(session.id, host, **changes))
+
+        async def pulling(agent_id: str, done: str) -> None:
+            for container in session.containers:
+                if container.agent == agent_id:
+                    notify(
+                        self.store.update_container(
+                            session.id,
+                            container.host,
+                            status=ContainerStatus.PULLING,
+                            status_reason=f"agent {agent_id} {done}",
+                        )
+                    )
+
+        clock = LaunchClock(session.id, session.hosts)
+        try:
+            keys = generate_session_keys(session.id, session.hosts)
+            self.store.save_keys(session.id, keys)
+            mounts = {
+                agent_id: self.mounts_on(agent_id, session.owner, session.spec)
+                for agent_id in {c.agent for c in session.containers if c.agent}
+            }
+            network = self.networks(session.spec.resource_group)
+            # Warm sets have plain networks and containers: not for fast-network groups,
+            # nor where egress is walled off the agents (a restricted bridge's name).
+            # Taken before make_room: taken ones are not evicted.
+            walled = AGENT in self.limits().egress_deny
+            warm = {} if network.special or walled else self.warm.take(session, mounts)
+            if warm:
+                session = self.store.require(session.id)  # with the set's network
+            await self.warm.make_room(session)
+            ctx = LaunchContext(
+                agents=self.pool.agents,
+                manager_id=self.store.manager_id,
+                keys=keys,
+                mounts=mounts,
+                timeout=self.settings.prepare_timeout,
+                encrypted_overlay=self.settings.overlay_encryption,
+                limits=self.limits(),
+                clock=clock,
+                keep_logs=self._keep_launch_logs if self.settings.keep_logs else None,
+                warm=warm,
+                network=network,
+                host_guards=self.pool.guards,
+                image_auth=auth_for(session.spec.image, self.settings.registry_credentials),
+                pull_timeout=self.settings.image_pull_timeout,
+                pull_report=pulling,
+            )
+            await bring_up(session, ctx, progress)
+            self.store.add_timings(session.id, clock.timings)
+        except LaunchFailed as exc:
+            self._keep_timings(session.id, clock)
+            await self._fail_launch(session, str(exc), notify, clean_up=False)
+            raise LaunchFailed(f"session {session.name} failed to launch: {exc}") from exc
+        except Exception as exc:  # a bug or a lost store must not leave it PREPARING
+            self._keep_timings(session.id, clock)
+            await self._fail_launch(session, f"{type(exc).__name__}: {exc}", notify)
+            raise LaunchFailed(f"session {session.name} failed to launch: {exc}") from exc
+        current = self.store.require(session.id)
+        if current.status is not SessionStatus.PREPARING:  # terminated meanwhile
+            await tear_down(current, self.pool.agents, self.store.manager_id)
+            return current
+        session = self.store.set_status(session.id, SessionStatus.RUNNING, "")
+        self.store.set_driver(session.id, None)
+        notify(session)
+        return session
+
+    def _keep_timings(self, session_id: str, clock: LaunchClock) -> None:
+        """Keep the phases a failed launch got through (best effort)."""
+        with contextlib.suppress(Exception):
+            self.store.add_timings(session_id, clock.timings)
+
+    async def _fail_launch(
+        self, session: Session, reason: str, notify: SessionCallback, *, clean_up: bool = True
+    ) -> None:
+        """End a failed launch: nothing left on the agents, no keys, ERROR with why.
+
+        ``bring_up`` already removed what it made when it raised LaunchFailed.
+        """
+        if clean_up:
+            with contextlib.suppress(Exception):
+                await tear_down(
+                    self.store.require(session.id), self.pool.agents, self.store.manager_id
+                )
+        self.store.delete_keys(session.id)
+        current = self.store.require(session.id)
+        if current.status is SessionStatus.PREPARING:
+            current = self.store.set_status(session.id, SessionStatus.ERROR, reason[:2000])
+            self.terminator.mark_containers(current, ContainerStatus.TERMINATED)
+        notify(self.store.require(session.id))
+
+    async def _keep_launch_logs(self, session: Session, containers: Sequence[Container]) -> None:
+        """bring_up's hook when a launch fails: keep its containers' logs (bounded like
+        at termination) before they are removed, so ``logs`` shows all of them."""
+        await self.log_archive.keep(session.with_(containers=tuple(containers)), self.pool.logs)
