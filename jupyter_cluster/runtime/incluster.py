@@ -160,7 +160,7 @@ def host_status() -> list[tuple[str, str, str]]:
         up = list(pool.map(_answers, hosts))
     return [
         (h, "main" if h.startswith("main") else "sub", "up" if ok else "unreachable")
-        for h, ok in zip(hosts, up, strict=True)
+        for h, ok in zip(hosts, up)
     ]
 
 
