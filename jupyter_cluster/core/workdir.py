@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .naming import WORK_HOME
 
@@ -30,6 +30,13 @@ from .naming import WORK_HOME
 MOUNT_POINT = "/mnt/lab"
 #: The setting that turns the mount off (named in notes).
 SETTING = "c.ClusterProvisioner.mount_notebook_dir"
+#: A root-owned root folder's note (the kernel's first output): it is read-only.
+READ_ONLY_NOTE = (
+    "the notebook's folder is mounted read-only: the server's root folder belongs to "
+    "root, and the containers' user work is never root; to write next to the notebook, "
+    "run the server as a user other than root from a folder of theirs (or write into "
+    "a data folder)"
+)
 
 
 @dataclass(frozen=True)
@@ -105,9 +112,12 @@ def plan_workdir(
     why the session's agents cannot mount this machine's folders ("" when they can:
     single-user mode, every agent this machine's engine); ``root``: the server's
     ``root_dir`` (resolved; None: no server); ``root_owner``: its owner's uid;
-    ``work_uid``: the containers' user. The folder is mounted only when ``work``
-    has its owner's uid, so what the kernel writes belongs to the folder's owner on
-    the host; a root-owned folder is never mounted (work is never root).
+    ``work_uid``: the containers' user. The folder is mounted read-write only when
+    ``work`` has its owner's uid, so what the kernel writes belongs to the folder's
+    owner on the host. A root-owned folder (a server run as root, as ``make lab``
+    does) is mounted read-only (:func:`read_only_root`): files next to the notebook
+    can be read, and nothing is written there as another user than root, since work
+    is never root. Any other owner's is not mounted.
     """
     if cwd is None:
         return home("")
@@ -123,18 +133,22 @@ def plan_workdir(
             f"the notebook's folder is not mounted: it is outside the server's root "
             f"folder (symlinks resolved); {why}"
         )
+    if read_only_root(root_owner):
+        return replace(map_cwd(root, cwd), note=READ_ONLY_NOTE)
     if root_owner != work_uid:
-        fix = (
-            "run the server as a user other than root, from a folder of theirs"
-            if root_owner == 0
-            else f"set c.ContainerHardening.work_uid = {root_owner}"
-        )
         return home(
             f"the notebook's folder is not mounted: the server's root folder belongs to "
             f"uid {root_owner}, and the containers' user work has uid {work_uid}, so "
-            f"files written there would not be its owner's ({fix}); {why}"
+            f"files written there would not be its owner's (set "
+            f"c.ContainerHardening.work_uid = {root_owner}); {why}"
         )
     return map_cwd(root, cwd)
+
+
+def read_only_root(owner: int | None) -> bool:
+    """Whether the server's root folder, owned by ``owner``, is mounted read-only:
+    when it is root's (work, never root, could not write there as its owner)."""
+    return owner == 0
 
 
 def in_data_folder(plan: Workdir, cwd: str | None, folders: Mapping[str, str]) -> Workdir:

@@ -22,7 +22,7 @@ from pathlib import Path
 from ..core.folders import FolderInfo
 from ..core.naming import WORK_HOME, WORK_UID
 from ..core.resources import Mount, validate_folder_name
-from ..core.workdir import MOUNT_POINT
+from ..core.workdir import MOUNT_POINT, read_only_root
 from ..errors import Conflict, InvalidRequest, NotFound
 from .agents.base import BindMount
 
@@ -159,9 +159,10 @@ def _rename_noreplace(dir_fd: int, name: str, new_name: str) -> None:
 
 def notebook_mount(host_root: str | None) -> tuple[BindMount, ...]:
     """The bind mount of a session's notebook folder (``LaunchSpec.workdir``) at
-    ``core.workdir.MOUNT_POINT``, read-write; none when it has none. The launcher
-    calls this for every agent (the provisioner sets it only when all are this
-    machine's engine); a folder gone meanwhile fails the launch saying so."""
+    ``core.workdir.MOUNT_POINT``: read-write, or read-only when root owns it (see
+    ``core.workdir.read_only_root``); none when it has none. The launcher calls this
+    for every agent (the provisioner sets it only when all are this machine's
+    engine); a folder gone meanwhile fails the launch saying so."""
     if host_root is None:
         return ()
     if not os.path.isabs(host_root) or not os.path.isdir(host_root):
@@ -171,4 +172,4 @@ def notebook_mount(host_root: str | None) -> tuple[BindMount, ...]:
             f"{WORK_HOME})",
             "workdir",
         )
-    return (BindMount(host_root, MOUNT_POINT, False),)
+    return (BindMount(host_root, MOUNT_POINT, read_only_root(os.stat(host_root).st_uid)),)

@@ -38,7 +38,8 @@ from ..core.workdir import MOUNT_POINT, Workdir, in_data_folder, map_cwd, plan_w
 from ..errors import ClusterError
 
 #: The kernel's environment variable holding why it does not start in the
-#: notebook's folder (read and removed by the in-container extension).
+#: notebook's folder, or that the folder is read-only (read and removed by the
+#: in-container extension).
 NOTE_ENV = "JUPYTER_CLUSTER_WORKDIR_NOTE"
 #: The start_kernel argument with a notebook's folder in the data-folders drive
 #: (``NAME/sub``), set by the server extension for cluster kernels only.

@@ -229,7 +229,7 @@ def cluster_magic(line: str) -> None:
         print(f"%cluster: exit code {code}", file=sys.stderr)
 
 
-#: Why the kernel does not start in its notebook's folder (set by the provisioner,
+#: What the kernel's folder lacks (not the notebook's, or read-only; set by the provisioner,
 #: jupyter_cluster/provisioning/workdir.py).
 WORKDIR_NOTE_ENV = "JUPYTER_CLUSTER_WORKDIR_NOTE"
 

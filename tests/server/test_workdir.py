@@ -149,6 +149,48 @@ async def test_the_kernel_starts_in_the_notebooks_folder_in_every_container(
     assert session["size"] == 2
 
 
+READ_BACK = """
+import errno, os, subprocess
+print(os.getcwd(), open("data.csv").read())
+try:
+    open("out.txt", "w")
+except OSError as exc:
+    print("write:", errno.errorcode[exc.errno])
+cat = f'ssh sub1 "cd {os.getcwd()} && cat data.csv"'
+print(subprocess.run(cat, shell=True, capture_output=True, text=True).stdout)
+"""
+
+
+@jp_async
+@pytest.mark.parametrize("cluster_config", [SIZE2], indirect=True)
+async def test_a_root_owned_root_folder_is_there_read_only(
+    jp_fetch: Any, jp_ws_fetch: Any, cluster: Any, jp_root_dir: Path
+) -> None:
+    """The README's ``make lab`` runs the server as root, from root's clone: the
+    notebook's neighbours are read in main1 and over SSH, nothing can be written
+    there (work is never root), and the first output says so and what to do."""
+    if os.getuid() != 0:
+        if os.environ.get("CI"):  # CI runs as root: never hide this test there
+            pytest.fail("CI must run this test as root")
+        pytest.skip("needs root, to serve a root-owned folder")
+    folder = jp_root_dir / "clone"
+    folder.mkdir()
+    (folder / "data.csv").write_text(DATA)
+    assert jp_root_dir.stat().st_uid == 0 and folder.stat().st_uid == 0
+    kid = await start_notebook_kernel(jp_fetch, "clone/analysis.ipynb")
+    ws = await jp_ws_fetch("api", "kernels", kid, "channels")
+    try:
+        out = await run_cell(ws, READ_BACK)
+        assert out[0].startswith("jupyter-cluster: the notebook's folder is mounted read-only")
+        assert "run the server as a user other than root" in out[0], out
+        printed = "".join(out[1:])
+        assert printed == f"/mnt/lab/clone {DATA}\nwrite: EROFS\n{DATA}\n", printed
+    finally:
+        ws.close()
+    await jp_fetch("api", "kernels", kid, method="DELETE")
+    assert sorted(p.name for p in folder.iterdir()) == ["data.csv"]
+
+
 @jp_async
 @pytest.mark.parametrize(
     "cluster_config",

@@ -15,11 +15,13 @@ from jupyter_cluster.core.state import SessionStatus
 from jupyter_cluster.core.warm import shape_of
 from jupyter_cluster.core.workdir import (
     MOUNT_POINT,
+    READ_ONLY_NOTE,
     Workdir,
     in_data_folder,
     inside,
     map_cwd,
     plan_workdir,
+    read_only_root,
 )
 from jupyter_cluster.engine.agents.base import AgentConfig, BindMount
 from jupyter_cluster.engine.folders import notebook_mount
@@ -58,13 +60,26 @@ def test_no_notebook_no_mount_and_nothing_said() -> None:
         ({"refused": "agent a2 is not this machine's Docker engine"}, "agent a2 is not"),
         ({"root": None}, "no Jupyter server root"),
         ({"root_owner": 1001}, "c.ContainerHardening.work_uid = 1001"),
-        ({"root_owner": 0}, "run the server as a user other than root"),
     ],
 )
 def test_unsafe_or_off_starts_in_home_and_says_why(changes: dict[str, object], said: str) -> None:
     plan = plan_workdir(cwd="/srv/lab/proj", **{**FACTS, **changes})  # type: ignore[arg-type]
     assert plan.host_root is None and plan.cwd == "/home/work"
     assert said in plan.note and "relative paths are in /home/work" in plan.note
+
+
+def test_a_root_owned_root_is_mounted_read_only_and_the_note_says_so() -> None:
+    """A server run as root (``make lab``) serves root's folder: work, never root,
+    reads the notebook's neighbours there but writes nothing as another user."""
+    plan = plan_workdir(cwd="/srv/lab/proj", **{**FACTS, "root_owner": 0})
+    assert (plan.host_root, plan.cwd, plan.note) == (
+        "/srv/lab",
+        f"{MOUNT_POINT}/proj",
+        READ_ONLY_NOTE,
+    )
+    assert "read-only" in READ_ONLY_NOTE
+    assert "run the server as a user other than root" in READ_ONLY_NOTE
+    assert read_only_root(0) and not read_only_root(1000) and not read_only_root(None)
 
 
 def test_a_notebook_outside_the_root_is_not_mounted() -> None:
@@ -109,8 +124,14 @@ def test_an_agent_is_this_machine_only_over_a_unix_socket(
 
 
 def test_the_engine_mounts_only_an_existing_absolute_directory(tmp_path: Path) -> None:
+    """Read-write, or read-only exactly when root owns the folder."""
+    owned = tmp_path / "owned"
+    owned.mkdir()
+    if os.getuid() == 0:
+        os.chown(owned, 1000, 1000)
     assert notebook_mount(None) == ()
-    assert notebook_mount(str(tmp_path)) == (BindMount(str(tmp_path), MOUNT_POINT, False),)
+    assert notebook_mount(str(owned)) == (BindMount(str(owned), MOUNT_POINT, False),)
+    assert notebook_mount("/") == (BindMount("/", MOUNT_POINT, True),)  # root's everywhere
     for bad in (str(tmp_path / "gone"), "relative"):
         with pytest.raises(InvalidRequest, match="mount_notebook_dir"):
             notebook_mount(bad)
@@ -141,7 +162,7 @@ def test_the_provisioner_gathers_the_facts(tmp_path: Path) -> None:
     (tmp_path / "link").symlink_to(tmp_path / "real")
     chooser = NotebookDir()
     chooser.parent = _KernelManager(tmp_path / "link")  # type: ignore[attr-defined]
-    if os.getuid() == 0:  # a root-owned folder is never mounted: give it an owner
+    if os.getuid() == 0:  # a root-owned folder is mounted read-only: give it an owner
         os.chown(tmp_path / "real", 4242, 4242)
     uid = (tmp_path / "real").stat().st_uid
     cwd = {"cwd": str(tmp_path / "link" / "proj")}
