@@ -14,12 +14,11 @@ image's and SSH sessions saw none of the image's variables: ``python3: not found
 from __future__ import annotations
 
 import pytest
-from jupyter_client.manager import AsyncKernelManager
 
 from tests.support.constants import IMAGE, SMALL_FLAGS
 from tests.support.docker import docker
 from tests.support.images import build_variant
-from tests.support.kernels import ok_cell, start_client
+from tests.support.kernels import kernel_running, ok_cell
 
 from .support import Workspace
 from .test_warm_pool import SHAPE, run
@@ -81,14 +80,9 @@ async def test_a_kernel_runs_on_the_images_python(
     ws: Workspace, conda_like: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     name = ws.install_kernelspec(monkeypatch, "itest-conda", "--image", conda_like, *SMALL_FLAGS)
-    km = AsyncKernelManager(kernel_name=name)
-    kc = await start_client(km)
-    try:
+    async with kernel_running(name) as kc:
         cell = await ok_cell(kc, "import sys, os; print(sys.executable, os.environ['HOME'])")
-        assert cell.stdout == f"{PYTHON} /home/work\n"
-    finally:
-        kc.stop_channels()
-        await km.shutdown_kernel(now=True)
+    assert cell.stdout == f"{PYTHON} /home/work\n"
 
 
 async def test_a_warm_set_of_the_image_has_its_environment(ws: Workspace, conda_like: str) -> None:

@@ -7,10 +7,9 @@ them only, and the kernelspec command refuses a reserved name before writing any
 from __future__ import annotations
 
 import pytest
-from jupyter_client.manager import AsyncKernelManager
 
 from tests.support.constants import SMALL_FLAGS
-from tests.support.kernels import ok_cell, start_client
+from tests.support.kernels import kernel_running, ok_cell
 
 from .support import Workspace
 from .test_warm_pool import SHAPE, run
@@ -70,9 +69,7 @@ async def test_the_kernel_has_the_variables(ws: Workspace, monkeypatch: pytest.M
     name = ws.install_kernelspec(
         monkeypatch, "itest-env", *SMALL_FLAGS, "--env", f"MY_TOKEN={SECRET}", "--env", "B=2"
     )
-    km = AsyncKernelManager(kernel_name=name)
-    kc = await start_client(km)
-    try:
+    async with kernel_running(name) as kc:
         code = (
             "import os; print(os.environ['MY_TOKEN'], os.environ['B'], 'PYTHONPATH' in os.environ)"
         )
@@ -82,9 +79,6 @@ async def test_the_kernel_has_the_variables(ws: Workspace, monkeypatch: pytest.M
             kc, "import subprocess; print(subprocess.getoutput('ssh main1 printenv B'))"
         )
         assert cell.stdout == "2\n"
-    finally:
-        kc.stop_channels()
-        await km.shutdown_kernel(now=True)
 
 
 async def test_a_warm_set_takes_the_launchs_variables(ws: Workspace) -> None:

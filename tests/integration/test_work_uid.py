@@ -15,11 +15,10 @@ import pwd
 import subprocess
 
 import pytest
-from jupyter_client.manager import AsyncKernelManager
 
 from jupyter_cluster.core.uids import TEAM_WORK_UID
 from tests.support.constants import CLI, SMALL_FLAGS
-from tests.support.kernels import ok_cell, start_client
+from tests.support.kernels import kernel_running, ok_cell
 from tests.support.processes import free_port
 
 from .support import Workspace
@@ -50,14 +49,9 @@ def test_every_process_of_a_session_runs_as_work_uid(ws: Workspace) -> None:
 async def test_the_kernel_runs_as_work_uid(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
     ws.write_config(f"c.ContainerHardening.work_uid = {TEAM_WORK_UID}\n")
     name = ws.install_kernelspec(monkeypatch, "itest-uid", *SMALL_FLAGS)
-    km = AsyncKernelManager(kernel_name=name)
-    kc = await start_client(km)
-    try:
+    async with kernel_running(name) as kc:
         cell = await ok_cell(kc, "import os; print(os.getuid(), os.getgid())")
-        assert cell.stdout == f"{UID} {UID}\n"
-    finally:
-        kc.stop_channels()
-        await km.shutdown_kernel(now=True)
+    assert cell.stdout == f"{UID} {UID}\n"
 
 
 def test_a_work_uid_held_by_a_host_account_stops_the_engine(ws: Workspace) -> None:

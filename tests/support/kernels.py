@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,3 +95,16 @@ async def start_client(km: AsyncKernelManager, **start: Any) -> AsyncKernelClien
         kc.stop_channels()
         raise
     return kc
+
+
+@asynccontextmanager
+async def kernel_running(kernel_name: str, **start: Any) -> AsyncIterator[AsyncKernelClient]:
+    """A kernel of ``kernel_name`` started (``start`` goes to ``start_kernel``) and its
+    ready client; on leaving, the client's channels stop and the kernel is shut down."""
+    km = AsyncKernelManager(kernel_name=kernel_name)
+    kc = await start_client(km, **start)
+    try:
+        yield kc
+    finally:
+        kc.stop_channels()
+        await km.shutdown_kernel(now=True)
