@@ -172,4 +172,8 @@ def notebook_mount(host_root: str | None) -> tuple[BindMount, ...]:
             f"{WORK_HOME})",
             "workdir",
         )
-    return (BindMount(host_root, MOUNT_POINT, read_only_root(os.stat(host_root).st_uid)),)
+    if read_only_root(os.stat(host_root).st_uid):
+        # What is mounted below it (a root folder of "/" has /run, /tmp…) stays out:
+        # Docker's read-only bind leaves those writable, and they are not the folder.
+        return (BindMount(host_root, MOUNT_POINT, readonly=True, recursive=False),)
+    return (BindMount(host_root, MOUNT_POINT),)

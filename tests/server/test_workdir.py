@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import time
 import uuid
 from pathlib import Path
@@ -158,6 +159,10 @@ except OSError as exc:
     print("write:", errno.errorcode[exc.errno])
 cat = f'ssh sub1 "cd {os.getcwd()} && cat data.csv"'
 print(subprocess.run(cat, shell=True, capture_output=True, text=True).stdout)
+try:
+    open("scratch/x", "w")
+except OSError as exc:
+    print("below:", os.listdir("scratch"), errno.errorcode[exc.errno])
 """
 
 
@@ -177,18 +182,29 @@ async def test_a_root_owned_root_folder_is_there_read_only(
     folder.mkdir()
     (folder / "data.csv").write_text(DATA)
     assert jp_root_dir.stat().st_uid == 0 and folder.stat().st_uid == 0
-    kid = await start_notebook_kernel(jp_fetch, "clone/analysis.ipynb")
-    ws = await jp_ws_fetch("api", "kernels", kid, "channels")
+    # A file system mounted below it, writable by all (as /tmp is below "/"): Docker's
+    # read-only bind would leave it writable; it must stay out of the containers.
+    scratch = folder / "scratch"
+    scratch.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=1777", "jc-test", str(scratch)], check=True)
     try:
-        out = await run_cell(ws, READ_BACK)
-        assert out[0].startswith("jupyter-cluster: the notebook's folder is mounted read-only")
-        assert "run the server as a user other than root" in out[0], out
-        printed = "".join(out[1:])
-        assert printed == f"/mnt/lab/clone {DATA}\nwrite: EROFS\n{DATA}\n", printed
+        (scratch / "inside.txt").write_text("on the tmpfs")
+        kid = await start_notebook_kernel(jp_fetch, "clone/analysis.ipynb")
+        ws = await jp_ws_fetch("api", "kernels", kid, "channels")
+        try:
+            out = await run_cell(ws, READ_BACK)
+            assert out[0].startswith("jupyter-cluster: the notebook's folder is mounted read-only")
+            assert "run the server as a user other than root" in out[0], out
+            printed = "".join(out[1:])
+            expected = f"/mnt/lab/clone {DATA}\nwrite: EROFS\n{DATA}\nbelow: [] EROFS\n"
+            assert printed == expected, printed
+        finally:
+            ws.close()
+        await jp_fetch("api", "kernels", kid, method="DELETE")
+        assert sorted(p.name for p in scratch.iterdir()) == ["inside.txt"]
     finally:
-        ws.close()
-    await jp_fetch("api", "kernels", kid, method="DELETE")
-    assert sorted(p.name for p in folder.iterdir()) == ["data.csv"]
+        subprocess.run(["umount", str(scratch)], check=True)
+    assert sorted(p.name for p in folder.iterdir()) == ["data.csv", "scratch"]
 
 
 @jp_async

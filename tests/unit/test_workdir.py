@@ -24,6 +24,7 @@ from jupyter_cluster.core.workdir import (
     read_only_root,
 )
 from jupyter_cluster.engine.agents.base import AgentConfig, BindMount
+from jupyter_cluster.engine.agents.docker.models import mount_config
 from jupyter_cluster.engine.folders import notebook_mount
 from jupyter_cluster.errors import InvalidRequest
 from jupyter_cluster.provisioning.workdir import NotebookDir
@@ -131,7 +132,11 @@ def test_the_engine_mounts_only_an_existing_absolute_directory(tmp_path: Path) -
         os.chown(owned, 1000, 1000)
     assert notebook_mount(None) == ()
     assert notebook_mount(str(owned)) == (BindMount(str(owned), MOUNT_POINT, False),)
-    assert notebook_mount("/") == (BindMount("/", MOUNT_POINT, True),)  # root's everywhere
+    # root's everywhere: read-only, and without what is mounted below it (/proc, /run…)
+    assert notebook_mount("/") == (BindMount("/", MOUNT_POINT, True, recursive=False),)
+    config = mount_config(notebook_mount("/")[0])
+    assert config["ReadOnly"] and config["BindOptions"] == {"NonRecursive": True}
+    assert "BindOptions" not in mount_config(notebook_mount(str(owned))[0])
     for bad in (str(tmp_path / "gone"), "relative"):
         with pytest.raises(InvalidRequest, match="mount_notebook_dir"):
             notebook_mount(bad)

@@ -65,6 +65,9 @@ class BindMount:
     target: str
     readonly: bool = False
     volume: bool = False
+    #: False: the folder alone, without what is mounted below it (Docker's recursive
+    #: read-only bind leaves those writable on engines before 25).
+    recursive: bool = True
 
 
 @dataclass(frozen=True)

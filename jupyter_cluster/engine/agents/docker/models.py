@@ -19,6 +19,19 @@ from ..base import BindMount, ContainerSpec, ContainerState, NetworkState
 BRIDGE_NAME_OPTION = "com.docker.network.bridge.name"
 
 
+def mount_config(mount: BindMount) -> dict[str, Any]:
+    """One of a container's mounts as Docker's API takes it."""
+    config: dict[str, Any] = {
+        "Type": "volume" if mount.volume else "bind",
+        "Source": mount.source,
+        "Target": mount.target,
+        "ReadOnly": mount.readonly,
+    }
+    if not mount.volume and not mount.recursive:
+        config["BindOptions"] = {"NonRecursive": True}
+    return config
+
+
 def container_config(spec: ContainerSpec, address: str) -> dict[str, Any]:
     """The body of ``POST /containers/create`` for ``spec``; ports published on
     ``address`` (the agent's)."""
@@ -30,15 +43,7 @@ def container_config(spec: ContainerSpec, address: str) -> dict[str, Any]:
         "ShmSize": res.shm,
         "Init": True,
         "NetworkMode": spec.network,
-        "Mounts": [
-            {
-                "Type": "volume" if m.volume else "bind",
-                "Source": m.source,
-                "Target": m.target,
-                "ReadOnly": m.readonly,
-            }
-            for m in spec.mounts
-        ],
+        "Mounts": [mount_config(m) for m in spec.mounts],
         "PortBindings": {
             f"{port}/tcp": [{"HostIp": address, "HostPort": ""}] for port in spec.publish
         },
