@@ -66,14 +66,15 @@ ensure_work() {
 # LD_LIBRARY_PATH…, under the session's), as the kernel and `exec` do: sshd starts
 # them with its own short PATH, then reads ~/.ssh/environment, which links to this
 # file (work's, 0600, in root's folder: root never writes in a folder of work's).
-# Shell built-ins only; a value with a newline cannot be given there and is left out.
+# Shell built-ins only; a value with a newline cannot be given there and is left out,
+# and TERM is the SSH client's terminal's, not the image's.
 write_ssh_environment() {
     nl='
 '
     export -p | while IFS= read -r line; do
         case $line in "export "*=*) name=${line#export } ;; *) continue ;; esac
         name=${name%%=*}
-        case $name in "" | PWD | OLDPWD | SHLVL | _ | [0-9]* | *[!A-Za-z0-9_]*) continue ;; esac
+        case $name in "" | PWD | OLDPWD | SHLVL | _ | TERM | [0-9]* | *[!A-Za-z0-9_]*) continue ;; esac
         eval "value=\${$name-}"
         case $value in *"$nl"*) continue ;; esac
         printf '%s=%s\n' "$name" "$value"

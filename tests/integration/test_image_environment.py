@@ -36,6 +36,7 @@ RUN mkdir -p /opt/conda/bin /opt/conda/lib \\
 ENV PATH=/opt/conda/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \\
     LD_LIBRARY_PATH=/opt/conda/lib \\
     HOME=/home/jovyan \\
+    TERM=dumb \\
     IMAGE_NOTE="a 'quoted' \\$value = x"
 """
 #: What each way in prints: python3's path, the library path, the note, HOME, host.
@@ -71,6 +72,9 @@ def test_exec_ssh_and_login_shells_have_the_images_environment(
     assert ws.sh("conda", "sub1", f"ssh main1 '{PROBE}'") == expected("main1")
     login = ws.sh("conda", "main1", "ssh sub1 bash -lc 'command\\ -v\\ python3'")
     assert login == f"{PYTHON}\n"
+    # a terminal's type is the SSH client's, not the image's
+    terminal = ws.sh("conda", "main1", "TERM=xterm-256color ssh -tt sub1 'echo $TERM'")
+    assert terminal.strip() == "xterm-256color"
     mode = ws.sh("conda", "sub1", "stat -L -c '%a %U' ~/.ssh/environment")
     assert mode == "600 work\n"  # launch variables may be secrets
     ws.ok_cli("rm", "conda")
