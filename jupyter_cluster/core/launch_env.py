@@ -20,14 +20,14 @@ NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: Prefixes of the variables the project sets itself.
 RESERVED_PREFIXES = ("BACKENDAI_", "JC_", "JUPYTER_CLUSTER_")
 #: Other names the project sets in containers (:func:`~.naming.container_env`, the
-#: GPU count, the kernel's ``PYTHONPATH`` and terminals' ``TERM``).
+#: GPU count, the kernel's ``PYTHONPATH`` and terminals' ``TERM``), and ``PATH``,
+#: which it keeps from the image: a PATH of the user's would hide the image's python3.
 RESERVED_NAMES = frozenset(
     {
         "PATH",
         "HOME",
         "USER",
         "LOGNAME",
-        "LANG",
         "GPU_COUNT",
         "N_GPUS",
         "GPU_TYPE",

@@ -132,9 +132,10 @@ def container_env(session: Session, container: Container) -> dict[str, str]:
     other session variables, its GPU count (``GPU_COUNT``, ``N_GPUS``), plus user basics,
     then the user's launch variables (reserved names only when a site allows them).
 
-    Docker puts them over the image's own, which stay: PATH is not among them (unless
-    a site lets users set it), so an image that keeps python3 or its tools elsewhere
-    (``ENV PATH=/opt/conda/bin:$PATH``) finds them in the kernel, ``exec`` and SSH."""
+    Docker puts them over the image's own, which stay: PATH and LANG are not among
+    them (unless a user sets them, where allowed), so an image that keeps python3 or
+    its tools elsewhere (``ENV PATH=/opt/conda/bin:$PATH``) finds them in the kernel,
+    ``exec`` and SSH, and an image's locale is its own."""
     return {
         **cluster_env(session, container),
         **backendai_env(session, container),
@@ -142,7 +143,6 @@ def container_env(session: Session, container: Container) -> dict[str, str]:
         "HOME": WORK_HOME,
         "USER": WORK_USER,
         "LOGNAME": WORK_USER,
-        "LANG": "C.UTF-8",
         "JUPYTER_CLUSTER_HOSTFILE": HOSTFILE_PATH,
         **dict(session.spec.env),
     }

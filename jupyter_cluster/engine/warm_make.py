@@ -127,7 +127,7 @@ async def make_container(
         hostname=host,
         network=network,
         aliases=(host,),
-        env={"HOME": naming.WORK_HOME, "LANG": "C.UTF-8"},
+        env={"HOME": naming.WORK_HOME},
         labels=pool.labels(
             **{naming.LABEL_WARM: shape.key, naming.LABEL_HOST: host, naming.LABEL_ROLE: role}
         ),

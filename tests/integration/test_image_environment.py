@@ -3,7 +3,7 @@
 Images that keep Python and their tools out of /usr/bin (conda's /opt/conda/bin,
 CUDA's /usr/local/cuda/bin and its LD_LIBRARY_PATH) say so in their environment.
 The image here moves python3 to /opt/conda/bin, which only its ``PATH`` names, and
-sets ``LD_LIBRARY_PATH``, a ``HOME`` of another user and a value a shell or an env
+sets ``LD_LIBRARY_PATH``, a locale, a ``HOME`` of another user and a value a shell or an env
 file could mangle. The kernel, ``exec``, ``ssh subN CMD`` (what mpirun runs), login
 shells (terminals, an interactive ``ssh``) and a warm set's containers must all find
 python3 there and see the image's variables, under the session's own (``HOME``,
@@ -37,14 +37,18 @@ ENV PATH=/opt/conda/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:
     LD_LIBRARY_PATH=/opt/conda/lib \\
     HOME=/home/jovyan \\
     TERM=dumb \\
+    LANG=ja_JP.UTF-8 \\
     IMAGE_NOTE="a 'quoted' \\$value = x"
 """
-#: What each way in prints: python3's path, the library path, the note, HOME, host.
-PROBE = 'command -v python3; echo "$LD_LIBRARY_PATH|$IMAGE_NOTE|$HOME|$BACKENDAI_CLUSTER_HOST"'
+#: What each way in prints: python3's path, the library path, the note, the image's
+#: locale, HOME, host.
+PROBE = (
+    'command -v python3; echo "$LD_LIBRARY_PATH|$IMAGE_NOTE|$LANG|$HOME|$BACKENDAI_CLUSTER_HOST"'
+)
 
 
 def expected(host: str) -> str:
-    return f"{PYTHON}\n/opt/conda/lib|{NOTE}|/home/work|{host}\n"
+    return f"{PYTHON}\n/opt/conda/lib|{NOTE}|ja_JP.UTF-8|/home/work|{host}\n"
 
 
 @pytest.fixture(scope="module")
