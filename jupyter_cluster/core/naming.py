@@ -56,9 +56,8 @@ WORK_USER = "work"
 WORK_UID = 1000
 WORK_UID_FILE = RUNTIME_DIR + "/work-uid"
 #: The container's environment as SSH sessions get it (``~/.ssh/environment`` links
-#: here), written by the start-up script from its own; and the PATH in it alone.
+#: here), written by the start-up script from its own.
 SSH_ENVIRONMENT = RUNTIME_DIR + "/ssh-environment"
-CONTAINER_PATH_FILE = RUNTIME_DIR + "/path"
 WORK_HOME = "/home/work"
 #: Where a session's start-up-files volume is mounted (see engine/launch/shared_files).
 SHARED_FILES_DIR = "/opt/jupyter-cluster-files"

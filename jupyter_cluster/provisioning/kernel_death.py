@@ -56,8 +56,10 @@ def kernel_lines(log: list[str], kernel_id: str) -> list[str] | None:
 def describe(code: int, lines: list[str] | None) -> str:
     """The note: the exit code and the kernel's last lines (or where to look)."""
     said = f"the kernel exited with code {code}"
-    if code < 0 or code > 128:
+    if code > 128:
         said = f"the kernel was ended by a signal (exit code {code})"
+    elif code < 0:  # its exec's stream broke, or a re-attached kernel's pid is gone
+        said = "the kernel ended (its exit code is not known)"
     if not lines:
         return f"{said}; see `jupyter cluster logs SESSION main1`"
     tail = [printable(line) for line in lines[-SHOWN:]]

@@ -82,6 +82,13 @@ write_ssh_environment() {
     printf '%s\n' "${PATH-}" >"$RT/path"
 }
 
+# One of sshd's lines, as the log has it: "sshd: …", without the carriage return
+# sshd ends it with (a pattern, not a command substitution: no fork on the way up).
+sshd_line() {
+    case $line in *[[:cntrl:]]) line=${line%?} ;; esac
+    echo "sshd: $line"
+}
+
 main() {
     # First, since a kernel may be started early and waits for it: kernel output
     # written to this FIFO lands in the container's log (our stdout).
@@ -123,10 +130,9 @@ main() {
     SSHD_PID=$!
     trap 'kill "$SSHD_PID" 2>/dev/null' TERM INT
     exec 3<"$RT/sshd.fifo"
-    cr=$(printf '\r')
     listening=
     while IFS= read -r line <&3; do
-        echo "sshd: ${line%"$cr"}"
+        sshd_line
         case $line in *"Server listening on "*" port 2200."*)
             listening=yes
             break
@@ -139,7 +145,7 @@ main() {
         kill "$SSHD_PID" 2>/dev/null
         return 1
     fi
-    while IFS= read -r line; do echo "sshd: ${line%"$cr"}"; done <&3 &
+    while IFS= read -r line; do sshd_line; done <&3 &
     exec 3<&-
 
     # With restricted egress, the engine sets the rules from outside once we run,

@@ -48,6 +48,7 @@ def test_the_note_gives_the_code_the_last_lines_and_what_to_do() -> None:
     assert describe(137, ["\x1b[31mKilled\x1b[0m"]) == (
         "the kernel was ended by a signal (exit code 137); its last output in main1: Killed"
     )
+    assert describe(-1, None).startswith("the kernel ended (its exit code is not known); see")
     for lines_found in (None, []):
         assert describe(1, lines_found) == (
             "the kernel exited with code 1; see `jupyter cluster logs SESSION main1`"
