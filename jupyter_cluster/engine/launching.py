@@ -132,10 +132,10 @@ class SessionLauncher:
             updated_at=now,
             owner=owner,
         )
-        self.store.insert_session(session, self.quota() if quota is None else quota)
-        if kernel:
-            self.store.set_kernel_id(session_id, session_id)
-        self.store.set_driver(session_id, this_process())
+        if kernel:  # a server will start a kernel in main1 with the session's own id
+            session = session.with_(kernel_id=session_id)
+        quota = self.quota() if quota is None else quota
+        self.store.insert_session(session, quota, driver=this_process())
         policy = self._queue_policy()
         first = self.store.place_if_first(
             session_id, slots, order=policy.order, backfill=policy.backfill

@@ -195,7 +195,8 @@ class Reconciler:
             self.log.warning("session %s degraded: %s", session.id, why)
 
     async def _docker_side(self, session_id: str, found: list[tuple[str, ContainerState]]) -> None:
-        session = self.store.get(session_id)
+        record = self.store.with_driver(session_id)
+        session, driver = record or (None, None)
         live = session is not None and session.status in LIVE
         if not live:
             # Only containers with no record at all are orphans to adopt: a session
@@ -230,7 +231,6 @@ class Reconciler:
             await tear_down(ghost, self.agents, self.store.manager_id)
             return
         assert session is not None
-        driver = self.store.driver(session_id)
         if session.status in SETTLING:
             if not driver_alive(driver):
                 await self._fail(session, f"the process launching it ({describe(driver)}) exited")
@@ -286,8 +286,12 @@ class Reconciler:
             self.store.set_status(session.id, SessionStatus.RUNNING, "")
             self.log.info("session %s runs again: every container answers", session.id)
 
-    async def _store_side(self, session: Session) -> None:
-        driver = self.store.driver(session.id)
+    async def _store_side(self, listed: Session) -> None:
+        # Read again, with its driver: the list was read before the scan's awaits.
+        record = self.store.with_driver(listed.id)
+        if record is None or record[0].updated_at >= self.started:
+            return  # forgotten, or changed since the scan began: the next pass's
+        session, driver = record
         if session.status is SessionStatus.ERROR:
             return
         if session.status is SessionStatus.PENDING:

@@ -40,12 +40,16 @@ SET_DRIVER = "UPDATE sessions SET driver_pid = ?, driver_host = ?, driver_starte
 class Store(PlacingStore):
     """The SQLite store at ``path`` (created, with its parent folders, if missing)."""
 
-    def insert_session(self, session: Session, quota: Quota | None = None) -> None:
-        """Store a new session and its containers.
+    def insert_session(
+        self, session: Session, quota: Quota | None = None, driver: Driver | None = None
+    ) -> None:
+        """Store a new session and its containers, with the process that drives it.
 
         ``created_at`` defaults to now when zero; ``updated_at`` is now. Raises
         Conflict when the id exists, another session not ended has the same name,
         or it would take its owner over ``quota`` (checked in the same transaction).
+        The driver is written in the same transaction: a reconciliation in another
+        process must never see a new session without one and take it as abandoned.
         """
         now = time.time()
         session = session.with_(created_at=session.created_at or now, updated_at=now)
@@ -67,6 +71,8 @@ class Store(PlacingStore):
                 if refusal:
                     raise Conflict(refusal)
             self._write(db, session)
+            if driver is not None:
+                db.execute(SET_DRIVER, (driver.pid, driver.host, driver.started, session.id))
 
     def get(self, session_id: str) -> Session | None:
         """The session with exactly this id, or None."""
@@ -263,13 +269,19 @@ class Store(PlacingStore):
 
     def driver(self, session_id: str) -> Driver | None:
         """The driver recorded by :meth:`set_driver` (None if none); raises NotFound."""
-        sql = "SELECT driver_pid, driver_host, driver_started FROM sessions WHERE id = ?"
-        with self.transactions.lock:
-            row = self.transactions.db.execute(sql, (session_id,)).fetchone()
-        if row is None:
-            raise NotFound(f"no session has id {session_id!r}")
-        pid, host, started = row
-        return None if pid is None else Driver(pid, host or "", started or "")
+        with self.tx(write=False) as db:
+            return _read_driver(db, session_id)
+
+    def with_driver(self, session_id: str) -> tuple[Session, Driver | None] | None:
+        """The session and its driver read together (None if no such session).
+
+        Reconciliation judges a launch abandoned from both: read apart, a launch that
+        finished in between (RUNNING, then its driver cleared) would look like a
+        PREPARING session with no driver, and a running session would be failed.
+        """
+        with self.tx(write=False) as db:
+            found = self._select(db, "WHERE id = ?", (session_id,))
+            return (found[0], _read_driver(db, session_id)) if found else None
 
     def prune_history(self, max_age: float, max_count: int, now: float | None = None) -> int:
         """Forget ended (TERMINATED, CANCELLED) sessions older than ``max_age`` seconds
@@ -318,3 +330,13 @@ class Store(PlacingStore):
         """Forget a session's key material (no error if there is none)."""
         with self.tx() as db:
             db.execute("DELETE FROM keys WHERE session_id = ?", (session_id,))
+
+
+def _read_driver(db: Any, session_id: str) -> Driver | None:
+    """The driver columns of one session, in the caller's transaction."""
+    sql = "SELECT driver_pid, driver_host, driver_started FROM sessions WHERE id = ?"
+    row = db.execute(sql, (session_id,)).fetchone()
+    if row is None:
+        raise NotFound(f"no session has id {session_id!r}")
+    pid, host, started = row
+    return None if pid is None else Driver(pid, host or "", started or "")

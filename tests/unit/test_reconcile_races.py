@@ -1,0 +1,160 @@
+"""Reconciliation racing a launch that another process drives to its end.
+
+A launch's driver marks the session RUNNING and then clears its driver record. A
+reconciliation in another process (any CLI command runs one) that read the
+session's status and its driver apart could see a PREPARING session with no
+driver between the two and tear the just-started session down as abandoned
+("the process launching it (unrecorded) exited"). A session submitted by one
+process must likewise never be stored, even for a moment, without its driver.
+These tests make the launch end at the worst moment, deterministically.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from jupyter_cluster.core.naming import DEFAULT_IMAGE, LABEL_SESSION
+from jupyter_cluster.core.state import SessionStatus
+from jupyter_cluster.engine.agents.fake import FakeAgent
+from jupyter_cluster.engine.manager import ClusterManager
+from jupyter_cluster.engine.reconcile import Reconciler
+from jupyter_cluster.engine.store.drivers import Driver, this_process
+from jupyter_cluster.engine.store.sessions import Store
+
+
+def one_agent(tmp_path: Path) -> tuple[ClusterManager, FakeAgent]:
+    agent = FakeAgent("local", ready_on_start=True)
+    manager = ClusterManager(
+        db_path=str(tmp_path / "cluster.db"),
+        data_root=str(tmp_path / "folders"),
+        agent_factory=lambda config: agent,
+    )
+    return manager, agent
+
+
+def back_to_preparing(store: Store, session_id: str, driver: Driver) -> None:
+    """Record a session as a live driver's launch that has not finished yet (its
+    containers may already run): the state a launch is in just before its end."""
+    preparing = store.require(session_id).with_(status=SessionStatus.PREPARING)
+    with store.tx() as db:
+        store._write(db, preparing)
+    store.set_driver(session_id, driver)
+
+
+def finish_launch(store: Store, session_id: str) -> None:
+    """What a launch's driver does last: RUNNING, then its record cleared."""
+    store.set_status(session_id, SessionStatus.RUNNING, "")
+    store.set_driver(session_id, None)
+
+
+class FinishOnFirstRead:
+    """The store, but the launch of ``session_id`` finishes right after the first
+    call that names it once ``armed``: whatever reconciliation reads next is the
+    finished launch."""
+
+    def __init__(self, store: Store, session_id: str) -> None:
+        self.store, self.session_id, self.armed, self.fired = store, session_id, False, False
+
+    def __getattr__(self, name: str) -> Any:
+        real = getattr(self.store, name)
+        if not callable(real):
+            return real
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            result = real(*args, **kwargs)
+            if self.armed and not self.fired and self.session_id in args:
+                self.fired = True
+                finish_launch(self.store, self.session_id)
+            return result
+
+        return call
+
+
+def dead_driver() -> Driver:
+    done = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return this_process(int(done.stdout))
+
+
+async def test_a_launch_that_ends_while_reconciliation_reads_it_keeps_running(
+    tmp_path: Path,
+) -> None:
+    manager, agent = one_agent(tmp_path)
+    session = await manager.launch(manager.make_spec(image=DEFAULT_IMAGE, size=2))
+    back_to_preparing(manager.store, session.id, this_process())
+    store = FinishOnFirstRead(manager.store, session.id)
+    real_list: Callable[..., Any] = agent.list_containers
+
+    async def scan_then_arm(labels: Mapping[str, str], **how: Any) -> Any:
+        found = await real_list(labels, **how)
+        store.armed = True  # the scan saw the containers; the reads come next
+        return found
+
+    agent.list_containers = scan_then_arm  # type: ignore[method-assign]
+    reconciler = Reconciler(
+        store,  # type: ignore[arg-type]
+        {"local": agent},
+        orphan_policy="remove",
+        finish_termination=manager.terminate,
+    )
+    await reconciler.run()
+    agent.list_containers = real_list  # type: ignore[method-assign]
+    assert store.fired, "the launch was never finished during the pass"
+    after = manager.store.require(session.id)
+    assert after.status is SessionStatus.RUNNING, after.status_reason
+    assert len([c for c in agent.containers.values() if c.status == "running"]) == 2
+    await manager.terminate(session.id)
+
+
+async def test_a_launch_that_ends_while_another_is_cleaned_up_keeps_running(
+    tmp_path: Path,
+) -> None:
+    """The abandoned launch (its driver died) is cleaned up first; while that awaits
+    its agent, the other launch, not on Docker when the scan ran, finishes."""
+    manager, agent = one_agent(tmp_path)
+    abandoned = await manager.submit(manager.make_spec(image=DEFAULT_IMAGE, name="abandoned"))
+    finishing = await manager.submit(manager.make_spec(image=DEFAULT_IMAGE, name="finishing"))
+    back_to_preparing(manager.store, abandoned.id, dead_driver())
+    back_to_preparing(manager.store, finishing.id, this_process())
+    real_list: Callable[..., Any] = agent.list_containers
+
+    async def finish_during_cleanup(labels: Mapping[str, str], **how: Any) -> Any:
+        if labels.get(LABEL_SESSION) == abandoned.id:  # the clean-up of the first one
+            finish_launch(manager.store, finishing.id)
+        return await real_list(labels, **how)
+
+    agent.list_containers = finish_during_cleanup  # type: ignore[method-assign]
+    await manager.refresh()
+    agent.list_containers = real_list  # type: ignore[method-assign]
+    gone = manager.store.require(abandoned.id)
+    assert gone.status is SessionStatus.ERROR
+    assert gone.status_reason.startswith("the process launching it (pid ")
+    after = manager.store.require(finishing.id)
+    assert after.status is SessionStatus.RUNNING, after.status_reason
+    await manager.terminate(finishing.id)
+
+
+async def test_a_submitted_session_is_never_stored_without_its_driver(tmp_path: Path) -> None:
+    manager, _agent = one_agent(tmp_path)
+    real_insert = manager.store.insert_session
+    seen: list[Driver | None] = []
+
+    def insert_and_look(session: Any, *args: Any, **kwargs: Any) -> None:
+        real_insert(session, *args, **kwargs)
+        seen.append(manager.store.driver(session.id))  # what another process sees now
+
+    manager.store.insert_session = insert_and_look  # type: ignore[method-assign]
+    session = await manager.submit(manager.make_spec(image=DEFAULT_IMAGE))
+    assert seen and seen[0] is not None and seen[0].pid == os.getpid()
+    record = manager.store.with_driver(session.id)
+    assert record is not None and record[1] == seen[0]
+    await manager.terminate(session.id)
