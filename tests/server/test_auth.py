@@ -23,12 +23,17 @@ from jupyter_cluster.server.handlers import default_handlers
 from jupyter_cluster.server.handlers.base import AUTH_RESOURCE, ClusterHandler
 from jupyter_cluster.server.handlers.proxy import AppProxyHandler, proxy_handlers
 from tests.support.docker import manager_objects
+from tests.support.sources import parse_files
 
 from .support import call, jp_async
 
 pytestmark = pytest.mark.docker
 HTTP_METHODS = {"get", "post", "put", "patch", "delete", "head"}
 PACKAGE = Path(jupyter_cluster.__file__).parent
+#: The handlers' modules, parsed at collection (see tests.support.sources).
+HANDLER_TREES = parse_files(
+    {Path(inspect.getsourcefile(h) or "") for _, h in (*default_handlers, ("", AppProxyHandler))}
+)
 
 
 def _decorators(node: ast.AsyncFunctionDef | ast.FunctionDef) -> list[str]:
@@ -45,7 +50,7 @@ def checked_methods() -> dict[str, set[str]]:
     files = {inspect.getsourcefile(handler) for _, handler in default_handlers}
     assert files, "no handler modules found"
     for path in sorted(Path(f) for f in files if f):
-        for cls in ast.walk(ast.parse(path.read_text())):
+        for cls in ast.walk(HANDLER_TREES[path]):
             if not isinstance(cls, ast.ClassDef):
                 continue
             for node in cls.body:
@@ -101,7 +106,7 @@ def test_the_app_proxy_is_authenticated_and_authorized() -> None:
     path = Path(inspect.getsourcefile(AppProxyHandler) or "")
     [cls] = [
         node
-        for node in ast.walk(ast.parse(path.read_text()))
+        for node in ast.walk(HANDLER_TREES[path])
         if isinstance(node, ast.ClassDef) and node.name == "AppProxyHandler"
     ]
     served = set()

@@ -16,6 +16,7 @@ import pytest
 
 import jupyter_cluster
 from tests.support.graphs import strongly_connected
+from tests.support.sources import parse_files
 
 PACKAGE = Path(jupyter_cluster.__file__).parent
 TOP = "jupyter_cluster"
@@ -50,13 +51,15 @@ def modules() -> dict[str, Path]:
 
 
 MODULES = modules()
+#: Parsed at collection, before any test runs a thread (see tests.support.sources).
+TREES = parse_files(MODULES.values())
 
 
 def imported_names(name: str, path: Path) -> set[str]:
     """Every absolute module name that ``name``'s import statements name."""
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(TREES[path]):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -163,7 +166,7 @@ def test_the_engine_imports_no_front_end() -> None:
 
 def test_the_top_package_imports_nothing_eagerly() -> None:
     """``import jupyter_cluster`` (done by every submodule) must stay cheap and acyclic."""
-    tree = ast.parse((PACKAGE / "__init__.py").read_text())
+    tree = TREES[PACKAGE / "__init__.py"]
     eager = [n for n in tree.body if isinstance(n, ast.ImportFrom) and n.level]
     assert eager == []
 

@@ -16,6 +16,11 @@ from pathlib import Path
 import cryptography
 
 import jupyter_cluster
+from tests.support.sources import parse_files
+
+PACKAGE = Path(jupyter_cluster.__file__).parent
+#: Parsed at collection, before any test runs a thread (see tests.support.sources).
+PACKAGE_TREES = parse_files(PACKAGE.rglob("*.py"))
 
 IMPORT_AND_CHECK = (
     "import warnings\n"
@@ -47,15 +52,14 @@ def test_asyncssh_is_imported_quietly_and_other_warnings_still_show() -> None:
 def test_only_sshlib_imports_asyncssh() -> None:
     """A module importing asyncssh itself brings the warnings back (as the launch's
     key making did): every other module takes it from ``jupyter_cluster.sshlib``."""
-    package = Path(jupyter_cluster.__file__).parent
     direct = []
-    for path in sorted(package.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for path, tree in sorted(PACKAGE_TREES.items()):
+        for node in ast.walk(tree):
             names = []
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom) and node.level == 0:
                 names = [node.module or ""]
             if any(n == "asyncssh" or n.startswith("asyncssh.") for n in names):
-                direct.append(f"{path.relative_to(package)}:{node.lineno}")
+                direct.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
     assert direct == ["sshlib.py:19"], direct
