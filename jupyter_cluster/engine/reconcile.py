@@ -20,8 +20,7 @@ from typing import Any
 
 from ..core import naming
 from ..core.agent_loss import lost_reason
-from ..core.models import ClusterMode, Container, LaunchSpec, Session
-from ..core.resources import Mount, Resources
+from ..core.models import Container, LaunchSpec, Session
 from ..core.state import (
     KERNEL_EXITING,
     LIVE,
@@ -29,11 +28,11 @@ from ..core.state import (
     ContainerStatus,
     SessionStatus,
 )
-from ..core.workdir import MOUNT_POINT
 from ..errors import AgentError, ClusterError, Conflict
+from .adoption import adopt_session
 from .agents.base import Agent, ContainerState, not_running_reason
 from .launch.teardown import tear_down
-from .store.drivers import describe, driver_alive
+from .store.drivers import Driver, describe, driver_alive
 from .store.sessions import Store
 
 log = logging.getLogger(__name__)
@@ -42,60 +41,6 @@ log = logging.getLogger(__name__)
 #: is left to finish it (the kernel's own exit is bounded by jupyter_client's
 #: ``shutdown_wait_time``, seconds; the removal then takes about as long).
 KERNEL_EXIT_GRACE = 120.0
-
-
-def adopt_session(session_id: str, found: list[tuple[str, ContainerState]]) -> Session:
-    """Rebuild a session record from its containers' labels and settings."""
-    found = sorted(found, key=lambda item: _rank(item[1].labels.get(naming.LABEL_HOST, "")))
-    first = found[0][1]
-    labels = first.labels
-    mounts = tuple(
-        Mount(m.target.rsplit("/", 1)[-1], m.readonly)
-        for m in first.mounts
-        if m.target.startswith(naming.WORK_HOME + "/")
-    )
-    workdir = next((m.source for m in first.mounts if m.target == MOUNT_POINT), None)
-    name = labels.get(naming.LABEL_SESSION_NAME) or None
-    spec = LaunchSpec(
-        image=first.image,
-        size=int(labels.get(naming.LABEL_SIZE, len(found))),
-        mode=ClusterMode(labels.get(naming.LABEL_MODE, "single-node")),
-        resources=first.resources or Resources(),
-        mounts=mounts,
-        name=None if name == session_id[:8] else name,
-        workdir=workdir,
-    )
-    containers = []
-    for agent_id, state in found:
-        host = state.labels.get(naming.LABEL_HOST, "")
-        rank = _rank(host)
-        containers.append(
-            Container(
-                host=host,
-                role=state.labels.get(naming.LABEL_ROLE, "sub"),
-                idx=1 if rank == 0 else rank,
-                local_rank=rank,
-                kernel_id=state.labels.get(naming.LABEL_KERNEL, ""),
-                agent=agent_id,
-                status=ContainerStatus.RUNNING if state.running else ContainerStatus.EXITED,
-                container_id=state.id,
-            )
-        )
-    all_running = all(state.running for _, state in found) and len(found) == spec.size
-    now = time.time()
-    return Session(
-        id=session_id,
-        spec=spec,
-        status=SessionStatus.RUNNING if all_running else SessionStatus.RUNNING_DEGRADED,
-        status_reason="adopted at start-up",
-        containers=tuple(containers),
-        created_at=now,
-        updated_at=now,
-    )
-
-
-def _rank(host: str) -> int:
-    return 0 if host == "main1" else int(host[3:] or 0) if host.startswith("sub") else 1 << 20
 
 
 class Reconciler:
@@ -236,21 +181,22 @@ class Reconciler:
                 await self._fail(session, f"the process launching it ({describe(driver)}) exited")
             return
         if session.status is SessionStatus.TERMINATING:
-            if not self._on_down_agents(session) and not self._kernel_exiting(session):
+            if not self._on_down_agents(session) and not self._kernel_exiting(session, driver):
                 await self.finish_termination(session_id)  # else once they answer again
             return
         if session.updated_at < self.started:
             await self._update_running(session, found)
 
-    def _kernel_exiting(self, session: Session) -> bool:
-        """Whether a live process marked ``session`` TERMINATING while its kernel exits
-        (``state.KERNEL_EXITING``) less than ``KERNEL_EXIT_GRACE`` seconds ago: that
-        process keeps main1's last lines and removes it, so finishing the termination
-        here would cut them off. A process that died, or took longer, is taken over."""
+    def _kernel_exiting(self, session: Session, driver: Driver | None) -> bool:
+        """Whether a process (``driver``, read with ``session``) that still runs marked
+        ``session`` TERMINATING while its kernel exits (``state.KERNEL_EXITING``) less
+        than ``KERNEL_EXIT_GRACE`` seconds ago: that process keeps main1's last lines
+        and removes it, so finishing the termination here would cut them off. A
+        process that died, or took longer, is taken over."""
         return (
             session.status_reason == KERNEL_EXITING
             and time.time() - session.updated_at < KERNEL_EXIT_GRACE
-            and driver_alive(self.store.driver(session.id))
+            and driver_alive(driver)
         )
 
     async def _update_running(
@@ -305,7 +251,7 @@ class Reconciler:
         if session.status is SessionStatus.PREPARING and driver_alive(driver):
             return
         if session.status is SessionStatus.TERMINATING:
-            if not self._kernel_exiting(session):
+            if not self._kernel_exiting(session, driver):
                 await self.finish_termination(session.id)
             return
         reason = (
