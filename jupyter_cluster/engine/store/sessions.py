@@ -7,14 +7,14 @@ fail; every write is a short ``BEGIN IMMEDIATE`` transaction, so a read-check-wr
 agent is double-booked. The file is mode 0600: it holds the sessions' private keys.
 
 Called by the ClusterManager and reconciliation; the pure core never imports it.
-The file and the row mapping are :mod:`.rows`, placement :mod:`.placing`;
-this module has the sessions' life in the store, their history and key material.
+The file and the row mapping are :mod:`.rows`, placement :mod:`.placing`, drivers
+and key material :mod:`.launch_records`; this module has the sessions' life in the
+store and their history.
 """
 
 from __future__ import annotations
 
 import builtins
-import json
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -26,6 +26,7 @@ from ...core.quota import Quota
 from ...core.state import ENDED, ContainerStatus, SessionStatus
 from ...errors import Conflict, InvalidRequest, NotFound
 from .drivers import Driver
+from .launch_records import SET_DRIVER, LaunchRecords
 from .placing import PlacingStore
 from .rows import OWNED, status_in
 
@@ -33,11 +34,7 @@ from .rows import OWNED, status_in
 MIN_PREFIX = 4
 
 
-#: Records which process drives (launches or ends) a session.
-SET_DRIVER = "UPDATE sessions SET driver_pid = ?, driver_host = ?, driver_started = ? WHERE id = ?"
-
-
-class Store(PlacingStore):
+class Store(PlacingStore, LaunchRecords):
     """The SQLite store at ``path`` (created, with its parent folders, if missing)."""
 
     def insert_session(
@@ -260,29 +257,6 @@ class Store(PlacingStore):
             self._write(db, new)
         return new
 
-    def set_driver(self, session_id: str, driver: Driver | None) -> None:
-        """Record which process drives the session's launch, or clear it."""
-        pid, host, started = driver or (None, None, None)
-        with self.tx() as db:
-            if db.execute(SET_DRIVER, (pid, host, started, session_id)).rowcount == 0:
-                raise NotFound(f"no session has id {session_id!r}")
-
-    def driver(self, session_id: str) -> Driver | None:
-        """The driver recorded by :meth:`set_driver` (None if none); raises NotFound."""
-        with self.tx(write=False) as db:
-            return _read_driver(db, session_id)
-
-    def with_driver(self, session_id: str) -> tuple[Session, Driver | None] | None:
-        """The session and its driver read together (None if no such session).
-
-        Reconciliation judges a launch abandoned from both: read apart, a launch that
-        finished in between (RUNNING, then its driver cleared) would look like a
-        PREPARING session with no driver, and a running session would be failed.
-        """
-        with self.tx(write=False) as db:
-            found = self._select(db, "WHERE id = ?", (session_id,))
-            return (found[0], _read_driver(db, session_id)) if found else None
-
     def prune_history(self, max_age: float, max_count: int, now: float | None = None) -> int:
         """Forget ended (TERMINATED, CANCELLED) sessions older than ``max_age`` seconds
         or beyond the newest ``max_count`` of them (0: no limit); how many went."""
@@ -308,35 +282,3 @@ class Store(PlacingStore):
             db.execute("DELETE FROM keys WHERE session_id = ?", (session_id,))
             db.execute("DELETE FROM containers WHERE session_id = ?", (session_id,))
             db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
-
-    def save_keys(self, session_id: str, material: dict[str, str]) -> None:
-        """Store (or replace) a session's key material; raises NotFound for no session."""
-        with self.tx() as db:
-            if not db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
-                raise NotFound(f"no session has id {session_id!r}")
-            db.execute(
-                "INSERT OR REPLACE INTO keys VALUES (?, ?)", (session_id, json.dumps(material))
-            )
-
-    def load_keys(self, session_id: str) -> dict[str, str] | None:
-        """A session's key material, or None if none is stored."""
-        with self.transactions.lock:
-            row = self.transactions.db.execute(
-                "SELECT material FROM keys WHERE session_id = ?", (session_id,)
-            ).fetchone()
-        return None if row is None else dict(json.loads(row[0]))
-
-    def delete_keys(self, session_id: str) -> None:
-        """Forget a session's key material (no error if there is none)."""
-        with self.tx() as db:
-            db.execute("DELETE FROM keys WHERE session_id = ?", (session_id,))
-
-
-def _read_driver(db: Any, session_id: str) -> Driver | None:
-    """The driver columns of one session, in the caller's transaction."""
-    sql = "SELECT driver_pid, driver_host, driver_started FROM sessions WHERE id = ?"
-    row = db.execute(sql, (session_id,)).fetchone()
-    if row is None:
-        raise NotFound(f"no session has id {session_id!r}")
-    pid, host, started = row
-    return None if pid is None else Driver(pid, host or "", started or "")
