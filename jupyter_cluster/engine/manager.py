@@ -16,9 +16,11 @@ dependencies explicitly: the :class:`~.store.sessions.Store`, the
 :class:`~.ending.SessionTerminator` (terminate), the
 :class:`~.reading.SessionReader` (get, list, logs, exec, stats, access) and
 :class:`~.owned.OwnerFolders` (data folders). Groups of Engine methods live in its
-bases: the agents' views (:mod:`.agent_views`), folders and profiles
-(:mod:`.owner_data`), files in folders (:mod:`.folder_file_ops`), bookkeeping for
-front ends (:mod:`.bookkeeping`) and audit records (:mod:`.audit_actions`). What a
+bases: reading sessions (:mod:`.reading_actions`), the agents' views
+(:mod:`.agent_views`), folders and profiles (:mod:`.owner_data`), files in folders
+(:mod:`.folder_file_ops`), bookkeeping for front ends (:mod:`.bookkeeping`) and
+audit records (:mod:`.audit_actions`). The agents' configuration is completed by
+:mod:`.agent_setup`. What a
 local engine does differently from the shared service's client is handed out as
 small parts: its launch policy (:class:`~.admission.LocalGate`), its route to main1
 (:class:`~jupyter_cluster.reach.agent.AgentRoute`) and its background upkeep
@@ -29,24 +31,20 @@ from __future__ import annotations
 
 import builtins
 import os
-from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import replace
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..core.access import Access
 from ..core.images import check_allowed
 from ..core.models import LaunchSpec, Session
 from ..core.quota import Quota
-from ..core.state import LISTINGS
-from ..core.stats import Usage
 from ..core.time_limits import check_site_limit
 from ..core.units import parse_size
 from ..core.warm import parse_targets
 from .admission import LocalGate
+from .agent_setup import configured_agents
 from .agent_views import AgentViews
-from .agents.base import OutputCallback
 from .agents.pool import AgentPool
-from .agents.registry import agent_configs, make_agent
+from .agents.registry import make_agent
 from .api import PolicySource, Upkeep
 from .audit_actions import AuditActions
 from .batch import BatchUpkeep, JobRunner
@@ -66,6 +64,7 @@ from .owned import OwnerFolders
 from .owner_data import OwnerData
 from .queue_settings import QueueSettings
 from .reading import SessionReader
+from .reading_actions import ReadingActions
 from .reconcile import Reconciler
 from .settings import ManagerSettings
 from .store.exec_log import ExecLog
@@ -82,6 +81,7 @@ if TYPE_CHECKING:
 
 
 class ClusterManager(
+    ReadingActions,
     AgentViews,
     Bookkeeping,
     AuditActions,
@@ -109,23 +109,8 @@ class ClusterManager(
             max_bytes=parse_size(self.log_keep_size, "ClusterManager.log_keep_size"),
             keep_days=self.log_keep_days,
         )
-        timeouts = {"timeout": self.docker_timeout, "connect_timeout": self.docker_connect_timeout}
-        configs = agent_configs(self.agents, self.data_root, timeouts)
-        if self.kernel_transport:
-            configs = [replace(c, kernel_transport=self.kernel_transport) for c in configs]
         self.gpu_detection = GpuDetection(parent=self)
-        probe = self.gpu_detection.probe  # an agent's own detect_gpus wins
-        configs = [
-            replace(c, gpu_probe=probe(c.gpu_probe.mode, self.default_image)) for c in configs
-        ]
-        for config in configs:
-            if config.insecure and config.url.startswith("tcp://"):
-                self.log.warning(
-                    "agent %s: %s is a plain TCP Docker API (insecure: True): anyone who "
-                    "reaches it is root on that host and sees session keys in clear text",
-                    config.id,
-                    config.url,
-                )
+        configs = configured_agents(self, self.gpu_detection.probe, self.log)
         self.pool = AgentPool(
             configs, self.agent_factory or make_agent, pulls_images=self.pull_images
         )
@@ -278,54 +263,6 @@ class ClusterManager(
         """Mark it TERMINATING and remove every container but main1 while main1's kernel
         exits (see SessionTerminator.remove_subs); terminate does the rest."""
         await self.terminator.early.remove_subs(session_id)
-
-    # -- reading (SessionReader) ---------------------------------------------------
-
-    async def get(self, ref: str, owner: str | None = None) -> Session:
-        """A session by id, unique id prefix or name (among ``owner``'s, if given)."""
-        return self.store.resolve(ref, owner)
-
-    async def list(self, include_ended: bool = False) -> builtins.list[Session]:
-        """Active sessions, or all of them with history when ``include_ended``."""
-        return self.store.list(include_ended=include_ended)
-
-    async def page(
-        self, state: str, limit: int, before: str | None = None, owner: str | None = None
-    ) -> builtins.list[Session]:
-        """At most ``limit`` sessions of the listing ``state`` (active, ended, all; see
-        ``core.state.LISTINGS``), newest first, older than ``before`` (``GET
-        sessions?limit=``; only ``owner``'s when given)."""
-        return self.store.page(LISTINGS[state], limit, before, owner)
-
-    def check_logs(self, session: Session, host: str) -> None:
-        """NotFound unless ``host``'s log can be read (see SessionReader.check_logs)."""
-        self.reader.check_logs(session, host)
-
-    async def logs(
-        self, ref: str, host: str, *, tail: int | None = None, follow: bool = False
-    ) -> AsyncIterator[str]:
-        """Lines of one container's log (kept ones once the session has ended)."""
-        async for line in self.reader.logs(ref, host, tail=tail, follow=follow):
-            yield line
-
-    async def exec(
-        self,
-        ref: str,
-        host: str,
-        cmd: Sequence[str],
-        *,
-        on_output: OutputCallback | None = None,
-    ) -> int:
-        """Run ``cmd`` as ``work`` in one container; returns its exit code."""
-        return await self.reader.exec(ref, host, cmd, on_output=on_output)
-
-    async def stats(self, ref: str) -> dict[str, Usage | None]:
-        """Each container's resource use now (see SessionReader.stats)."""
-        return await self.reader.stats(ref)
-
-    async def access(self, ref: str) -> Access:
-        """How the session's owner reaches main1 over SSH (see SessionReader.access)."""
-        return await self.reader.access(ref)
 
     # -- what a local engine does its own way (see engine.api.Engine) ----------------
 
