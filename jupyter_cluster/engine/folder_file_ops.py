@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 from ..core.folder_paths import join_parts, path_parts
 from ..core.folder_streams import CHUNK
 from ..errors import InvalidRequest
-from .folder_files import FolderFiles, Upload
+from .folder_descriptors import Upload
+from .folder_files import FolderFiles
 
 if TYPE_CHECKING:
     from .owned import OwnerFolders

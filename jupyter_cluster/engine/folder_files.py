@@ -15,7 +15,6 @@ read-only.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import secrets
@@ -25,9 +24,9 @@ from typing import Any
 
 from ..core.folder_paths import join_parts
 from ..errors import Conflict, InvalidRequest, NotFound
+from .folder_descriptors import DIR_FLAGS, Upload, chunks, is_link, remove_tree
 
 CHUNK = 1 << 20
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _TEMP_PREFIX = ".upload-"
 
 
@@ -57,12 +56,12 @@ class FolderFiles:
 
     def _open_dir(self, parts: tuple[str, ...]) -> int:
         """A descriptor of directory ``parts``; no link is followed on the way."""
-        fd = os.open(self.root, _DIR_FLAGS)
+        fd = os.open(self.root, DIR_FLAGS)
         for i, part in enumerate(parts):
             try:
-                nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                nxt = os.open(part, DIR_FLAGS, dir_fd=fd)
             except OSError as exc:
-                if exc.errno == errno.ENOTDIR and _is_link(part, fd):
+                if exc.errno == errno.ENOTDIR and is_link(part, fd):
                     exc = OSError(errno.ELOOP, "link")
                 os.close(fd)
                 self._raise(exc, parts[: i + 1])
@@ -173,7 +172,7 @@ class FolderFiles:
     def read(self, parts: tuple[str, ...], chunk: int = CHUNK) -> Iterator[bytes]:
         """The bytes of file ``parts`` in chunks (the file is opened before the first)."""
         fd, _ = self.open_read(parts)
-        return _chunks(fd, chunk)
+        return chunks(fd, chunk)
 
     # -- writing -------------------------------------------------------------------
 
@@ -248,85 +247,10 @@ class FolderFiles:
             if not stat.S_ISDIR(st.st_mode):
                 os.unlink(last, dir_fd=fd)
             elif recursive:
-                _remove_tree(last, fd)
+                remove_tree(last, fd)
             else:
                 os.rmdir(last, dir_fd=fd)
         except OSError as exc:
             self._raise(exc, parts)
         finally:
             os.close(fd)
-
-
-class Upload:
-    """One file being written: :meth:`write` chunks, then :meth:`commit` or :meth:`abort`."""
-
-    def __init__(self, dir_fd: int, fd: int, temp: str, name: str) -> None:
-        self.dir_fd = dir_fd
-        self.fd = fd
-        self.temp = temp
-        self.name = name
-        self.size = 0
-
-    def write(self, data: bytes) -> None:
-        """Append ``data`` to the temporary file."""
-        view = memoryview(data)
-        while view:
-            n = os.write(self.fd, view)
-            view = view[n:]
-        self.size += len(data)
-
-    def commit(self) -> int:
-        """Put the complete file in place (atomically); returns its size."""
-        try:
-            os.fsync(self.fd)
-            os.close(self.fd)
-            self.fd = -1
-            os.rename(self.temp, self.name, src_dir_fd=self.dir_fd, dst_dir_fd=self.dir_fd)
-        except BaseException:
-            self.abort()
-            raise
-        os.close(self.dir_fd)
-        self.dir_fd = -1
-        return self.size
-
-    def abort(self) -> None:
-        """Drop the temporary file (an upload cut short); safe to call twice."""
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
-        if self.dir_fd >= 0:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self.temp, dir_fd=self.dir_fd)
-            os.close(self.dir_fd)
-            self.dir_fd = -1
-
-
-def _remove_tree(name: str, parent_fd: int) -> None:
-    """Delete directory ``name`` of ``parent_fd`` and all in it, by descriptor, never
-    following a link (shutil.rmtree takes ``dir_fd`` only from Python 3.11)."""
-    fd = os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
-    try:
-        for entry in os.listdir(fd):
-            mode = os.stat(entry, dir_fd=fd, follow_symlinks=False).st_mode
-            if stat.S_ISDIR(mode):
-                _remove_tree(entry, fd)
-            else:
-                os.unlink(entry, dir_fd=fd)
-    finally:
-        os.close(fd)
-    os.rmdir(name, dir_fd=parent_fd)
-
-
-def _is_link(name: str, dir_fd: int) -> bool:
-    try:
-        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
-    except OSError:
-        return False
-
-
-def _chunks(fd: int, size: int) -> Iterator[bytes]:
-    try:
-        while data := os.read(fd, size):
-            yield data
-    finally:
-        os.close(fd)
