@@ -187,6 +187,12 @@ class MainRoute(Protocol):
         written into ``key_dir``)."""
         ...
 
+    async def close_kernel_sockets(self) -> None:
+        """Stop forwarding the kernel's sockets (its kernel ended by itself; its
+        clients' reconnections then end here, not in main1), keeping what runs
+        commands in main1; the next :meth:`open` forwards them again."""
+        ...
+
     async def close(self) -> None:
         """Close what :meth:`open` left open (tunnels, shells)."""
         ...

@@ -104,6 +104,8 @@ class KernelEnding(ProvisionerBase):
         code = await process.poll(SHUTDOWN_POLL if self._ending else 0.0)
         if code is not None and not self._ending and self._death_of is not process:
             self._death_of = process
+            if self._link_ is not None:
+                await self._link_.kernel_died()
             await self._tell_death(code)
         return code
 

@@ -91,6 +91,12 @@ class KernelLink:
         )
         return Reached(process, endpoint.connection)
 
+    async def kernel_died(self) -> None:
+        """The kernel ended by itself: stop forwarding its sockets, so that its
+        clients' reconnections do not keep asking sshd in main1 for sockets that are
+        gone (a restart's :meth:`attach` forwards them again)."""
+        await self.route.close_kernel_sockets()
+
     async def close(self) -> None:
         """Close what the route left open (tunnels, shells)."""
         await self.route.close()

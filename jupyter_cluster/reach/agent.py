@@ -148,6 +148,10 @@ class AgentRoute:
             )
         return terminal.ssh_argv(await self.access(session.id), session, host, key_dir)
 
+    async def close_kernel_sockets(self) -> None:
+        """Close the tunnel, if one is open (all this route keeps open)."""
+        await self.close()
+
     async def close(self) -> None:
         """Close the tunnel, if one is open."""
         if self._tunnel is not None:

@@ -73,11 +73,15 @@ class SshRoute:
         session.locate(host)
         return terminal.ssh_argv(await self.access(session.id), session, host, key_dir)
 
-    async def close(self) -> None:
-        """Close the tunnel and the shell, if open."""
+    async def close_kernel_sockets(self) -> None:
+        """Close the tunnel, if open; the shell that runs the kernel process stays."""
         if self._tunnel is not None:
             await self._tunnel.close()
             self._tunnel = None
+
+    async def close(self) -> None:
+        """Close the tunnel and the shell, if open."""
+        await self.close_kernel_sockets()
         if self._shell is not None:
             await self._shell.close()
             self._shell = None
