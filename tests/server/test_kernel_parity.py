@@ -6,7 +6,8 @@ jupyter_server (REST and the channels websocket) and compares what the client
 sees: status codes, execution states and messages in order (see
 :mod:`.kernel_client` for what of a message is compared). The paths: create with
 and without a client-chosen id, run code, interrupt, restart, shut down; pending
-kernels; culling of idle kernels and of dead ones. A restart before the first
+kernels; culling of idle kernels and of dead ones; the restarter's restart of a
+kernel that crashed, under the same websocket. A restart before the first
 answer is in :mod:`.test_kernel_probes`, a start that fails in
 ``tests/integration/test_kernel_start_failure.py``, server stop at each launch
 stage in :mod:`.test_server_stop`, which also runs the synchronous kernel manager
@@ -18,7 +19,9 @@ leaves a container or network behind.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 import uuid
 from typing import Any
 
@@ -230,3 +233,51 @@ async def test_a_dead_kernel_is_removed_as_a_local_kernel_and_its_session_ends(
         await eventually(removed, 60, f"the server to drop the dead {name} kernel")
     assert seen["jupyter-cluster-session"] == seen["python3"]
     await wait_status(jp_fetch, sid, "TERMINATED")
+
+
+async def restarting_states(channels: Channels, timeout: float = 60) -> list[str]:
+    """The execution states the websocket tells without a parent (the server's own
+    status messages about the kernel) until it says ``restarting``."""
+    states: list[str] = []
+    deadline = time.monotonic() + timeout
+    while "restarting" not in states:
+        remaining = deadline - time.monotonic()
+        assert remaining > 0, f"no 'restarting' in {timeout} s: {states}"
+        message = await asyncio.wait_for(channels.ws.read_message(), remaining)
+        assert message is not None, "the kernel websocket closed"
+        data = json.loads(message)
+        if data["msg_type"] == "status" and not data.get("parent_header"):
+            states.append(data["content"]["execution_state"])
+    return states
+
+
+@jp_async
+async def test_a_crashed_kernel_restarts_and_its_websocket_runs_on_as_a_local_kernel(
+    jp_fetch: Any, jp_ws_fetch: Any, cluster: Any
+) -> None:
+    """What a notebook shows after a crash ("The kernel appears to have died. It will
+    restart automatically."): the server's restarter starts the kernel again, and the
+    same websocket runs the next cell. For a cluster kernel, in the same session: its
+    tunnel, closed when the kernel was seen dead, is opened again at the same sockets."""
+    seen: dict[str, Any] = {}
+    for name in KERNELS:
+        _code, model = await create(jp_fetch, name)
+        ws = await jp_ws_fetch("api", "kernels", model["id"], "channels")
+        channels = Channels(ws)
+        try:
+            assert (await channels.run("x = 1; print(x)"))["iopub"][-2] == (
+                "stream",
+                ("stdout", "1\n"),
+            )
+            await channels.send(execute("import os; os._exit(3)"))
+            states = await restarting_states(channels)
+            after = await channels.run("print('x' in globals())")
+        finally:
+            ws.close()
+        seen[name] = (states[-1], after)
+        if name != "python3":
+            [session] = await ok_http(jp_fetch, "sessions")
+            assert session["status"] == "RUNNING", session
+        assert await code_of(jp_fetch, model["id"], method="DELETE") == 204
+    assert seen["python3"][1]["iopub"][-2] == ("stream", ("stdout", "False\n")), seen
+    assert seen["jupyter-cluster-session"] == seen["python3"]
