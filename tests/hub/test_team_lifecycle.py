@@ -79,6 +79,30 @@ def run(hub: Hub, user: str, token: str, kernel_id: str, code: str, **how: Any) 
     return asyncio.run(_run(hub, user, token, kernel_id, code, **how))
 
 
+async def _crash(hub: Hub, user: str, token: str, kernel_id: str) -> None:
+    """End the kernel of ``user``'s server from inside (a crash), then wait for the
+    server to say it restarts it (a status without a parent: ``restarting``)."""
+    url = hub.server_base(user).replace("http", "ws", 1) + f"api/kernels/{kernel_id}/channels"
+    ws = await websocket_connect(HTTPRequest(url, headers={"Authorization": f"token {token}"}))
+    header = {"msg_id": uuid.uuid4().hex, "msg_type": "execute_request", "username": user}
+    header.update(session=uuid.uuid4().hex, version="5.3", date="")
+    content = {"code": "import os; os._exit(3)", "silent": False, "store_history": False}
+    content.update(allow_stdin=False, stop_on_error=False)
+    request = {"header": header, "parent_header": {}, "metadata": {}, "content": content}
+    await ws.write_message(json.dumps({**request, "channel": "shell", "buffers": []}))
+    deadline = time.monotonic() + 60
+    try:
+        while True:
+            message = await asyncio.wait_for(ws.read_message(), deadline - time.monotonic())
+            assert message is not None, "the kernel websocket closed"
+            data = json.loads(message)
+            state = data["content"].get("execution_state") if data["msg_type"] == "status" else ""
+            if state == "restarting" and not data.get("parent_header"):
+                return
+    finally:
+        ws.close()
+
+
 def start_kernel(hub: Hub, user: str, token: str, name: str) -> str:
     """Start a kernel of kernelspec ``name`` in ``user``'s server; its id."""
     reply = hub.server_call(user, "POST", "api/kernels", token, json={"name": name}, timeout=300)
@@ -133,7 +157,9 @@ def test_a_cluster_kernel_from_api_kernels_interrupts_restarts_and_shuts_down(
     hub: Hub, team: dict[str, str]
 ) -> None:
     """The provisioner in alice's server asks the service for a session and runs the
-    kernel in main1 over SSH: interrupt, restart in place, shutdown ends the session."""
+    kernel in main1 over SSH: interrupt, restart in place, a crash the server restarts
+    it from (its tunnel closed when it died, then opened again), shutdown ends the
+    session."""
     alice = team["alice"]
     kernel_id = start_kernel(hub, "alice", alice, KERNEL_NAME)
     try:
@@ -154,6 +180,11 @@ def test_a_cluster_kernel_from_api_kernels_interrupts_restarts_and_shuts_down(
         assert (out.strip(), error) == ("False", None)  # a fresh process …
         [same] = active_sessions(hub, "alice", alice)
         assert same["id"] == session["id"]  # … in the same session
+        # a crash: the server's restarter starts it again over a new tunnel
+        asyncio.run(_crash(hub, "alice", alice, kernel_id))
+        assert run(hub, "alice", alice, kernel_id, "print(1 + 1)") == ("2\n", None)
+        [same] = active_sessions(hub, "alice", alice)
+        assert same["id"] == session["id"]
     finally:
         hub.server_call("alice", "DELETE", f"api/kernels/{kernel_id}", alice, timeout=120)
     wait_for(lambda: not active_sessions(hub, "alice", alice), 120, "the kernel's session to end")
