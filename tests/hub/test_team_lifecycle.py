@@ -40,9 +40,9 @@ from .support import (
 KERNEL_NAME = "jupyter-cluster-session"
 
 
-async def _run(hub: Hub, user: str, token: str, kernel_id: str, code: str, **how: Any) -> Any:
-    """Run ``code`` in a kernel of ``user``'s server; (stdout, error name or None).
-    ``interrupt_after`` seconds into the cell, the kernel is interrupted over REST."""
+async def _send(hub: Hub, user: str, token: str, kernel_id: str, code: str) -> tuple[Any, str]:
+    """Open a channels websocket to a kernel of ``user``'s server and send ``code`` to
+    run; the websocket (the caller closes it) and the request's msg_id."""
     url = hub.server_base(user).replace("http", "ws", 1) + f"api/kernels/{kernel_id}/channels"
     ws = await websocket_connect(HTTPRequest(url, headers={"Authorization": f"token {token}"}))
     msg_id = uuid.uuid4().hex
@@ -52,6 +52,13 @@ async def _run(hub: Hub, user: str, token: str, kernel_id: str, code: str, **how
     content["stop_on_error"] = False
     request = {"header": header, "parent_header": {}, "metadata": {}, "content": content}
     await ws.write_message(json.dumps({**request, "channel": "shell", "buffers": []}))
+    return ws, msg_id
+
+
+async def _run(hub: Hub, user: str, token: str, kernel_id: str, code: str, **how: Any) -> Any:
+    """Run ``code`` in a kernel of ``user``'s server; (stdout, error name or None).
+    ``interrupt_after`` seconds into the cell, the kernel is interrupted over REST."""
+    ws, msg_id = await _send(hub, user, token, kernel_id, code)
     if "interrupt_after" in how:
         await asyncio.sleep(how["interrupt_after"])
         path = f"api/kernels/{kernel_id}/interrupt"
@@ -82,14 +89,7 @@ def run(hub: Hub, user: str, token: str, kernel_id: str, code: str, **how: Any) 
 async def _crash(hub: Hub, user: str, token: str, kernel_id: str) -> None:
     """End the kernel of ``user``'s server from inside (a crash), then wait for the
     server to say it restarts it (a status without a parent: ``restarting``)."""
-    url = hub.server_base(user).replace("http", "ws", 1) + f"api/kernels/{kernel_id}/channels"
-    ws = await websocket_connect(HTTPRequest(url, headers={"Authorization": f"token {token}"}))
-    header = {"msg_id": uuid.uuid4().hex, "msg_type": "execute_request", "username": user}
-    header.update(session=uuid.uuid4().hex, version="5.3", date="")
-    content = {"code": "import os; os._exit(3)", "silent": False, "store_history": False}
-    content.update(allow_stdin=False, stop_on_error=False)
-    request = {"header": header, "parent_header": {}, "metadata": {}, "content": content}
-    await ws.write_message(json.dumps({**request, "channel": "shell", "buffers": []}))
+    ws, _ = await _send(hub, user, token, kernel_id, "import os; os._exit(3)")
     deadline = time.monotonic() + 60
     try:
         while True:

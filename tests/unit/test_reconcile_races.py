@@ -12,29 +12,18 @@ These tests make the launch end at the worst moment, deterministically.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from jupyter_cluster.core.naming import DEFAULT_IMAGE, LABEL_SESSION
 from jupyter_cluster.core.state import SessionStatus
-from jupyter_cluster.engine.agents.fake import FakeAgent
-from jupyter_cluster.engine.manager import ClusterManager
 from jupyter_cluster.engine.reconcile import Reconciler
 from jupyter_cluster.engine.store.drivers import Driver, this_process
 from jupyter_cluster.engine.store.sessions import Store
 
-
-def one_agent(tmp_path: Path) -> tuple[ClusterManager, FakeAgent]:
-    agent = FakeAgent("local", ready_on_start=True)
-    manager = ClusterManager(
-        db_path=str(tmp_path / "cluster.db"),
-        data_root=str(tmp_path / "folders"),
-        agent_factory=lambda config: agent,
-    )
-    return manager, agent
+from .test_drivers import exited_pid
+from .test_reconcile import one_agent
 
 
 def back_to_preparing(store: Store, session_id: str, driver: Driver) -> None:
@@ -75,16 +64,6 @@ class FinishOnFirstRead:
         return call
 
 
-def dead_driver() -> Driver:
-    done = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return this_process(int(done.stdout))
-
-
 async def test_a_launch_that_ends_while_reconciliation_reads_it_keeps_running(
     tmp_path: Path,
 ) -> None:
@@ -123,7 +102,7 @@ async def test_a_launch_that_ends_while_another_is_cleaned_up_keeps_running(
     manager, agent = one_agent(tmp_path)
     abandoned = await manager.submit(manager.make_spec(image=DEFAULT_IMAGE, name="abandoned"))
     finishing = await manager.submit(manager.make_spec(image=DEFAULT_IMAGE, name="finishing"))
-    back_to_preparing(manager.store, abandoned.id, dead_driver())
+    back_to_preparing(manager.store, abandoned.id, this_process(exited_pid()))
     back_to_preparing(manager.store, finishing.id, this_process())
     real_list: Callable[..., Any] = agent.list_containers
 
