@@ -20,6 +20,7 @@ from typing import Any
 from ..config import file_config, launch_settings, local_owner, make_engine
 from ..core.models import LaunchSpec
 from ..core.naming import DEFAULT_IMAGE
+from ..engine.api import Engine
 from ..engine.manager import ClusterManager
 from ..errors import ClusterError, InvalidRequest, NotFound
 from ..provisioning import kernelspec
@@ -32,67 +33,68 @@ _NOT_KEPT = ("name", "command", "retries", "max_lifetime", "apps")
 
 async def install(args: argparse.Namespace) -> int:
     """Write the kernelspec of ``kernelspec install``; prints where."""
-    if args.profile:
-        spec, image_given = await profile_spec(args.profile, given_fields(args.given))
-    else:
-        fields = launch_fields(args)
-        image_given = bool(args.image)
-        spec = LaunchSpec.create(image=fields.pop("image", DEFAULT_IMAGE), **fields)
-    config = kernelspec.provisioner_config(spec, image_given, args.launch_timeout)
-    display = args.display_name or kernelspec.display_name(spec, args.profile)
-    path = kernelspec.install(
-        args.kernel_name,
-        display,
-        config,
-        user=args.user,
-        sys_prefix=args.sys_prefix,
-        prefix=args.prefix,
-        profile=args.profile,
-    )
-    print(f"installed kernelspec {args.kernel_name} in {path}")
-    await _warn_unless_placeable(args.kernel_name, spec)  # once all else was accepted
+    engine = make_engine()  # one for the profile's checks and the placement warning
+    try:
+        if args.profile:
+            spec, image_given = await profile_spec(engine, args.profile, given_fields(args.given))
+        else:
+            fields = launch_fields(args)
+            image_given = bool(args.image)
+            spec = LaunchSpec.create(image=fields.pop("image", DEFAULT_IMAGE), **fields)
+        config = kernelspec.provisioner_config(spec, image_given, args.launch_timeout)
+        display = args.display_name or kernelspec.display_name(spec, args.profile)
+        path = kernelspec.install(
+            args.kernel_name,
+            display,
+            config,
+            user=args.user,
+            sys_prefix=args.sys_prefix,
+            prefix=args.prefix,
+            profile=args.profile,
+        )
+        print(f"installed kernelspec {args.kernel_name} in {path}")
+        await _warn_unless_placeable(engine, args.kernel_name, spec)  # all else accepted
+    finally:
+        await engine.close()
     return 0
 
 
-async def profile_spec(name: str, overrides: dict[str, Any]) -> tuple[LaunchSpec, bool]:
+async def profile_spec(
+    engine: Engine[Any], name: str, overrides: dict[str, Any]
+) -> tuple[LaunchSpec, bool]:
     """The spec of profile ``name`` with the REST-shaped ``overrides`` on top, checked
-    by the engine's launch gate (the shared service's profiles in team mode), and
+    by ``engine``'s launch gate (the shared service's profiles in team mode), and
     whether it names an image. :class:`InvalidRequest` for an unknown profile or
     fields the limits refuse."""
-    engine = make_engine()
-    try:
-        gate = engine.launch_gate(launch_settings(file_config()))
-        form = await gate.options(local_owner())
-        found = {p["name"]: p for p in form.get("profiles") or []}.get(name)
-        fields = {**found["fields"], **overrides} if found else {}
-        dropped = sorted(k for k in _NOT_KEPT if fields.pop(k, None) is not None)
-        if dropped:
-            print(f"not kept by a kernelspec: {', '.join(dropped)}", file=sys.stderr)
-        # Unknown names, and the limits, are the gate's to refuse, in its words.
-        admitted = gate.admit({"profile": name, **overrides}, local_owner()).spec
-        if isinstance(admitted, LaunchSpec):  # checked here (a local engine)
-            return admitted, "image" in fields
-        if found is None:  # the service's gate passes launches on unchecked
-            known = ", ".join(found_names(form)) or "none"
-            raise InvalidRequest(
-                f"profile: no launch profile named {name!r}; known profiles: {known}", "profile"
-            )
-        if found.get("disabled"):
-            raise InvalidRequest(f"profile {name}: {found.get('reason')}", "profile")
-        image = fields.pop("image", None)
-        spec = LaunchSpec.create(image=image or DEFAULT_IMAGE, **fields)
-        return spec, bool(image)
-    finally:
-        await engine.close()
+    gate = engine.launch_gate(launch_settings(file_config()))
+    form = await gate.options(local_owner())
+    found = {p["name"]: p for p in form.get("profiles") or []}.get(name)
+    fields = {**found["fields"], **overrides} if found else {}
+    dropped = sorted(k for k in _NOT_KEPT if fields.pop(k, None) is not None)
+    if dropped:
+        print(f"not kept by a kernelspec: {', '.join(dropped)}", file=sys.stderr)
+    # Unknown names, and the limits, are the gate's to refuse, in its words.
+    admitted = gate.admit({"profile": name, **overrides}, local_owner()).spec
+    if isinstance(admitted, LaunchSpec):  # checked here (a local engine)
+        return admitted, "image" in fields
+    if found is None:  # the service's gate passes launches on unchecked
+        known = ", ".join(found_names(form)) or "none"
+        raise InvalidRequest(
+            f"profile: no launch profile named {name!r}; known profiles: {known}", "profile"
+        )
+    if found.get("disabled"):
+        raise InvalidRequest(f"profile {name}: {found.get('reason')}", "profile")
+    image = fields.pop("image", None)
+    spec = LaunchSpec.create(image=image or DEFAULT_IMAGE, **fields)
+    return spec, bool(image)
 
 
-async def _warn_unless_placeable(name: str, spec: LaunchSpec) -> None:
+async def _warn_unless_placeable(engine: Engine[Any], name: str, spec: LaunchSpec) -> None:
     """Say on stderr, now, when the kernelspec's sessions could never run on this
-    machine's engine (a size no agent can hold, a data folder not made yet): each of
-    its kernels would fail to start for that reason. It is written anyway, as agents
-    and folders may come later. Nothing is said for a team's shared service (it
-    checks each launch) or when no agent answers."""
-    engine = make_engine()
+    machine's ``engine`` (a size no agent can hold, a data folder not made yet): each
+    of its kernels would fail to start for that reason. It is written anyway, as
+    agents and folders may come later. Nothing is said for a team's shared service
+    (it checks each launch) or when no agent answers."""
     try:
         if isinstance(engine, ClusterManager):
             await engine.check(spec, owner=local_owner())
@@ -100,8 +102,6 @@ async def _warn_unless_placeable(name: str, spec: LaunchSpec) -> None:
         print(f"warning: kernel {name} cannot start as things are now: {exc}", file=sys.stderr)
     except ClusterError:
         pass  # e.g. the Docker engine does not answer yet: nothing to judge by
-    finally:
-        await engine.close()
 
 
 def found_names(form: dict[str, Any]) -> list[str]:
