@@ -113,9 +113,11 @@ class Channels:
                 settled = data["content"]["execution_state"] in until
         return seen
 
-    async def run(self, code: str) -> dict[str, list[tuple[str, tuple[Any, ...]]]]:
+    async def run(
+        self, code: str, timeout: float = 60
+    ) -> dict[str, list[tuple[str, tuple[Any, ...]]]]:
         """Execute ``code``; the records of its answer (see :func:`by_channel`)."""
-        return by_channel(await self.replies(await self.send(execute(code))))
+        return by_channel(await self.replies(await self.send(execute(code)), timeout=timeout))
 
     async def until_busy(self, msg_id: str, timeout: float = 60) -> None:
         """Wait for the kernel to say it is busy with ``msg_id`` and to echo its code."""

@@ -7,7 +7,7 @@ sees: status codes, execution states and messages in order (see
 :mod:`.kernel_client` for what of a message is compared). The paths: create with
 and without a client-chosen id, run code, interrupt, restart, shut down; pending
 kernels; culling of idle kernels and of dead ones; the restarter's restart of a
-kernel that crashed, under the same websocket. A restart before the first
+kernel that crashed. A restart before the first
 answer is in :mod:`.test_kernel_probes`, a start that fails in
 ``tests/integration/test_kernel_start_failure.py``, server stop at each launch
 stage in :mod:`.test_server_stop`, which also runs the synchronous kernel manager
@@ -251,14 +251,34 @@ async def restarting_states(channels: Channels, timeout: float = 60) -> list[str
     return states
 
 
+#: Seconds one try of a cell after an automatic restart waits for its answer.
+TRY_AFTER_RESTART = 10.0
+
+
+async def run_once_restarted(jp_ws_fetch: Any, kernel_id: str, code: str) -> dict[str, Any]:
+    """Run ``code`` as JupyterLab does once the server said ``restarting``: on a new
+    websocket, again on another while the restart has not finished (the server says
+    ``restarting`` before it restarts the kernel, a local one on new ports)."""
+    deadline = time.monotonic() + 90
+    while True:
+        ws = await jp_ws_fetch("api", "kernels", kernel_id, "channels")
+        try:
+            return await Channels(ws).run(code, timeout=TRY_AFTER_RESTART)
+        except (AssertionError, asyncio.TimeoutError):
+            if time.monotonic() > deadline:
+                raise
+        finally:
+            ws.close()
+
+
 @jp_async
-async def test_a_crashed_kernel_restarts_and_its_websocket_runs_on_as_a_local_kernel(
+async def test_a_crashed_kernel_restarts_and_runs_on_as_a_local_kernel(
     jp_fetch: Any, jp_ws_fetch: Any, cluster: Any
 ) -> None:
     """What a notebook shows after a crash ("The kernel appears to have died. It will
-    restart automatically."): the server's restarter starts the kernel again, and the
-    same websocket runs the next cell. For a cluster kernel, in the same session: its
-    tunnel, closed when the kernel was seen dead, is opened again at the same sockets."""
+    restart automatically."): the server's restarter starts the kernel again and the
+    next cell runs in a fresh process. For a cluster kernel, in the same session: its
+    tunnel, closed when the kernel was seen dead, is opened again."""
     seen: dict[str, Any] = {}
     for name in KERNELS:
         _code, model = await create(jp_fetch, name)
@@ -271,9 +291,9 @@ async def test_a_crashed_kernel_restarts_and_its_websocket_runs_on_as_a_local_ke
             )
             await channels.send(execute("import os; os._exit(3)"))
             states = await restarting_states(channels)
-            after = await channels.run("print('x' in globals())")
         finally:
             ws.close()
+        after = await run_once_restarted(jp_ws_fetch, model["id"], "print('x' in globals())")
         seen[name] = (states[-1], after)
         if name != "python3":
             [session] = await ok_http(jp_fetch, "sessions")
