@@ -4,7 +4,7 @@ Used by :class:`~.provisioner.ClusterProvisioner` when a kernel starts in a sess
 being launched (:meth:`KernelLink.launched`), starts or restarts in a running one
 (:meth:`KernelLink.attach`) and when a restarted server re-attaches to it
 (:meth:`KernelLink.reattach`). How main1 is reached is the engine's
-:class:`~jupyter_cluster.engine.api.MainRoute` (through its agent, or over SSH in
+:class:`~jupyter_cluster.engine.route_api.MainRoute` (through its agent, or over SSH in
 team mode); the link holds the route and what it leaves open.
 """
 
@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from jupyter_client.connect import KernelConnectionInfo
 
 from ..core.models import Session
-from ..engine.api import KernelEndpoint, MainRoute
+from ..engine.route_api import KernelEndpoint, MainRoute
 from .process import KernelProcess
 
 

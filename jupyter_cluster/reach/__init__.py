@@ -1,5 +1,5 @@
 """How this process reaches main1 of a session: the two :class:`~jupyter_cluster.engine.
-api.MainRoute` implementations and what they share.
+route_api.MainRoute` implementations and what they share.
 
 - :mod:`.agent`: through main1's agent (``docker exec``; the kernel's ports
   published, or tunnelled over SSH when the agent says so): the local engine's route;

@@ -21,7 +21,7 @@ from ..core import naming
 from ..core.access import Access
 from ..core.models import Session
 from ..engine.agents.base import Agent, ContainerState
-from ..engine.api import KernelEndpoint
+from ..engine.route_api import KernelEndpoint
 from ..errors import ClusterError
 from . import terminal
 from .ports import connect_kernel, kernel_listen_address, wait_running

@@ -19,7 +19,7 @@ from jupyter_client.connect import KernelConnectionInfo
 from ..client.shell import ContainerShell, SshRunner
 from ..core.access import Access
 from ..core.models import Session
-from ..engine.api import KernelEndpoint
+from ..engine.route_api import KernelEndpoint
 from . import terminal
 from .ports import tunnel_kernel
 from .tunnel import KernelTunnel
