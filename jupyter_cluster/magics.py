@@ -17,7 +17,7 @@ from typing import Any
 
 from . import session as notebook_api
 from .cli import format as cli_format
-from .cli.parser import add_launch_arguments
+from .cli.launch_flags import add_launch_arguments
 from .config import local_owner
 from .core.fanout import LinePrefixer, worst_exit
 from .core.naming import MAIN_HOST

@@ -27,7 +27,7 @@ from ..errors import ClusterError
 from ..paths import cluster_dir
 from . import container_commands
 from . import format as cli_format
-from .parser import launch_fields
+from .launch_flags import launch_fields
 from .records import record, record_launch
 
 

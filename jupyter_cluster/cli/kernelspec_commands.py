@@ -24,7 +24,7 @@ from ..engine.api import Engine
 from ..engine.manager import ClusterManager
 from ..errors import ClusterError, InvalidRequest, NotFound
 from ..provisioning import kernelspec
-from .parser import launch_fields
+from .launch_flags import launch_fields
 from .profile_commands import given_fields
 
 #: Launch fields a kernelspec does not keep: each kernel launches its own session.

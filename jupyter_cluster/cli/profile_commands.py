@@ -43,7 +43,7 @@ _FIELDS = {
 
 def given_fields(argv: Sequence[str]) -> dict[str, Any]:
     """The launch flags given in ``argv`` (not their defaults) as REST launch fields."""
-    from .parser import add_launch_arguments
+    from .launch_flags import add_launch_arguments
 
     parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     add_launch_arguments(parser)

@@ -72,7 +72,8 @@ def test_a_launch_keeps_its_apps_and_the_session_shows_them() -> None:
 
 
 def test_rest_and_cli_take_apps() -> None:
-    from jupyter_cluster.cli.parser import build_parser, launch_fields
+    from jupyter_cluster.cli.launch_flags import launch_fields
+    from jupyter_cluster.cli.parser import build_parser
     from jupyter_cluster.core.launch_options import validate
     from tests.unit.test_launch_options import POLICY
 

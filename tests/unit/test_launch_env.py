@@ -11,7 +11,8 @@ from dataclasses import replace
 import pytest
 
 from jupyter_cluster.cli.format import session_details
-from jupyter_cluster.cli.parser import build_parser, launch_fields
+from jupyter_cluster.cli.launch_flags import launch_fields
+from jupyter_cluster.cli.parser import build_parser
 from jupyter_cluster.core import naming
 from jupyter_cluster.core.launch_env import env_lines, parse_env
 from jupyter_cluster.core.launch_options import validate

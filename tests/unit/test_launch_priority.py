@@ -55,7 +55,8 @@ def test_the_store_keeps_the_priority(tmp_path: Path) -> None:
 def test_the_cli_and_the_services_client_pass_a_launch_priority_on() -> None:
     """`launch --priority N` reaches make_spec; in team mode it goes in the REST body,
     where the service's gate checks it against the caller's policy."""
-    from jupyter_cluster.cli.parser import build_parser, launch_fields
+    from jupyter_cluster.cli.launch_flags import launch_fields
+    from jupyter_cluster.cli.parser import build_parser
     from jupyter_cluster.client.remote_engine import RemoteEngine
 
     fields = launch_fields(build_parser().parse_args(["launch", "--priority", "3"]))
