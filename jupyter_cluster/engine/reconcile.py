@@ -232,12 +232,13 @@ class Reconciler:
             self.store.set_status(session.id, SessionStatus.RUNNING, "")
             self.log.info("session %s runs again: every container answers", session.id)
 
-    async def _store_side(self, listed: Session) -> None:
-        # Read again, with its driver: the list was read before the scan's awaits.
-        record = self.store.with_driver(listed.id)
-        if record is None or record[0].updated_at >= self.started:
+    async def _store_side(self, session: Session) -> None:
+        # Its row again, with its driver: the list was read before the awaits of the
+        # sessions before it. Unchanged since the scan began, it is still as listed.
+        state = self.store.launch_state(session.id)
+        if state is None or state.updated_at >= self.started or state.status != session.status:
             return  # forgotten, or changed since the scan began: the next pass's
-        session, driver = record
+        driver = state.driver
         if session.status is SessionStatus.ERROR:
             return
         if session.status is SessionStatus.PENDING:

@@ -11,14 +11,24 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from typing import NamedTuple
 
 from ...core.models import Session
+from ...core.state import SessionStatus
 from ...errors import NotFound
 from .drivers import Driver
 from .rows import SessionRows
 
 #: Records which process drives (launches or ends) a session.
 SET_DRIVER = "UPDATE sessions SET driver_pid = ?, driver_host = ?, driver_started = ? WHERE id = ?"
+
+
+class LaunchState(NamedTuple):
+    """A session's status, when it last changed and its driver, read together."""
+
+    status: SessionStatus
+    updated_at: float
+    driver: Driver | None
 
 
 class LaunchRecords(SessionRows):
@@ -46,6 +56,22 @@ class LaunchRecords(SessionRows):
         with self.tx(write=False) as db:
             found = self._select(db, "WHERE id = ?", (session_id,))
             return (found[0], _read_driver(db, session_id)) if found else None
+
+    def launch_state(self, session_id: str) -> LaunchState | None:
+        """The session's :class:`LaunchState` from its row alone (None if no such
+        session): what reconciliation checks of every session it listed, cheaply,
+        before it acts on one (:meth:`with_driver` also reads the containers)."""
+        sql = (
+            "SELECT status, updated_at, driver_pid, driver_host, driver_started"
+            " FROM sessions WHERE id = ?"
+        )
+        with self.tx(write=False) as db:
+            row = db.execute(sql, (session_id,)).fetchone()
+        if row is None:
+            return None
+        status, updated_at, pid, host, started = row
+        driver = None if pid is None else Driver(pid, host or "", started or "")
+        return LaunchState(SessionStatus(status), updated_at, driver)
 
     def save_keys(self, session_id: str, material: dict[str, str]) -> None:
         """Store (or replace) a session's key material; raises NotFound for no session."""
