@@ -14,6 +14,7 @@ import os
 import signal
 import time
 import uuid
+from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,15 @@ async def _send(hub: Hub, user: str, token: str, kernel_id: str, code: str) -> t
     return ws, msg_id
 
 
+async def _messages(ws: Any, seconds: float) -> AsyncIterator[dict[str, Any]]:
+    """The websocket's messages, parsed, for at most ``seconds`` (then TimeoutError)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        message = await asyncio.wait_for(ws.read_message(), deadline - time.monotonic())
+        assert message is not None, "the kernel websocket closed"
+        yield json.loads(message)
+
+
 async def _run(hub: Hub, user: str, token: str, kernel_id: str, code: str, **how: Any) -> Any:
     """Run ``code`` in a kernel of ``user``'s server; (stdout, error name or None).
     ``interrupt_after`` seconds into the cell, the kernel is interrupted over REST."""
@@ -64,12 +74,8 @@ async def _run(hub: Hub, user: str, token: str, kernel_id: str, code: str, **how
         path = f"api/kernels/{kernel_id}/interrupt"
         await asyncio.to_thread(hub.server_call, user, "POST", path, token)
     out, error = "", None
-    deadline = time.monotonic() + 180
     try:
-        while True:
-            message = await asyncio.wait_for(ws.read_message(), deadline - time.monotonic())
-            assert message is not None, "the kernel websocket closed"
-            data = json.loads(message)
+        async for data in _messages(ws, 180):
             if data.get("parent_header", {}).get("msg_id") != msg_id:
                 continue
             if data["msg_type"] == "stream":
@@ -90,12 +96,8 @@ async def _crash(hub: Hub, user: str, token: str, kernel_id: str) -> None:
     """End the kernel of ``user``'s server from inside (a crash), then wait for the
     server to say it restarts it (a status without a parent: ``restarting``)."""
     ws, _ = await _send(hub, user, token, kernel_id, "import os; os._exit(3)")
-    deadline = time.monotonic() + 60
     try:
-        while True:
-            message = await asyncio.wait_for(ws.read_message(), deadline - time.monotonic())
-            assert message is not None, "the kernel websocket closed"
-            data = json.loads(message)
+        async for data in _messages(ws, 60):
             state = data["content"].get("execution_state") if data["msg_type"] == "status" else ""
             if state == "restarting" and not data.get("parent_header"):
                 return

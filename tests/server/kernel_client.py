@@ -12,6 +12,8 @@ import asyncio
 import json
 import time
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 #: Message contents kept in a record, per message type (the rest varies run to run).
@@ -129,3 +131,14 @@ class Channels:
             ours = data.get("parent_header", {}).get("msg_id") == msg_id
             if ours and data["msg_type"] == "execute_input":
                 return
+
+
+@asynccontextmanager
+async def opened(ws_fetch: Any, kernel_id: str) -> AsyncIterator[Channels]:
+    """The channels websocket of kernel ``kernel_id`` (``ws_fetch``: ``jp_ws_fetch``),
+    closed on leaving."""
+    ws = await ws_fetch("api", "kernels", kernel_id, "channels")
+    try:
+        yield Channels(ws)
+    finally:
+        ws.close()

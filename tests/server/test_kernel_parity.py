@@ -29,7 +29,7 @@ import pytest
 
 from tests.support.waiting import eventually
 
-from .kernel_client import Channels, by_channel, execute, request
+from .kernel_client import Channels, by_channel, execute, opened, request
 from .support import jp_async, ok_http, wait_status
 
 pytestmark = pytest.mark.docker
@@ -216,13 +216,9 @@ async def test_a_dead_kernel_is_removed_as_a_local_kernel_and_its_session_ends(
     seen: dict[str, Any] = {}
     for name in KERNELS:
         code, model = await create(jp_fetch, name)
-        ws = await jp_ws_fetch("api", "kernels", model["id"], "channels")
-        channels = Channels(ws)
-        try:
+        async with opened(jp_ws_fetch, model["id"]) as channels:
             ran = await channels.run("print(1)")
             await channels.send(execute("import os; os._exit(3)"))
-        finally:
-            ws.close()
         seen[name] = (code, ran)
         if name != "python3":
             [sid] = await cluster_session_ids(jp_fetch)
@@ -261,14 +257,12 @@ async def run_once_restarted(jp_ws_fetch: Any, kernel_id: str, code: str) -> dic
     ``restarting`` before it restarts the kernel, a local one on new ports)."""
     deadline = time.monotonic() + 90
     while True:
-        ws = await jp_ws_fetch("api", "kernels", kernel_id, "channels")
         try:
-            return await Channels(ws).run(code, timeout=TRY_AFTER_RESTART)
+            async with opened(jp_ws_fetch, kernel_id) as channels:
+                return await channels.run(code, timeout=TRY_AFTER_RESTART)
         except (AssertionError, asyncio.TimeoutError):
             if time.monotonic() > deadline:
                 raise
-        finally:
-            ws.close()
 
 
 @jp_async
@@ -282,17 +276,13 @@ async def test_a_crashed_kernel_restarts_and_runs_on_as_a_local_kernel(
     seen: dict[str, Any] = {}
     for name in KERNELS:
         _code, model = await create(jp_fetch, name)
-        ws = await jp_ws_fetch("api", "kernels", model["id"], "channels")
-        channels = Channels(ws)
-        try:
+        async with opened(jp_ws_fetch, model["id"]) as channels:
             assert (await channels.run("x = 1; print(x)"))["iopub"][-2] == (
                 "stream",
                 ("stdout", "1\n"),
             )
             await channels.send(execute("import os; os._exit(3)"))
             states = await restarting_states(channels)
-        finally:
-            ws.close()
         after = await run_once_restarted(jp_ws_fetch, model["id"], "print('x' in globals())")
         seen[name] = (states[-1], after)
         if name != "python3":
