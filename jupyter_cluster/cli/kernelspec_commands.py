@@ -33,9 +33,10 @@ _NOT_KEPT = ("name", "command", "retries", "max_lifetime", "apps")
 
 async def install(args: argparse.Namespace) -> int:
     """Write the kernelspec of ``kernelspec install``; prints where."""
-    engine = make_engine()  # one for the profile's checks and the placement warning
+    engine: Engine[Any] | None = None  # one for the profile's checks and the warning
     try:
         if args.profile:
+            engine = make_engine()
             spec, image_given = await profile_spec(engine, args.profile, given_fields(args.given))
         else:
             fields = launch_fields(args)
@@ -53,9 +54,11 @@ async def install(args: argparse.Namespace) -> int:
             profile=args.profile,
         )
         print(f"installed kernelspec {args.kernel_name} in {path}")
-        await _warn_unless_placeable(engine, args.kernel_name, spec)  # all else accepted
+        engine = engine or make_engine()  # made once all else was accepted
+        await _warn_unless_placeable(engine, args.kernel_name, spec)
     finally:
-        await engine.close()
+        if engine is not None:
+            await engine.close()
     return 0
 
 
