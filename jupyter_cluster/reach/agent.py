@@ -25,7 +25,7 @@ from ..engine.route_api import KernelEndpoint
 from ..errors import ClusterError
 from . import terminal
 from .ports import connect_kernel, kernel_listen_address, wait_running
-from .tunnel import KernelTunnel
+from .tunnel import KernelTunnel, reopen
 
 T = TypeVar("T")
 
@@ -129,11 +129,11 @@ class AgentRoute:
         previous: Mapping[str, Any],
     ) -> KernelConnectionInfo:
         """Point the kernel manager at main1 on its agent, the agent's way."""
-        await self.close()
         self.transport = agent.config.kernel_transport
         self.kernel_ip = kernel_listen_address(agent, state)
         keys = self.keys(session_id) or {}
-        self._tunnel = await connect_kernel(km, agent, state, keys, previous)
+        old, self._tunnel = self._tunnel, None
+        self._tunnel = await reopen(old, lambda: connect_kernel(km, agent, state, keys, previous))
         info: KernelConnectionInfo = km.get_connection_info()
         return info
 
@@ -149,8 +149,10 @@ class AgentRoute:
         return terminal.ssh_argv(await self.access(session.id), session, host, key_dir)
 
     async def close_kernel_sockets(self) -> None:
-        """Close the tunnel, if one is open (all this route keeps open)."""
-        await self.close()
+        """Close the tunnel, if one is open, keeping its sockets' private directory
+        for the restart's tunnel (see :func:`~.tunnel.reopen`); :meth:`close` removes it."""
+        if self._tunnel is not None:
+            await self._tunnel.close(keep_directory=True)
 
     async def close(self) -> None:
         """Close the tunnel, if one is open."""

@@ -22,7 +22,7 @@ from ..core.models import Session
 from ..engine.route_api import KernelEndpoint
 from . import terminal
 from .ports import tunnel_kernel
-from .tunnel import KernelTunnel
+from .tunnel import KernelTunnel, reopen
 
 #: Seconds to reach main1's sshd from a user's server in team mode.
 CONNECT_TIMEOUT = 30.0
@@ -58,9 +58,15 @@ class SshRoute:
         process (the same at every stage; ``starting`` is not called: the kernel
         runs through that shell, so it starts after)."""
         access = await self.access(session.id)
-        await self.close()
-        self._tunnel = await tunnel_kernel(
-            km, access.address, access.port, access.keys, previous, CONNECT_TIMEOUT
+        if self._shell is not None:
+            await self._shell.close()
+            self._shell = None
+        old, self._tunnel = self._tunnel, None
+        self._tunnel = await reopen(
+            old,
+            lambda: tunnel_kernel(
+                km, access.address, access.port, access.keys, previous, CONNECT_TIMEOUT
+            ),
         )
         self._shell = ContainerShell(access)
         info: KernelConnectionInfo = km.get_connection_info()
@@ -74,14 +80,17 @@ class SshRoute:
         return terminal.ssh_argv(await self.access(session.id), session, host, key_dir)
 
     async def close_kernel_sockets(self) -> None:
-        """Close the tunnel, if open; the shell that runs the kernel process stays."""
+        """Close the tunnel, if open, keeping its sockets' private directory for the
+        restart's tunnel (see :func:`~.tunnel.reopen`); the shell that runs the kernel
+        process stays."""
+        if self._tunnel is not None:
+            await self._tunnel.close(keep_directory=True)
+
+    async def close(self) -> None:
+        """Close the tunnel (its directory too) and the shell, if open."""
         if self._tunnel is not None:
             await self._tunnel.close()
             self._tunnel = None
-
-    async def close(self) -> None:
-        """Close the tunnel and the shell, if open."""
-        await self.close_kernel_sockets()
         if self._shell is not None:
             await self._shell.close()
             self._shell = None

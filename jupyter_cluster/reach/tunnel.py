@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from ..asyncwait import stopped, within
 from ..core.naming import WORK_USER
@@ -163,16 +163,25 @@ class KernelTunnel:
                 log.info("SSH tunnel to main1 at %s:%s is back", self.address, self.port)
                 break
 
-    async def close(self) -> None:
-        """Stop forwarding and close the connection."""
+    @property
+    def directory(self) -> str:
+        """The private directory the forwarded sockets are in."""
+        return os.path.dirname(self.prefix)
+
+    async def close(self, *, keep_directory: bool = False) -> None:
+        """Stop forwarding, close the connection and remove the sockets; then their
+        private directory too, unless ``keep_directory``: the kernel's clients still
+        connect to paths in it until a tunnel forwards them again (see
+        :func:`reopen`), and its name must not be free for another user meanwhile.
+        A second call finishes what the first left."""
         self._closed = True
         try:
             if self._watch is not None:
                 await stopped(self._watch)
         finally:
-            await self._release()
+            await self._release(keep_directory)
 
-    async def _release(self) -> None:
+    async def _release(self, keep_directory: bool) -> None:
         """Close the connection and remove the forwarded sockets (``close``'s end, run
         even when the caller is cancelled while the watcher stops)."""
         if self._forwards is not None:
@@ -186,5 +195,25 @@ class KernelTunnel:
         for n in range(1, self._count + 1):
             with contextlib.suppress(OSError):
                 os.unlink(self.path(n))
-        with contextlib.suppress(OSError):  # the private directory, once empty
-            os.rmdir(os.path.dirname(self.prefix))
+        if not keep_directory:
+            with contextlib.suppress(OSError):  # the private directory, once empty
+                os.rmdir(self.directory)
+
+
+async def reopen(
+    old: KernelTunnel | None, opening: Callable[[], Awaitable[KernelTunnel | None]]
+) -> KernelTunnel | None:
+    """The tunnel ``opening`` makes, in place of ``old`` (a restart, a re-attach, a
+    route opened again). ``old``'s sockets go first; its private directory only once
+    the new tunnel does not forward in it (a kernel's restart reuses it): removed and
+    made again, its name would be free for a moment, for another user to take while
+    the kernel's clients still connect to paths in it."""
+    if old is not None:
+        await old.close(keep_directory=True)
+    new = None
+    try:
+        new = await opening()
+    finally:
+        if old is not None and (new is None or new.directory != old.directory):
+            await old.close()
+    return new

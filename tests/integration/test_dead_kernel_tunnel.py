@@ -8,20 +8,25 @@ crash, ``%cluster logs main1`` was hundreds of ``sshd: connect to … failed`` l
 and every start added a dozen while the kernel imported.
 Once the provisioner has seen the kernel end without being asked, the tunnel is
 closed (a restart opens a new one): the client's reconnections then fail on this
-machine. sshd's refusals of the kernel's sockets (expected while a kernel starts)
-are left out of the log.
+machine, where the sockets' private directory stays (nobody else may take its name
+while the client connects to paths in it). sshd's refusals of the kernel's sockets
+(expected while a kernel starts) are left out of the log.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import pwd
 import socket
+import stat
+import subprocess
 import time
 
 import pytest
 from jupyter_client.manager import AsyncKernelManager
 
-from tests.support.constants import SMALL_FLAGS
+from tests.support.constants import BIN, SMALL_FLAGS
 from tests.support.kernels import ok_cell, start_client
 
 from .support import Workspace
@@ -40,6 +45,26 @@ def main1_log(ws: Workspace, session_id: str) -> list[str]:
 def sshd_refusals(ws: Workspace, session_id: str) -> list[str]:
     """sshd's lines in main1's log about kernel sockets it could not connect to."""
     return [line for line in main1_log(ws, session_id) if line.startswith("sshd: connect to ")]
+
+
+#: Run as ``nobody``: take the place of the kernel's first socket (its directory too,
+#: if its name is free), and say so.
+TAKE_SOCKET = (
+    "import os, socket, sys\n"
+    "path = sys.argv[1]\n"
+    "os.makedirs(os.path.dirname(path), exist_ok=True)\n"
+    "listener = socket.socket(socket.AF_UNIX)\n"
+    "listener.bind(path)\n"
+    "print('taken')\n"
+)
+
+
+def take_as_nobody(path: str) -> subprocess.CompletedProcess[str]:
+    """Another Unix user of this machine tries to listen where ``path`` is."""
+    nobody = pwd.getpwnam("nobody")
+    ids = (f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups")
+    argv = ["setpriv", *ids, "--", str(BIN / "python3"), "-c", TAKE_SOCKET, path]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=30, cwd="/")
 
 
 def connectable(path: str) -> bool:
@@ -76,6 +101,13 @@ async def test_a_dead_kernels_client_does_not_flood_main1s_log(
             assert time.monotonic() < deadline, "the kernel did not die"
             await asyncio.sleep(0.2)
         assert not any(connectable(path) for path in sockets)
+        # The client still connects to those paths until the restart forwards them
+        # again: their private directory stays, and nobody else can listen there.
+        folder = os.stat(os.path.dirname(sockets[0]))
+        assert folder.st_uid == os.getuid() and stat.S_IMODE(folder.st_mode) == 0o700
+        taken = take_as_nobody(sockets[0])
+        assert taken.returncode != 0 and "taken" not in taken.stdout, taken
+        assert "Permission denied" in taken.stderr, taken.stderr
         await asyncio.sleep(LEFT_RECONNECTING)  # the client's channels keep trying
         assert sshd_refusals(ws, session["id"]) == []
         after = main1_log(ws, session["id"])[before:]  # the tunnel's goodbye, at most
