@@ -16,12 +16,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from .. import private_dirs
 from ..core.access import Access
 from ..core.ssh_client import (
     check_host,
@@ -44,7 +44,8 @@ def _client_config(access: Access) -> Iterator[str]:
     read, removed afterwards."""
     if shutil.which("ssh") is None:
         raise ClusterError("no ssh client here: install OpenSSH's client (e.g. openssh-client)")
-    directory = tempfile.mkdtemp(prefix="jupyter-cluster-ssh-")
+    held = private_dirs.make("ssh-")
+    directory = held.path
     try:
         key, known = os.path.join(directory, "key"), os.path.join(directory, "known_hosts")
         files = client_files(access, key, known)
@@ -56,7 +57,7 @@ def _client_config(access: Access) -> Iterator[str]:
             out.write(files.config)
         yield config
     finally:
-        shutil.rmtree(directory, ignore_errors=True)
+        held.remove()
 
 
 def _run(argv: list[str]) -> tuple[int, bool]:

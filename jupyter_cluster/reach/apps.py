@@ -20,15 +20,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shutil
 import socket
-import tempfile
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tornado.netutil import Resolver
 from tornado.simple_httpclient import SimpleAsyncHTTPClient
 
+from .. import private_dirs
 from ..client.shell import ContainerShell
 from ..core.access import Access
 from ..errors import AgentError
@@ -48,7 +47,8 @@ class _SessionApps:
 
     def __init__(self, access: Access) -> None:
         self.shell = ContainerShell(access)
-        self.dir = tempfile.mkdtemp(prefix="jupyter-cluster-apps-")  # mode 0700
+        self.held = private_dirs.make("apps-")
+        self.dir = self.held.path
         self.listeners: dict[int, asyncssh.SSHListener] = {}
         self.conn: asyncssh.SSHClientConnection | None = None
         #: One connection attempt at a time per session (others' requests go on).
@@ -59,7 +59,7 @@ class _SessionApps:
             listener.close()
         self.listeners.clear()
         await self.shell.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        self.held.remove()
 
 
 class AppTunnels:

@@ -19,14 +19,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import stat
-import tempfile
 from collections.abc import Mapping
 from typing import Any
 
+from .. import private_dirs
 from ..core import naming
 from ..engine.agents.base import Agent, ContainerState
 from ..errors import ClusterError
+from ..private_dirs import PrivateDir
 from .tunnel import KernelTunnel
 
 PORT_NAMES = ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")
@@ -97,36 +97,34 @@ async def tunnel_kernel(
     (main1's published SSH port), on Unix sockets in a private directory: the same
     ones as ``previous`` if given (a kernel manager re-attaching keeps its
     connection file)."""
-    tunnel = KernelTunnel(address, port, keys, socket_prefix(previous), connect_timeout=timeout)
+    directory, prefix = socket_place(previous)
+    tunnel = KernelTunnel(address, port, keys, directory, prefix, connect_timeout=timeout)
     km.ip = tunnel.prefix
     kernel_id = getattr(km, "kernel_id", None)
     if not kernel_id:
+        directory.remove()
         raise ClusterError("a kernel reached over SSH needs its kernel manager's kernel_id")
     iopub = PORT_NAMES.index("iopub_port")  # subscribed before a request is answered
-    _point(km, await tunnel.open(naming.kernel_sockets(kernel_id), lead=iopub), transport="ipc")
+    try:
+        ports = await tunnel.open(naming.kernel_sockets(kernel_id), lead=iopub)
+    except BaseException:
+        await tunnel.close()  # its directory too: nothing will connect there
+        raise
+    _point(km, ports, transport="ipc")
     return tunnel
 
 
-def socket_prefix(previous: Mapping[str, Any]) -> str:
-    """Where a kernel's tunnel sockets go: ``previous``'s place if it used one and its
-    directory is (or can again be) this user's alone, else a new private directory."""
+def socket_place(previous: Mapping[str, Any]) -> tuple[PrivateDir, str]:
+    """Where a kernel's tunnel sockets go, held (see :mod:`jupyter_cluster.private_dirs`),
+    and their names' prefix: ``previous``'s place if it used one and its directory is
+    (or can again be) this user's alone, else a new private directory."""
     prior = str(previous.get("ip") or "") if previous.get("transport") == "ipc" else ""
-    if prior and _private_dir(os.path.dirname(prior)):
-        return prior
-    return os.path.join(tempfile.mkdtemp(prefix="jupyter-cluster-"), "kernel")
-
-
-def _private_dir(path: str) -> bool:
-    """Whether ``path`` is a directory only this user can enter (made if missing)."""
-    try:
-        os.mkdir(path, 0o700)
-    except FileExistsError:
-        pass
-    except OSError:
-        return False
-    info = os.lstat(path)
-    mode = stat.S_IMODE(info.st_mode)
-    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and mode & 0o077 == 0
+    if prior:
+        kept = private_dirs.hold(os.path.dirname(prior))
+        if kept is not None:
+            return kept, prior
+    made = private_dirs.make()
+    return made, os.path.join(made.path, "kernel")
 
 
 def kernel_side_connection(km: Any, transport: str, ip: str = "") -> bytes:

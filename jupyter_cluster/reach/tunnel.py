@@ -28,6 +28,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from ..asyncwait import stopped, within
 from ..core.naming import WORK_USER
 from ..errors import AgentError
+from ..private_dirs import PrivateDir
 from ..sshlib import asyncssh
 from .unix_forward import UnixForwards
 
@@ -60,13 +61,17 @@ class KernelTunnel:
         address: str,
         port: int,
         keys: Mapping[str, str],
+        directory: PrivateDir,
         prefix: str,
         *,
         connect_timeout: float = 10.0,
     ) -> None:
+        """``prefix`` names the local sockets, in ``directory`` (held: the tunnel
+        stops holding it when closed)."""
         self.address, self.port = address, port
         self._user_key = asyncssh.import_private_key(keys["user"])
         self._host_key = asyncssh.import_public_key(keys["host:main1.pub"])
+        self._directory = directory
         self.prefix = prefix
         self.connect_timeout = connect_timeout
         self._conn: asyncssh.SSHClientConnection | None = None
@@ -166,7 +171,12 @@ class KernelTunnel:
     @property
     def directory(self) -> str:
         """The private directory the forwarded sockets are in."""
-        return os.path.dirname(self.prefix)
+        return self._directory.path
+
+    def let_go(self) -> None:
+        """Stop holding the sockets' directory, which another tunnel took up (see
+        :func:`reopen`); for a tunnel already closed with ``keep_directory``."""
+        self._directory.release()
 
     async def close(self, *, keep_directory: bool = False) -> None:
         """Stop forwarding, close the connection and remove the sockets; then their
@@ -196,8 +206,7 @@ class KernelTunnel:
             with contextlib.suppress(OSError):
                 os.unlink(self.path(n))
         if not keep_directory:
-            with contextlib.suppress(OSError):  # the private directory, once empty
-                os.rmdir(self.directory)
+            self._directory.remove()
 
 
 async def reopen(
@@ -214,6 +223,9 @@ async def reopen(
     try:
         new = await opening()
     finally:
-        if old is not None and (new is None or new.directory != old.directory):
-            await old.close()
+        if old is not None:
+            if new is not None and new.directory == old.directory:
+                old.let_go()
+            else:
+                await old.close()
     return new

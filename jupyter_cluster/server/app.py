@@ -24,7 +24,7 @@ from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.log import log_request
 from traitlets import Bool, Float, Int, List, Unicode
 
-from .. import __version__
+from .. import __version__, private_dirs
 from ..config import LaunchSettings, make_engine
 from ..engine.api import Engine, LaunchGate
 from ..errors import ClusterError, UnsafeSetting
@@ -232,6 +232,8 @@ class ClusterApp(ExtensionApp, LaunchSettings):
         keep_cluster_names(self.terminal_manager)
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
+        # What servers and kernels killed before left in the temporary directory.
+        private_dirs.sweep()
         await self.service.ensure_started()
 
     async def stop_extension(self) -> None:

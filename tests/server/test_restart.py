@@ -9,6 +9,7 @@ stopped with SIGTERM (a clean stop) or SIGKILL (a crash).
 
 from __future__ import annotations
 
+import json
 import signal
 from pathlib import Path
 
@@ -27,7 +28,9 @@ pytestmark = pytest.mark.docker
 
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL], ids=["stop", "crash"])
 @jp_async
-async def test_sessions_survive_a_server_restart(workspace: Path, stop: int) -> None:
+async def test_sessions_survive_a_server_restart(
+    workspace: Path, jp_runtime_dir: Path, stop: int
+) -> None:
     async with server(workspace) as first:
         code, session = await first.call(
             "POST", "cluster/api/sessions", {"size": 2, "start_kernel": True, "name": "keep"}
@@ -39,10 +42,16 @@ async def test_sessions_survive_a_server_restart(workspace: Path, stop: int) -> 
             return (await first.session(sid))["kernel_state"] == "running"
 
         await eventually(kernel_running, 90, "the kernel")
+        connection = json.loads((jp_runtime_dir / f"kernel-{kid}.json").read_text())
+        sockets = Path(connection["ip"]).parent  # the kernel tunnel's private directory
+        assert sockets.is_dir()
         await first.stop(stop)
     assert running_hosts(sid) == {"main1": True, "sub1": True}
+    if stop == signal.SIGKILL:
+        assert sockets.is_dir()  # a killed server removes nothing...
 
     async with server(workspace) as second:
+        assert not sockets.exists()  # ...the next one does, once it starts
         code, listed = await second.call("GET", "cluster/api/sessions")
         assert code == 200 and [s["id"] for s in listed] == [sid]
         assert listed[0]["status"] == "RUNNING"

@@ -8,7 +8,7 @@ import os
 import stat
 from pathlib import Path
 
-from jupyter_cluster.reach.ports import socket_prefix
+from jupyter_cluster.reach.ports import socket_place
 
 
 def mode(path: str) -> int:
@@ -16,33 +16,37 @@ def mode(path: str) -> int:
 
 
 def test_a_new_kernel_gets_a_fresh_private_directory() -> None:
-    first, second = socket_prefix({}), socket_prefix({"transport": "tcp", "ip": "127.0.0.1"})
+    places = [socket_place({}), socket_place({"transport": "tcp", "ip": "127.0.0.1"})]
     try:
-        for prefix in (first, second):
-            assert mode(os.path.dirname(prefix)) == 0o700
-            assert os.stat(os.path.dirname(prefix)).st_uid == os.getuid()
-        assert os.path.dirname(first) != os.path.dirname(second)
-        assert len(f"{first}-5") < 100  # fits a Unix socket address
+        for held, prefix in places:
+            assert held.held and os.path.dirname(prefix) == held.path
+            assert mode(held.path) == 0o700
+            assert os.stat(held.path).st_uid == os.getuid()
+        assert places[0][0].path != places[1][0].path
+        assert len(f"{places[0][1]}-5") < 100  # fits a Unix socket address
     finally:
-        for prefix in (first, second):
-            os.rmdir(os.path.dirname(prefix))
+        for held, _ in places:
+            held.remove()
 
 
 def test_a_reattach_keeps_a_private_directory_and_remakes_a_missing_one(tmp_path: Path) -> None:
     kept = tmp_path / "kept"
     kept.mkdir(mode=0o700)
     previous = {"transport": "ipc", "ip": str(kept / "kernel")}
-    assert socket_prefix(previous) == str(kept / "kernel")
-    kept.rmdir()
-    assert socket_prefix(previous) == str(kept / "kernel") and mode(str(kept)) == 0o700
+    held, prefix = socket_place(previous)
+    assert (held.path, prefix) == (str(kept), str(kept / "kernel")) and held.held
+    held.remove()
+    held, prefix = socket_place(previous)
+    assert prefix == str(kept / "kernel") and mode(str(kept)) == 0o700
+    held.remove()
 
 
 def test_a_directory_others_can_enter_is_not_reused(tmp_path: Path) -> None:
     shared = tmp_path / "shared"
     shared.mkdir()
     shared.chmod(0o755)
-    prefix = socket_prefix({"transport": "ipc", "ip": str(shared / "kernel")})
+    held, prefix = socket_place({"transport": "ipc", "ip": str(shared / "kernel")})
     try:
-        assert os.path.dirname(prefix) != str(shared) and mode(os.path.dirname(prefix)) == 0o700
+        assert os.path.dirname(prefix) == held.path != str(shared) and mode(held.path) == 0o700
     finally:
-        os.rmdir(os.path.dirname(prefix))
+        held.remove()
