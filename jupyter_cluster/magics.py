@@ -16,6 +16,7 @@ import sys
 from typing import Any
 
 from . import session as notebook_api
+from .background_engine import BackgroundEngine
 from .cli import format as cli_format
 from .cli.launch_flags import add_launch_arguments
 from .config import local_owner
@@ -113,7 +114,7 @@ def _launch_profile(name: str, argv: list[str]) -> notebook_api.ClusterSession:
     from .cli.profile_commands import given_fields
 
     body = {"profile": name, **given_fields(argv)}
-    gate = notebook_api._Engine.get().gate()
+    gate = BackgroundEngine.get().gate()
     spec = gate.admit(body, local_owner()).spec
     session = notebook_api.ClusterSession.launch_spec(spec)
     print(cli_format.session_details(session.model))

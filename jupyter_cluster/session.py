@@ -11,97 +11,39 @@ connections. The ``%cluster`` magic and the launch form are built on this.
 from __future__ import annotations
 
 import asyncio
-import atexit
 import builtins
-import contextlib
-import threading
-from collections.abc import AsyncIterator, Callable, Coroutine
-from concurrent.futures import Future
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from .config import file_config, launch_settings, local_owner, make_engine
+from .background_engine import BackgroundEngine
+from .config import local_owner
 from .core.models import LaunchSpec, Session
 from .core.naming import MAIN_HOST
 from .core.ssh_client import shell_words
 from .core.state import SessionStatus
 from .core.stats import Usage
-from .engine.api import Engine, LaunchGate
+from .engine.api import Engine
 
 T = TypeVar("T")
 
 
-class _Engine:
-    """The engine and the background loop it lives on (one per process)."""
-
-    _lock = threading.Lock()
-    _instance: _Engine | None = None
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        self.engine: Engine[Any] = self.call(self._make())
-        self._gate: LaunchGate | None = None
-        atexit.register(self.close)
-
-    def close(self) -> None:
-        """Close the engine's connections (at interpreter exit)."""
-        if self.loop.is_running():
-            with contextlib.suppress(Exception):
-                self.submit(self.engine.close()).result(timeout=5)
-            self.loop.call_soon_threadsafe(self.loop.stop)
-            self.thread.join(timeout=5)
-        if not self.loop.is_running() and not self.loop.is_closed():
-            self.loop.close()  # else Python warns of an unclosed event loop at exit
-
-    def gate(self) -> LaunchGate:
-        """The launch policy that applies here (the config files are read once)."""
-        if self._gate is None:
-            self._gate = self.engine.launch_gate(launch_settings(file_config()))
-        return self._gate
-
-    @staticmethod
-    async def _make() -> Engine[Any]:
-        engine = make_engine()
-        await engine.start()
-        return engine
-
-    @classmethod
-    def get(cls) -> _Engine:
-        with cls._lock:
-            if cls._instance is None:
-                cls._instance = cls()
-            return cls._instance
-
-    def submit(self, coro: Coroutine[Any, Any, T]) -> Future[T]:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop)
-
-    def call(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run ``coro`` on the engine loop and wait for it (sync twins)."""
-        return self.submit(coro).result()
-
-    async def acall(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run ``coro`` on the engine loop, awaited from any other loop (async forms)."""
-        return await asyncio.wrap_future(self.submit(coro))
-
-
 def engine() -> Engine[Any]:
     """The process-wide engine used by the API, the magic and the form."""
-    return _Engine.get().engine
+    return BackgroundEngine.get().engine
 
 
 def launch_schema() -> dict[str, Any]:
     """The launch-options schema (as ``GET cluster/api/launch-options`` serves it),
     built from this process's configuration: its own launch settings with a local
     engine, the shared service's form in team mode."""
-    eng = _Engine.get()
+    eng = BackgroundEngine.get()
     return eng.call(eng.gate().options(local_owner()))  # with their own launch profiles
 
 
 def agents() -> builtins.list[dict[str, Any]]:
     """Capacity, allocated and free resources per agent."""
-    eng = _Engine.get()
+    eng = BackgroundEngine.get()
     return eng.call(eng.engine.agents_info())
 
 
@@ -127,7 +69,7 @@ class ClusterSession:
         """Launch with the CLI's parameters (image, size, mode, cpu, mem, shm, gpu,
         mounts, resource_group, name, bootstrap, env); waits until RUNNING unless
         ``wait=False``. Raises :class:`~jupyter_cluster.errors.ClusterError`."""
-        eng = _Engine.get()
+        eng = BackgroundEngine.get()
 
         async def go() -> Session:
             spec = eng.engine.make_spec(**fields)
@@ -144,7 +86,7 @@ class ClusterSession:
         cls, spec: LaunchSpec, *, on_change: Callable[[Session], None] | None = None
     ) -> ClusterSession:
         """Launch an already validated spec and wait; ``on_change`` sees each step."""
-        eng = _Engine.get()
+        eng = BackgroundEngine.get()
 
         async def go() -> Session:
             session = await eng.engine.submit(spec, owner=local_owner())
@@ -155,23 +97,23 @@ class ClusterSession:
     @classmethod
     def launch(cls, *, wait: bool = True, **fields: Any) -> ClusterSession:
         """Sync twin of :meth:`alaunch`."""
-        return _Engine.get().call(cls.alaunch(wait=wait, **fields))
+        return BackgroundEngine.get().call(cls.alaunch(wait=wait, **fields))
 
     @classmethod
     async def aattach(cls, ref: str) -> ClusterSession:
         """An existing session by id, unique id prefix or name."""
-        eng = _Engine.get()
+        eng = BackgroundEngine.get()
         return cls(await eng.acall(eng.engine.get(ref)))
 
     @classmethod
     def attach(cls, ref: str) -> ClusterSession:
         """Sync twin of :meth:`aattach`."""
-        return _Engine.get().call(cls.aattach(ref))
+        return BackgroundEngine.get().call(cls.aattach(ref))
 
     @classmethod
     def list(cls, include_ended: bool = False) -> builtins.list[ClusterSession]:
         """Sessions of this store (active ones, or all with ``include_ended``)."""
-        eng = _Engine.get()
+        eng = BackgroundEngine.get()
         return [cls(s) for s in eng.call(eng.engine.list(include_ended=include_ended))]
 
     # -- properties --------------------------------------------------------------------
@@ -201,7 +143,7 @@ class ClusterSession:
 
     def refresh(self) -> Session:
         """Re-read the session from the store."""
-        eng = _Engine.get()
+        eng = BackgroundEngine.get()
         self._session = eng.call(eng.engine.get(self.id))
         return self._session
 
@@ -219,7 +161,7 @@ class ClusterSession:
     ) -> AsyncIterator[str]:
         """Lines of one container's log (main1's by default, as the CLI's ``logs``);
         with ``follow``, until it ends."""
-        eng = _Engine.get()
+        eng = BackgroundEngine.get()
         queue: asyncio.Queue[str | BaseException | None] = asyncio.Queue()
         caller = asyncio.get_running_loop()
 
@@ -243,7 +185,7 @@ class ClusterSession:
     def logs(self, host: str = MAIN_HOST, *, tail: int | None = None, follow: bool = False) -> str:
         """Sync twin: the log text (with ``follow``, printed as it comes, until it ends
         or the kernel is interrupted, and returned at the end)."""
-        eng = _Engine.get()
+        eng = BackgroundEngine.get()
         if not follow:
 
             async def collect() -> str:
@@ -273,7 +215,7 @@ class ClusterSession:
         def collect(stream: int, data: bytes) -> None:
             (err if stream == 2 else out).append(data)
 
-        eng = _Engine.get()
+        eng = BackgroundEngine.get()
         code = await eng.acall(eng.engine.exec(self.id, host, argv, on_output=collect))
         return ExecResult(
             code, b"".join(out).decode(errors="replace"), b"".join(err).decode(errors="replace")
@@ -281,7 +223,7 @@ class ClusterSession:
 
     def exec(self, host: str, cmd: builtins.list[str] | str) -> ExecResult:
         """Sync twin of :meth:`aexec`."""
-        return _Engine.get().call(self.aexec(host, cmd))
+        return BackgroundEngine.get().call(self.aexec(host, cmd))
 
     async def aexec_all(self, cmd: builtins.list[str] | str) -> dict[str, ExecResult]:
         """Run a command as ``work`` in every container at once; each host's result."""
@@ -291,23 +233,23 @@ class ClusterSession:
 
     def exec_all(self, cmd: builtins.list[str] | str) -> dict[str, ExecResult]:
         """Sync twin of :meth:`aexec_all`."""
-        return _Engine.get().call(self.aexec_all(cmd))
+        return BackgroundEngine.get().call(self.aexec_all(cmd))
 
     async def astats(self) -> dict[str, Usage | None]:
         """Each container's CPU, memory, network and block IO now (None: not running)."""
-        eng = _Engine.get()
+        eng = BackgroundEngine.get()
         return await eng.acall(eng.engine.stats(self.id))
 
     def stats(self) -> dict[str, Usage | None]:
         """Sync twin of :meth:`astats`."""
-        return _Engine.get().call(self.astats())
+        return BackgroundEngine.get().call(self.astats())
 
     async def aterminate(self) -> Session:
         """Remove every container and the network (or cancel if PENDING)."""
-        eng = _Engine.get()
+        eng = BackgroundEngine.get()
         self._session = await eng.acall(eng.engine.terminate(self.id))
         return self._session
 
     def terminate(self) -> Session:
         """Sync twin of :meth:`aterminate`."""
-        return _Engine.get().call(self.aterminate())
+        return BackgroundEngine.get().call(self.aterminate())

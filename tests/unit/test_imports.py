@@ -138,13 +138,18 @@ def test_core_is_pure() -> None:
         assert inside <= allowed | {TOP}, f"{name} imports {inside - allowed}"
 
 
+#: The front ends' modules at the top of the package (besides cli/ and provisioning/).
+FRONT_END_MODULES = {
+    f"{TOP}.{name}" for name in ("session", "background_engine", "widgets", "magics", "config")
+}
+
+
 def test_no_front_end_imports_the_server() -> None:
     edges = graph()
     front_ends = [
         name
         for name in MODULES
-        if name.startswith((f"{TOP}.cli", f"{TOP}.provisioning"))
-        or name in {f"{TOP}.session", f"{TOP}.widgets", f"{TOP}.magics", f"{TOP}.config"}
+        if name.startswith((f"{TOP}.cli", f"{TOP}.provisioning")) or name in FRONT_END_MODULES
     ]
     assert len(front_ends) >= 9
     for name in front_ends:
@@ -159,7 +164,7 @@ def test_the_engine_imports_no_front_end() -> None:
             m
             for m in reaches(edges, name)
             if m.startswith((f"{TOP}.server", f"{TOP}.cli", f"{TOP}.provisioning"))
-            or m in {f"{TOP}.session", f"{TOP}.widgets", f"{TOP}.magics", f"{TOP}.config"}
+            or m in FRONT_END_MODULES
         }
         assert not bad, f"{name} imports front ends: {sorted(bad)}"
 
