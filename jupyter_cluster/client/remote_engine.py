@@ -31,12 +31,13 @@ from ..core.state import SETTLING, USABLE, SessionStatus
 from ..core.stats import Usage
 from ..engine.api import PolicySource, SessionCallback, Upkeep
 from ..engine.store.exec_log import ExecLog
-from ..errors import InvalidRequest, LaunchFailed, NotFound
+from ..errors import InvalidRequest, LaunchFailed
 from ..paths import cluster_dir
 from ..reach.ssh import SshRoute
 from .admission import RemoteLaunch, ServiceGate
 from .http import ServiceHTTP
 from .remote_owned import RemoteOwned, ref_path
+from .remote_store import RemoteStore
 from .shell import ContainerShell, OutputCallback
 
 #: Launch fields of ``make_spec`` that go into the REST body (when given).
@@ -59,29 +60,6 @@ _PLAIN = (
     "apps",
     "priority",
 )
-
-
-class RemoteStore:
-    """The blocking reads the server extension makes of a store, over REST.
-
-    Called from worker threads (the events poller) and at start and stop.
-    """
-
-    def __init__(self, http: ServiceHTTP) -> None:
-        self.http = http
-
-    def list(self, include_ended: bool = False) -> builtins.list[Session]:
-        """The caller's active sessions (all of them with history when asked)."""
-        path = "sessions?all=1" if include_ended else "sessions"
-        return [Session.from_public(s) for s in self.http.call_sync("GET", path)]
-
-    def get(self, session_id: str) -> Session | None:
-        """One session by id, or None when the service does not know it (for this user)."""
-        try:
-            found = self.http.call_sync("GET", f"sessions/{ref_path(session_id)}")
-            return Session.from_public(found)
-        except NotFound:
-            return None
 
 
 class RemoteEngine(RemoteOwned):
