@@ -2,7 +2,8 @@
 
 :class:`FakeAgent` implements the :class:`~.base.Agent` protocol with dicts (its
 containers' records are :mod:`.fake_container`'s, what happens inside them
-:mod:`.fake_io`'s, its images :mod:`.fake_images`'):
+:mod:`.fake_io`'s, its images :mod:`.fake_images`', its networks
+:mod:`.fake_networks`', its volumes :mod:`.fake_volumes`'):
 containers and networks carry their labels, ``put_files`` and ``exec`` are
 recorded, and tests steer it directly: ``fail_on`` injects errors, ``emit``
 appends log lines, ``exit`` marks a container as exited, ``oom`` reports an
@@ -41,13 +42,14 @@ from .fake_container import (
 )
 from .fake_images import FakeImages, is_reference
 from .fake_io import FakeContainerIO
+from .fake_networks import FakeNetworks
 from .fake_volumes import FakeVolumes
 
 #: What tests import from here (the container records live in .fake_container).
 __all__ = ["DEFAULT_IMAGE", "ExecCall", "ExecHandler", "FakeAgent", "FakeContainer"]
 
 
-class FakeAgent(FakeContainerIO, FakeImages, FakeVolumes):
+class FakeAgent(FakeContainerIO, FakeImages, FakeNetworks, FakeVolumes):
     """An :class:`~.base.Agent` kept in memory; every attribute is open to tests.
 
     ``fail_on`` maps a key to the exception to raise: a method name (``"start_container"``),
@@ -154,35 +156,6 @@ class FakeAgent(FakeContainerIO, FakeImages, FakeVolumes):
             )
         return self._has_image(image)
 
-    async def create_network(
-        self,
-        name: str,
-        labels: Mapping[str, str],
-        *,
-        overlay: bool,
-        encrypted: bool = False,
-        mtu: int = 0,
-        bridge_name: str = "",
-    ) -> str:
-        """Record a network (its MTU in ``mtus``, its bridge name in ``bridges``); a
-        name already in use, or an overlay on an agent that is not a Swarm node
-        (``swarm = ""``), is an AgentError, as in Docker."""
-        self._enter("create_network", name)
-        self.mtus[name] = mtu
-        self.bridges[name] = bridge_name
-        if any(n.name == name for n in self.networks.values()):
-            raise AgentError(f"agent {self.id}: network {name} already exists", self.id)
-        if overlay and (not self.swarm or self.swarm_worker):
-            raise AgentError(
-                f"agent {self.id}: creating network {name} failed: this node is not a swarm "
-                "manager (an overlay network needs a Swarm)",
-                self.id,
-            )
-        net_id = uuid.uuid4().hex
-        driver = "overlay" if overlay else "bridge"
-        self.networks[net_id] = NetworkState(net_id, name, dict(labels), driver)
-        return net_id
-
     async def device_nodes(
         self, directory: str, image: str, labels: Mapping[str, str]
     ) -> tuple[str, ...]:
@@ -190,26 +163,6 @@ class FakeAgent(FakeContainerIO, FakeImages, FakeVolumes):
         self._enter("device_nodes", directory)
         root = directory.rstrip("/")
         return tuple(sorted(p for p in self.device_paths if p.rpartition("/")[0] == root))
-
-    async def remove_network(self, name_or_id: str) -> None:
-        """Forget a network by name or id; a missing one is fine, one that a running
-        container uses is an AgentError (as in Docker: it has active endpoints)."""
-        self._enter("remove_network", name_or_id)
-        for net_id, net in list(self.networks.items()):
-            if name_or_id not in (net_id, net.name):
-                continue
-            users = [
-                box.spec.name
-                for box in self.containers.values()
-                if box.status == "running" and box.spec.network in (net_id, net.name)
-            ]
-            if users:
-                raise AgentError(
-                    f"agent {self.id}: removing network {net.name} failed: it has active "
-                    f"endpoints ({', '.join(users)})",
-                    self.id,
-                )
-            del self.networks[net_id]
 
     async def create_container(self, spec: ContainerSpec) -> str:
         """Record a created container; unknown image or a used name is an AgentError."""
@@ -301,11 +254,6 @@ class FakeAgent(FakeContainerIO, FakeImages, FakeVolumes):
         in detail: the fake has nothing to save)."""
         self._enter("list_containers", ",".join(f"{k}={v}" for k, v in labels.items()))
         return [c.state() for c in self.containers.values() if has_labels(c.spec.labels, labels)]
-
-    async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkState]:
-        """Networks whose labels include all of ``labels``."""
-        self._enter("list_networks", "")
-        return [n for n in self.networks.values() if has_labels(n.labels, labels)]
 
     async def close(self) -> None:
         """Mark the agent closed (state is kept, so tests can still look)."""
