@@ -30,9 +30,10 @@ from dataclasses import replace
 
 from ..errors import InvalidRequest
 from .models import LaunchSpec
-from .queue_index import Refused as Refused
-from .queue_index import Result as Result
-from .queue_index import _apply, _Queue, _views
+from .queue_index import _Queue
+from .queue_usage import Refused as Refused
+from .queue_usage import Result as Result
+from .queue_usage import apply_placement, image_flags
 from .scheduler import AgentSlot, Placement, place
 from .waiting_reasons import Pending
 
@@ -56,7 +57,7 @@ def place_each(
     the agents as ``images[spec.image]`` flags them (default: as given)."""
     slots = list(agents)
     index = {a.id: i for i, a in enumerate(slots)}
-    views = _views(agents, images)
+    views = image_flags(agents, images)
     waiting: dict[str, int] = {}
     results: list[Result] = []
     for spec in specs:
@@ -72,7 +73,7 @@ def place_each(
         if isinstance(result, Pending):
             waiting[spec.resource_group] = behind + 1
         else:
-            _apply(slots, index, spec, result)
+            apply_placement(slots, index, spec, result)
         results.append(result)
     return results
 

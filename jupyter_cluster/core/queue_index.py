@@ -3,18 +3,19 @@
 :class:`_Queue` keeps, per resource group, container shape and view of the agents
 (which may run the session's image; only those that have it), a heap of the agents
 ordered as :func:`~.scheduler.place` ranks them and the room each has, so placing
-a session costs O(log agents). Also the results' types and the helpers that count
-a placement as used. Pure; only :mod:`.queue` uses it.
+a session costs O(log agents); :mod:`.queue_usage` counts what it places as used.
+Pure; only :mod:`.queue` uses it.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Generator, Iterable, Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from ..errors import InvalidRequest
 from .models import ClusterMode, LaunchSpec
+from .queue_usage import Result, apply_placement, image_flags
 from .resources import Resources
 from .scheduler import (
     AgentSlot,
@@ -32,56 +33,6 @@ from .waiting_reasons import (
     single_node_pending,
     swarm_pending,
 )
-
-
-@dataclass(frozen=True)
-class Refused:
-    """The session can never be placed (what :func:`~.scheduler.place` would raise)."""
-
-    reason: str
-
-
-Result = Placement | Pending | Refused
-#: Which agents can run an image (have it or may pull it) and which have it now.
-Flags = tuple[tuple[bool, ...], tuple[bool, ...]]
-
-
-def _take(slot: AgentSlot, per: Resources, count: int, gpu_ids: Iterable[str]) -> AgentSlot:
-    """``slot`` with ``count`` more containers of ``per`` (and ``gpu_ids``) in use,
-    added one container at a time as the store adds up what sessions hold."""
-    cpu, mem = slot.used.cpu, slot.used.mem
-    for _ in range(count):
-        cpu, mem = cpu + per.cpu, mem + per.mem
-    gpus = slot.used_gpu_ids | frozenset(gpu_ids)
-    used = Resources(cpu, mem, 0, len(gpus))
-    return replace(slot, used=used, used_gpu_ids=gpus, containers=slot.containers + count)
-
-
-def _apply(
-    slots: list[AgentSlot], index: dict[str, int], spec: LaunchSpec, p: Placement
-) -> set[int]:
-    """Count a placement's containers as used in ``slots``; the indexes changed."""
-    changed: dict[int, tuple[int, list[str]]] = {}
-    for agent_id, gpus in zip(p.agents, p.gpu_ids, strict=True):
-        i = index[agent_id]
-        count, ids = changed.get(i, (0, []))
-        changed[i] = (count + 1, [*ids, *gpus])
-    for i, (count, ids) in changed.items():
-        slots[i] = _take(slots[i], spec.resources, count, ids)
-    return set(changed)
-
-
-def _views(
-    agents: Sequence[AgentSlot], images: Mapping[str, Sequence[AgentSlot]] | None
-) -> dict[str, Flags]:
-    """Per image, the flags of ``agents`` (in their order) as ``images`` gives them."""
-    views: dict[str, Flags] = {}
-    for image, view in (images or {}).items():
-        by_id = {a.id: a for a in view}
-        has = tuple(a.id in by_id and by_id[a.id].has_image for a in agents)
-        local = tuple(a.id in by_id and by_id[a.id].image_local for a in agents)
-        views[image] = (has, local)
-    return views
 
 
 @dataclass
@@ -111,7 +62,7 @@ class _Queue:
         self.slots = list(agents)
         self.index = {a.id: i for i, a in enumerate(self.slots)}
         self.version = [0] * len(self.slots)
-        self.views = _views(self.slots, images)
+        self.views = image_flags(self.slots, images)
         as_given = tuple(a.has_image for a in self.slots)
         self.views[""] = (as_given, tuple(a.image_local for a in self.slots))
         self.shapes: dict[tuple[str, Resources, _View], _Shape] = {}
@@ -241,7 +192,7 @@ class _Queue:
     def apply(self, spec: LaunchSpec, placement: Placement) -> None:
         """Count the placement as used and re-rank the agents it took room on."""
         self.applied += 1
-        for i in _apply(self.slots, self.index, spec, placement):
+        for i in apply_placement(self.slots, self.index, spec, placement):
             self.version[i] += 1
             for shape in self.by_group.get(self.slots[i].resource_group, ()):
                 if i in shape.fits:
