@@ -17,12 +17,12 @@ import logging
 import os
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Any
 
 from ..asyncwait import within
 from ..core.models import Session
 from ..core.state import USABLE, SessionStatus
-from ..engine.api import Engine, LaunchGate, Upkeep
+from ..engine.api import Upkeep
 from ..errors import ClusterError, InvalidRequest, NotFound
 from ..paths import cluster_dir
 from ..provisioning.endings import server_started, server_stopping, wait_for_endings
@@ -30,40 +30,13 @@ from ..reach.apps import AppTunnels
 from .events import Event, EventHub, is_ended
 from .idle import IdleWatcher
 from .notebook_dir import host_root_to_mount, take_notebook_dir
+from .service_host import ServiceHost
 from .session_kernels import SessionKernels
 from .streams import StreamSlots
 from .terminals import ClusterTerminals
 
 #: The key of the web app's settings under which handlers find the service.
 SERVICE_SETTING = "jupyter_cluster_service"
-
-
-class ServiceHost(Protocol):
-    """What the service uses of the server extension that runs it (``ClusterApp``)."""
-
-    engine: Engine[Any]
-    gate: LaunchGate
-    log: logging.Logger
-    kernel_name: str
-    events_poll_interval: float
-    reconcile_interval: float
-    admin_users: list[str]
-    admin_groups: list[str]
-    kernels_here: bool
-    idle_timeout: float
-    stats_interval: float
-    idle_check_interval: float
-    max_streams_per_user: int
-    max_streams: int
-
-    @property
-    def mount_notebook_dir(self) -> bool: ...
-
-    @property
-    def kernel_manager(self) -> Any: ...
-
-    @property
-    def terminal_manager(self) -> Any: ...
 
 
 class ClusterService:
