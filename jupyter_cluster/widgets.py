@@ -19,8 +19,8 @@ from traitlets import Float
 
 from . import session as notebook_api
 from .core.launch_env import env_lines
+from .core.launch_form import room_note
 from .core.models import LaunchSpec
-from .core.resources import Resources
 from .core.units import format_size
 from .errors import ClusterError
 from .widgets_hosts import HostsTable
@@ -189,32 +189,13 @@ class LaunchForm(w.VBox):
         """The validated spec; raises InvalidRequest naming the wrong field."""
         return notebook_api.engine().make_spec(**self.values())
 
-    def _room(self, per: Resources, n: int) -> str:
-        group = [
-            a for a in self.agents if a["resource_group"] == self.group.value and a["reachable"]
-        ]
-        fits = [
-            a["id"]
-            for a in group
-            if a["free"]["cpu"] + 1e-9 >= per.cpu * n
-            and a["free"]["mem"] >= per.mem * n
-            and a["free"]["gpu"] >= per.gpu * n
-        ]
-        if fits:
-            return f"fits on agent {_esc(fits[0])} now"
-        return "no single agent has room now: " + (
-            "it will be PENDING until one has"
-            if self.mode.value == "single-node"
-            else "it will be spread over agents, or wait"
-        )
-
     def _update(self) -> None:
         self.mode_help.value = f"<small>{_esc(MODE_HELP.get(self.mode.value, ''))}</small>"
         try:
             spec = self.spec()
         except ClusterError as exc:
             self.total.value = ""
-            self.error.value = f"<span style='color:var(--jp-error-color1,#c00)'>{_esc(exc)}</span>"
+            self._show_error(exc)
             self.launch_button.disabled = True
             return
         self.error.value = ""
@@ -224,8 +205,12 @@ class LaunchForm(w.VBox):
         gpu = f", {total.gpu} GPU" if total.gpu else ""
         self.total.value = (
             f"Total: {n} × ({_esc(per.describe())}) = <b>{total.cpu:g} CPU, "  # noqa: RUF001
-            f"{format_size(total.mem)} memory{gpu}</b>; {self._room(per, n)}"
+            f"{format_size(total.mem)} memory{gpu}</b>; "
+            f"{_esc(room_note(self.agents, self.group.value, per, n, self.mode.value))}"
         )
+
+    def _show_error(self, exc: ClusterError) -> None:
+        self.error.value = f"<span style='color:var(--jp-error-color1,#c00)'>{_esc(exc)}</span>"
 
     # -- launching ---------------------------------------------------------------------
 
@@ -245,7 +230,7 @@ class LaunchForm(w.VBox):
                 spec, on_change=self._show_progress
             )
         except ClusterError as exc:
-            self.error.value = f"<span style='color:var(--jp-error-color1,#c00)'>{_esc(exc)}</span>"
+            self._show_error(exc)
             self.launch_button.disabled = False
             return None
         self.env.value = ""  # not kept in the notebook's widget state
@@ -302,7 +287,7 @@ class LaunchForm(w.VBox):
             self._show_progress(ended)
             self._refresh_room()
         except ClusterError as exc:
-            self.error.value = f"<span style='color:var(--jp-error-color1,#c00)'>{_esc(exc)}</span>"
+            self._show_error(exc)
         self.launch_button.disabled = False
 
     def close(self) -> None:

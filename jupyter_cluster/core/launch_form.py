@@ -9,12 +9,13 @@ against. Called by :mod:`jupyter_cluster.engine.admission`. Pure.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .batch import MAX_COMMAND, MAX_RETRIES
 from .models import SESSION_NAME_RE, ClusterMode
 from .policy import MAX_BOOTSTRAP, LaunchPolicy
-from .resources import MIN_MEM
+from .resources import MIN_MEM, Resources
 from .units import MIN_CPUS, format_size
 
 _HELP = {
@@ -129,3 +130,27 @@ def narrow_document(document: dict[str, Any], policy: LaunchPolicy) -> None:
         props["mounts"]["items"]["enum"] = folders
     else:
         props["mounts"]["maxItems"] = 0
+
+
+def room_note(
+    agents: Sequence[Mapping[str, Any]], group: str, per: Resources, size: int, mode: str
+) -> str:
+    """What the launch form says of room for ``size`` containers of ``per`` in
+    ``group`` right now, from the agents as ``agents_info`` lists them: the first
+    reachable agent with room for all, or what the session will do without one. For
+    the notebook's launch form (:mod:`jupyter_cluster.widgets`)."""
+    for agent in agents:
+        free = agent["free"]
+        if (
+            agent["resource_group"] == group
+            and agent["reachable"]
+            and free["cpu"] + 1e-9 >= per.cpu * size
+            and free["mem"] >= per.mem * size
+            and free["gpu"] >= per.gpu * size
+        ):
+            return f"fits on agent {agent['id']} now"
+    return "no single agent has room now: " + (
+        "it will be PENDING until one has"
+        if mode == "single-node"
+        else "it will be spread over agents, or wait"
+    )
