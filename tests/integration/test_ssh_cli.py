@@ -3,7 +3,8 @@
 ``ssh`` runs a command in main1 directly and in a sub through it, with the session's
 key and every host key checked against the session's own (never accepted blindly),
 passes words (and a one-word command line) and exit codes through, and refuses a
-container the session lacks.
+container the session lacks. Killed, it leaves its key's private directory, which
+the next command removes.
 ``port-forward`` makes a web server listening on main1's loopback answer at
 127.0.0.1 here (nothing is published on the agent for it) until the command gets
 SIGINT; it exits 0 and closes the port then. Neither leaves its key on disk.
@@ -38,6 +39,16 @@ def _key_dirs(tmp: Path) -> list[str]:
     return [p.name for p in tmp.iterdir() if p.name.startswith("jupyter-cluster-ssh-")]
 
 
+def _ssh_child(pid: int) -> int | None:
+    """The ssh client the ``jupyter cluster ssh`` process ``pid`` runs, once it runs."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        found = [c for c in children if Path(f"/proc/{c}/comm").read_text().strip() == "ssh"]
+    except OSError:
+        return None
+    return int(found[0]) if found else None
+
+
 def test_ssh_reaches_every_container_with_the_sessions_keys(ws: Workspace, tmp_path: Path) -> None:
     ws.env["TMPDIR"] = str(tmp_path)  # where the key's private directory goes
     session = ws.launch("--size", "2", *SMALL_FLAGS, "--name", "far")
@@ -52,6 +63,18 @@ def test_ssh_reaches_every_container_with_the_sessions_keys(ws: Workspace, tmp_p
     typo = ws.cli("ssh", "far", "mian1", "--", "true")  # refused, not run in main1
     assert typo.returncode == 2 and "no container 'mian1'" in typo.stderr, str(typo)
     assert _key_dirs(tmp_path) == []  # the key went with the command
+
+    # Killed, no clean-up of its runs: its key's directory stays, until the next
+    # command of this user makes one and removes those no live process holds.
+    killed = ws.popen(*CLI, "ssh", "far", "--", "sleep", "60")
+    wait_for(lambda: _ssh_child(killed.pid) is not None, 30, "the ssh client to start")
+    for pid in (killed.pid, _ssh_child(killed.pid)):
+        os.kill(pid or killed.pid, signal.SIGKILL)
+    killed.communicate(timeout=30)
+    (left,) = _key_dirs(tmp_path)
+    assert (tmp_path / left / "key").exists()
+    assert ws.ok_cli("ssh", "far", "--", "hostname").stdout == "main1\n"
+    assert _key_dirs(tmp_path) == []
 
     ws.exec("far", "main1", "sh", "-c", "echo hello > page.txt")
     server = "nohup python3 -m http.server 8765 --bind 127.0.0.1 >/dev/null 2>&1 &"
