@@ -68,6 +68,15 @@ class BackgroundEngine:
                 cls._instance = cls()
             return cls._instance
 
+    @classmethod
+    def discard(cls) -> None:
+        """Close the process's instance, if made; the next use makes a new one (for a
+        benchmark whose Jupyter dirs, and so the engine's store, are about to go)."""
+        with cls._lock:
+            instance, cls._instance = cls._instance, None
+        if instance is not None:
+            instance.close()
+
     def submit(self, coro: Coroutine[Any, Any, T]) -> Future[T]:
         """Schedule ``coro`` on the engine loop from any thread."""
         return asyncio.run_coroutine_threadsafe(coro, self.loop)

@@ -195,9 +195,6 @@ async def bench_logs(
 def close_engine() -> None:
     """Close the notebook API's engine of this process (its store is in temporary
     dirs that are about to go), so a later benchmark in the process makes a new one."""
-    from jupyter_cluster import session
+    from jupyter_cluster.background_engine import BackgroundEngine
 
-    engine = session._Engine._instance
-    if engine is not None:
-        engine.close()
-        session._Engine._instance = None
+    BackgroundEngine.discard()
