@@ -77,18 +77,9 @@ def hold(path: str) -> PrivateDir | None:
     for _ in range(3):  # a sweep that moved the directory away: make it again
         with contextlib.suppress(FileExistsError):
             os.mkdir(path, 0o700)
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-        except OSError:
+        mark = _open_mark(path, create=True)
+        if mark is None:
             return None
-        try:
-            if not _private(os.fstat(fd)):
-                return None
-            mark = os.open(MARK, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600, dir_fd=fd)
-        except OSError:
-            return None
-        finally:
-            os.close(fd)
         fcntl.flock(mark, fcntl.LOCK_SH)
         if _same_file(mark, os.path.join(path, MARK)):
             return PrivateDir(path, mark)
@@ -107,21 +98,15 @@ def sweep(root: str | None = None) -> list[str]:
         return removed
     for entry in entries:
         with contextlib.suppress(OSError):
-            if _private(entry.stat(follow_symlinks=False)) and _remove_if_abandoned(entry.path):
+            if _remove_if_abandoned(entry.path):
                 removed.append(entry.path)
     return removed
 
 
 def _remove_if_abandoned(path: str) -> bool:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    try:
-        if not _private(os.fstat(fd)):
-            return False
-        mark = os.open(MARK, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=fd)
-    except FileNotFoundError:
+    mark = _open_mark(path, create=False)
+    if mark is None:
         return False  # not one of ours, or one being made
-    finally:
-        os.close(fd)
     try:
         try:
             fcntl.flock(mark, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -135,6 +120,24 @@ def _remove_if_abandoned(path: str) -> bool:
         return True
     finally:
         os.close(mark)
+
+
+def _open_mark(path: str, *, create: bool) -> int | None:
+    """The mark of ``path`` opened (made if ``create``), if ``path`` is a directory,
+    not a link, only this user can enter; else ``None``."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        if not _private(os.fstat(fd)):
+            return None
+        flags = os.O_RDONLY | os.O_NOFOLLOW | (os.O_CREAT if create else 0)
+        return os.open(MARK, flags, 0o600, dir_fd=fd)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _private(info: os.stat_result) -> bool:
