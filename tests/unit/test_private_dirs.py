@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import fcntl
 import os
+import pwd
+import shutil
 import signal
 import stat
 import subprocess
@@ -128,16 +130,53 @@ def test_only_this_users_private_marked_directories_are_swept(tmp: Path) -> None
     assert (target / "key").read_text() == "secret"
 
 
-def test_another_users_directory_is_never_swept(tmp: Path) -> None:
+#: Run as ``nobody`` in a shared temporary directory (``$1``), aiming at ``$2``, a
+#: private directory of the test's user: a link named like ours to it, a directory of
+#: ours' name that anyone may enter, and one that is nobody's alone, both marked.
+PLANT = (
+    'cd "$1" && ln -s "$2" jupyter-cluster-link && '
+    "mkdir -m 0777 jupyter-cluster-squat && touch jupyter-cluster-squat/.held && "
+    "mkdir -m 0700 jupyter-cluster-theirs && touch jupyter-cluster-theirs/.held && "
+    "echo planted"
+)
+
+
+def test_another_user_can_make_the_sweep_remove_nothing_and_a_holder_take_up_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Another Unix user of this machine plants names like ours in the shared
+    temporary directory: a sweep removes none of them (nor what a link points to),
+    and a re-attaching kernel's tunnel whose directory name they took refuses it."""
     if os.geteuid() != 0:
         if os.environ.get("CI"):  # CI runs as root: never hide this test there
             pytest.fail("CI must run this test as root")
-        pytest.skip("needs root, to give a directory to another user")
-    theirs = unheld(tmp / "jupyter-cluster-theirs")
-    os.chown(theirs, 65534, 65534)  # nobody's
-    os.chown(theirs / private_dirs.MARK, 65534, 65534)
-    assert private_dirs.sweep() == []
-    assert (theirs / "key").read_text() == "secret"
+        pytest.skip("needs root, to run commands as another user")
+    arena = Path(tempfile.mkdtemp(prefix="private-dirs-test-", dir="/tmp"))
+    try:
+        arena.chmod(0o1777)  # shared and sticky, as /tmp is
+        monkeypatch.setattr(tempfile, "tempdir", str(arena))
+        target = unheld(arena / "victim")
+        nobody = pwd.getpwnam("nobody")
+        ids = (f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups")
+        planted = subprocess.run(
+            ["setpriv", *ids, "--", "sh", "-c", PLANT, "plant", str(arena), str(target)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            cwd="/",
+        )
+        assert planted.stdout == "planted\n", planted.stderr
+        theirs = arena / "jupyter-cluster-theirs"
+        assert theirs.stat().st_uid == nobody.pw_uid
+        assert private_dirs.sweep() == []
+        assert (target / "key").read_text() == "secret"
+        for name in ("jupyter-cluster-link", "jupyter-cluster-squat", "jupyter-cluster-theirs"):
+            assert os.path.lexists(arena / name), name
+        assert private_dirs.hold(str(arena / "jupyter-cluster-squat")) is None
+        assert private_dirs.hold(str(theirs)) is None
+        assert private_dirs.hold(str(arena / "jupyter-cluster-link")) is None
+    finally:
+        shutil.rmtree(arena)
 
 
 def test_hold_makes_again_a_directory_swept_while_it_took_it_up(
