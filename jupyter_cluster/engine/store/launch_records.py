@@ -69,9 +69,8 @@ class LaunchRecords(SessionRows):
             row = db.execute(sql, (session_id,)).fetchone()
         if row is None:
             return None
-        status, updated_at, pid, host, started = row
-        driver = None if pid is None else Driver(pid, host or "", started or "")
-        return LaunchState(SessionStatus(status), updated_at, driver)
+        status, updated_at, *driver = row
+        return LaunchState(SessionStatus(status), updated_at, _driver(*driver))
 
     def save_keys(self, session_id: str, material: dict[str, str]) -> None:
         """Store (or replace) a session's key material; raises NotFound for no session."""
@@ -102,5 +101,9 @@ def _read_driver(db: sqlite3.Connection, session_id: str) -> Driver | None:
     row = db.execute(sql, (session_id,)).fetchone()
     if row is None:
         raise NotFound(f"no session has id {session_id!r}")
-    pid, host, started = row
+    return _driver(*row)
+
+
+def _driver(pid: int | None, host: str | None, started: str | None) -> Driver | None:
+    """The driver the columns ``driver_pid``, ``driver_host``, ``driver_started`` hold."""
     return None if pid is None else Driver(pid, host or "", started or "")
