@@ -25,7 +25,7 @@ from ..engine.route_api import KernelEndpoint
 from ..errors import ClusterError
 from . import terminal
 from .ports import connect_kernel, kernel_listen_address, wait_running
-from .tunnel import KernelTunnel, reopen
+from .tunnel import TunnelSlot
 
 T = TypeVar("T")
 
@@ -65,7 +65,7 @@ class AgentRoute:
         self.access = access
         self.transport = "direct"
         self.kernel_ip = ""
-        self._tunnel: KernelTunnel | None = None
+        self._tunnel = TunnelSlot()
 
     def kernel_env(self, session: Session) -> dict[str, str]:
         """The session's environment, given explicitly: a container taken from the
@@ -132,8 +132,7 @@ class AgentRoute:
         self.transport = agent.config.kernel_transport
         self.kernel_ip = kernel_listen_address(agent, state)
         keys = self.keys(session_id) or {}
-        old, self._tunnel = self._tunnel, None
-        self._tunnel = await reopen(old, lambda: connect_kernel(km, agent, state, keys, previous))
+        await self._tunnel.replace(lambda: connect_kernel(km, agent, state, keys, previous))
         info: KernelConnectionInfo = km.get_connection_info()
         return info
 
@@ -150,12 +149,10 @@ class AgentRoute:
 
     async def close_kernel_sockets(self) -> None:
         """Close the tunnel, if one is open, keeping its sockets' private directory
-        for the restart's tunnel (see :func:`~.tunnel.reopen`); :meth:`close` removes it."""
-        if self._tunnel is not None:
-            await self._tunnel.close(keep_directory=True)
+        for the restart's tunnel (see :class:`~.tunnel.TunnelSlot`); :meth:`close`
+        removes it."""
+        await self._tunnel.close_sockets()
 
     async def close(self) -> None:
         """Close the tunnel, if one is open."""
-        if self._tunnel is not None:
-            await self._tunnel.close()
-            self._tunnel = None
+        await self._tunnel.close()

@@ -22,7 +22,7 @@ from ..core.models import Session
 from ..engine.route_api import KernelEndpoint
 from . import terminal
 from .ports import tunnel_kernel
-from .tunnel import KernelTunnel, reopen
+from .tunnel import TunnelSlot
 
 #: Seconds to reach main1's sshd from a user's server in team mode.
 CONNECT_TIMEOUT = 30.0
@@ -38,7 +38,7 @@ class SshRoute:
         """``access``: main1's SSH endpoint and the session's keys, from the service."""
         self.access = access
         self.transport = "ssh"
-        self._tunnel: KernelTunnel | None = None
+        self._tunnel = TunnelSlot()
         self._shell: ContainerShell | None = None
 
     def kernel_env(self, session: Session) -> dict[str, str]:
@@ -61,12 +61,10 @@ class SshRoute:
         if self._shell is not None:
             await self._shell.close()
             self._shell = None
-        old, self._tunnel = self._tunnel, None
-        self._tunnel = await reopen(
-            old,
+        await self._tunnel.replace(
             lambda: tunnel_kernel(
                 km, access.address, access.port, access.keys, previous, CONNECT_TIMEOUT
-            ),
+            )
         )
         self._shell = ContainerShell(access)
         info: KernelConnectionInfo = km.get_connection_info()
@@ -81,16 +79,13 @@ class SshRoute:
 
     async def close_kernel_sockets(self) -> None:
         """Close the tunnel, if open, keeping its sockets' private directory for the
-        restart's tunnel (see :func:`~.tunnel.reopen`); the shell that runs the kernel
-        process stays."""
-        if self._tunnel is not None:
-            await self._tunnel.close(keep_directory=True)
+        restart's tunnel (see :class:`~.tunnel.TunnelSlot`); the shell that runs the
+        kernel process stays."""
+        await self._tunnel.close_sockets()
 
     async def close(self) -> None:
         """Close the tunnel (its directory too) and the shell, if open."""
-        if self._tunnel is not None:
-            await self._tunnel.close()
-            self._tunnel = None
+        await self._tunnel.close()
         if self._shell is not None:
             await self._shell.close()
             self._shell = None

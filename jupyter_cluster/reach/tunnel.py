@@ -175,14 +175,14 @@ class KernelTunnel:
 
     def let_go(self) -> None:
         """Stop holding the sockets' directory, which another tunnel took up (see
-        :func:`reopen`); for a tunnel already closed with ``keep_directory``."""
+        :meth:`TunnelSlot.replace`); for a tunnel already closed with ``keep_directory``."""
         self._directory.release()
 
     async def close(self, *, keep_directory: bool = False) -> None:
         """Stop forwarding, close the connection and remove the sockets; then their
         private directory too, unless ``keep_directory``: the kernel's clients still
         connect to paths in it until a tunnel forwards them again (see
-        :func:`reopen`), and its name must not be free for another user meanwhile.
+        :meth:`TunnelSlot.replace`), and its name must not be free for another user meanwhile.
         A second call finishes what the first left."""
         self._closed = True
         try:
@@ -209,23 +209,41 @@ class KernelTunnel:
             self._directory.remove()
 
 
-async def reopen(
-    old: KernelTunnel | None, opening: Callable[[], Awaitable[KernelTunnel | None]]
-) -> KernelTunnel | None:
-    """The tunnel ``opening`` makes, in place of ``old`` (a restart, a re-attach, a
-    route opened again). ``old``'s sockets go first; its private directory only once
-    the new tunnel does not forward in it (a kernel's restart reuses it): removed and
-    made again, its name would be free for a moment, for another user to take while
-    the kernel's clients still connect to paths in it."""
-    if old is not None:
-        await old.close(keep_directory=True)
-    new = None
-    try:
-        new = await opening()
-    finally:
+class TunnelSlot:
+    """The kernel tunnel of one route (:class:`~.agent.AgentRoute`,
+    :class:`~.ssh.SshRoute`): replaced at each (re)connection, closed without its
+    directory when the kernel dies, closed for good with the route."""
+
+    def __init__(self) -> None:
+        self.tunnel: KernelTunnel | None = None
+
+    async def replace(self, opening: Callable[[], Awaitable[KernelTunnel | None]]) -> None:
+        """Put the tunnel ``opening`` makes in place of the current one (a restart, a
+        re-attach, a route opened again). The old one's sockets go first; its private
+        directory only once the new tunnel does not forward in it (a kernel's restart
+        reuses it): removed and made again, its name would be free for a moment, for
+        another user to take while the kernel's clients still connect to paths in it."""
+        old, self.tunnel = self.tunnel, None
         if old is not None:
-            if new is not None and new.directory == old.directory:
-                old.let_go()
-            else:
-                await old.close()
-    return new
+            await old.close(keep_directory=True)
+        new = None
+        try:
+            new = self.tunnel = await opening()
+        finally:
+            if old is not None:
+                if new is not None and new.directory == old.directory:
+                    old.let_go()
+                else:
+                    await old.close()
+
+    async def close_sockets(self) -> None:
+        """Stop forwarding (the kernel died), keeping the sockets' private directory
+        for the restart's tunnel: its clients still connect to paths in it."""
+        if self.tunnel is not None:
+            await self.tunnel.close(keep_directory=True)
+
+    async def close(self) -> None:
+        """Close the tunnel and remove its directory, if one is open."""
+        if self.tunnel is not None:
+            await self.tunnel.close()
+            self.tunnel = None
