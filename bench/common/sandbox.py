@@ -3,7 +3,7 @@
 Every benchmark that touches Docker runs in temporary Jupyter data/config/runtime
 dirs (:func:`jupyter_dirs`), so its store, manager id and kernelspecs are its own
 and nothing is written to the user's; at the end it looks (with the ``docker``
-command line, an independent witness) for containers and networks still carrying
+command line, an independent witness) for containers, networks and volumes still carrying
 its labels (:func:`leftovers`) and fails if there are any (:func:`check_nothing_left`).
 Used by every entry script but ``bench_scheduler.py`` and ``run.py``.
 """
@@ -15,7 +15,9 @@ import asyncio
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
+import traceback
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -67,27 +69,32 @@ def docker_ids(*args: str) -> list[str]:
 
 
 def leftovers(labels: list[str]) -> list[str]:
-    """Containers and networks still carrying any of ``labels`` (per the docker CLI)."""
+    """Containers, networks and volumes still carrying any of ``labels`` (per the
+    docker CLI)."""
     found = []
     for label in labels:
-        for kind in (("ps", "-aq"), ("network", "ls", "-q")):
+        for kind in (("ps", "-aq"), ("network", "ls", "-q"), ("volume", "ls", "-q")):
             found += docker_ids(*kind, "--filter", f"label={label}")
     return found
 
 
 def force_clean(ids: list[str]) -> None:
-    """Remove containers (or networks) by id, ignoring what is already gone."""
+    """Remove containers (or networks, or volumes) by id or name, ignoring what is
+    already gone."""
     for object_id in ids:
         subprocess.run(["docker", "rm", "-f", "-v", object_id], capture_output=True, check=False)
         subprocess.run(["docker", "network", "rm", object_id], capture_output=True, check=False)
+        subprocess.run(["docker", "volume", "rm", object_id], capture_output=True, check=False)
 
 
 def check_nothing_left(labels: list[str]) -> None:
-    """Fail (``SystemExit``) if a container or network carries any of ``labels``,
-    after removing them."""
+    """Fail (``SystemExit``) if a container, network or volume carries any of
+    ``labels``, after removing them."""
     left = leftovers(labels)
     if left:
         force_clean(left)
+        if sys.exc_info()[0] is not None:  # called in a finally: SystemExit would hide it
+            traceback.print_exc()
         raise SystemExit(f"the benchmark left Docker objects behind (removed now): {left}")
 
 
