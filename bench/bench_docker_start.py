@@ -16,6 +16,14 @@ all). Prints the median start, and create plus start, per network and size, and
 each network's least-squares slopes over sizes (seconds per extra container), to set
 beside ``bench_launch.py``'s slopes: the part of them no launch on that network can
 avoid.
+
+A fourth kind, ``session``, is a fresh user-defined bridge with containers made as
+the engine makes a sub: the host configuration of sub2 of a size-3 session launched
+(untimed, before the runs) with ``ClusterManager`` and inspected, so its limits, init,
+dropped capabilities, ``no-new-privileges``, PID limit, log rotation and the
+read-only mount of a volume (a fresh one per run, as a session's start-up files
+volume). Against ``user`` it shows what the engine's way of making a container adds
+to Docker's own start of it; only ``--sizes`` and ``--repeat`` are shared.
 """
 
 from __future__ import annotations
@@ -28,46 +36,98 @@ import time
 import uuid
 from typing import Any
 
-from common.constants import BENCH_LABEL, IMAGE
+from common.constants import BENCH_LABEL, IMAGE, MANAGER_LABEL
 from common.harness import progress, slope
-from common.sandbox import add_run_id, check_nothing_left
+from common.sandbox import add_run_id, check_nothing_left, jupyter_dirs, store_manager_id
 
-#: The networks measured: a session's kind first.
-NETWORKS = ("user", "bridge", "none")
+#: The kinds measured: a session's network first; ``session`` is a sub's making on it.
+NETWORKS = ("user", "session", "bridge", "none")
+#: The sub whose host configuration ``session`` copies, and its session's size.
+SUB, SUB_SESSION_SIZE = "sub2", 3
 
 
-def sleeper(image: str, run_id: str, network: str) -> dict[str, Any]:
-    """The create body of one container that only sleeps, on ``network``."""
+def sleeper(
+    image: str, run_id: str, network: str, host_config: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The create body of one container that only sleeps, on ``network``, with
+    ``host_config`` (else none) under the network."""
     return {
         "Image": image,
         "Entrypoint": ["sleep", "600"],
         "Cmd": [],
         "Labels": {BENCH_LABEL: run_id},
-        "HostConfig": {"NetworkMode": network},
+        "HostConfig": {**(host_config or {}), "NetworkMode": network},
     }
 
 
+async def sub_host_config(docker: Any, image: str) -> dict[str, Any]:
+    """The host configuration the engine gives :data:`SUB`, read from a session
+    launched with ``ClusterManager`` (0.5 CPU, 256 MiB each) and terminated again;
+    without its network, and with each volume mount's source left to fill in."""
+    from common.kernels import cluster_config
+
+    from jupyter_cluster.engine.manager import ClusterManager
+
+    manager = ClusterManager(config=cluster_config())
+    await manager.start()
+    try:
+        spec = manager.make_spec(image=image, size=SUB_SESSION_SIZE, cpu=0.5, mem="256m")
+        session = await manager.launch(spec)
+        try:
+            (sub,) = (c for c in session.containers if c.host == SUB)
+            found = await docker.containers.get(sub.container_id)
+            host_config = dict(found["HostConfig"])
+        finally:
+            await manager.terminate(session.id)
+    finally:
+        await manager.close()
+    host_config.pop("NetworkMode", None)
+    if not any(m.get("Type") == "volume" for m in host_config.get("Mounts") or ()):
+        raise RuntimeError(f"{SUB} of a size-{SUB_SESSION_SIZE} session mounts no volume")
+    return host_config
+
+
+def with_volume(host_config: dict[str, Any], volume: str) -> dict[str, Any]:
+    """``host_config`` with its volume mounts' source set to ``volume``."""
+    mounts = [
+        {**m, "Source": volume} if m.get("Type") == "volume" else m
+        for m in host_config.get("Mounts") or ()
+    ]
+    return {**host_config, "Mounts": mounts}
+
+
 async def start_once(
-    docker: Any, image: str, run_id: str, network: str, size: int
+    docker: Any, image: str, run_id: str, network: str, size: int, sub: dict[str, Any]
 ) -> tuple[float, float]:
-    """Seconds to create ``size`` containers at once on ``network`` (``user``: a fresh
-    network made and removed around it, untimed), and then to start them at once;
+    """Seconds to create ``size`` containers at once on ``network`` (``user`` and
+    ``session``: a fresh network made and removed around it, untimed; ``session``: with
+    the host configuration ``sub`` and a fresh volume), and then to start them at once;
     everything is removed."""
-    made = None
-    if network == "user":
-        name = f"jc-bench-start-{run_id}-{uuid.uuid4().hex[:6]}"
-        made = await docker.networks.create(
-            {"Name": name, "Driver": "bridge", "Labels": {BENCH_LABEL: run_id}}
-        )
-        network = made.id
+    made = volume = None
+    host_config: dict[str, Any] = {}
+    name = f"jc-bench-start-{run_id}-{uuid.uuid4().hex[:6]}"
+    labels = {BENCH_LABEL: run_id}
+    if network in ("user", "session"):
+        made = await docker.networks.create({"Name": name, "Driver": "bridge", "Labels": labels})
+    if network == "session":
+        volume = await docker.volumes.create({"Name": name, "Labels": labels})
+        host_config = with_volume(sub, name)
+    where = made.id if made is not None else network
     containers: list[Any] = []
     try:
         began = time.monotonic()
-        containers = list(
-            await asyncio.gather(
-                *(docker.containers.create(sleeper(image, run_id, network)) for _ in range(size))
-            )
+        results = await asyncio.gather(
+            *(
+                docker.containers.create(sleeper(image, run_id, where, host_config))
+                for _ in range(size)
+            ),
+            return_exceptions=True,
         )
+        # Every create is awaited, so one that failed leaves none made unseen.
+        containers = [c for c in results if not isinstance(c, BaseException)]
+        for failed in results:
+            if isinstance(failed, BaseException):
+                raise failed
         created = time.monotonic()
         await asyncio.gather(*(c.start() for c in containers))
         return created - began, time.monotonic() - created
@@ -75,6 +135,8 @@ async def start_once(
         await asyncio.gather(*(c.delete(force=True) for c in containers), return_exceptions=True)
         if made is not None:
             await made.delete()
+        if volume is not None:
+            await volume.delete()
 
 
 #: Seconds of each run, by (phase, network, size); phases ``start`` and ``both``.
@@ -88,11 +150,14 @@ async def measure(args: argparse.Namespace) -> Took:
     took: Took = {}
     docker = aiodocker.Docker()
     try:
+        sub = await sub_host_config(docker, args.image)
         for size in args.sizes:
             for round_ in range(args.repeat):
                 order = NETWORKS if round_ % 2 == 0 else NETWORKS[::-1]
                 for network in order:
-                    create, start = await start_once(docker, args.image, args.run_id, network, size)
+                    create, start = await start_once(
+                        docker, args.image, args.run_id, network, size, sub
+                    )
                     took.setdefault(("start", network, size), []).append(start)
                     took.setdefault(("both", network, size), []).append(create + start)
                     progress(f"size {size} {network}: create {create:.3f} s, start {start:.3f} s")
@@ -113,7 +178,7 @@ def report(took: Took, sizes: list[int]) -> list[str]:
         for network in NETWORKS:
             medians = [statistics.median(took[(phase, network, size)]) for size in sizes]
             cells = "  ".join(f"{s}: {m:.3f} s" for s, m in zip(sizes, medians, strict=True))
-            lines.append(f"{label:12} {network:6} {cells}")
+            lines.append(f"{label:12} {network:7} {cells}")
         if len(sizes) < 2:
             continue
         slopes = {
@@ -122,9 +187,10 @@ def report(took: Took, sizes: list[int]) -> list[str]:
         }
         for network in NETWORKS:
             extra = slopes[network] - slopes["none"]
+            over_user = f", {slopes[network] - slopes['user']:+.3f} s over user"
             lines.append(
-                f"{label:12} {network:6} slope {slopes[network]:.3f} s per container"
-                f" ({extra:+.3f} s over none)"
+                f"{label:12} {network:7} slope {slopes[network]:.3f} s per container"
+                f" ({extra:+.3f} s over none{over_user if network == 'session' else ''})"
             )
     return lines
 
@@ -142,10 +208,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--image", default=IMAGE)
     add_run_id(parser)
     args = parser.parse_args(argv)
-    try:
-        took = asyncio.run(measure(args))
-    finally:
-        check_nothing_left([f"{BENCH_LABEL}={args.run_id}"])
+    with jupyter_dirs():  # the session that shows a sub's making
+        manager_id = store_manager_id()
+        try:
+            took = asyncio.run(measure(args))
+        finally:
+            check_nothing_left([f"{BENCH_LABEL}={args.run_id}", f"{MANAGER_LABEL}={manager_id}"])
     print(f"N sleeping containers created, then started, at once; median of {args.repeat} runs")
     print("\n".join(report(took, args.sizes)))
     return 0

@@ -1,8 +1,10 @@
 """Docker's own create and start (``bench/bench_docker_start.py``) at sizes 1 and 2, once each.
 
-As a subprocess against the real Docker engine: it must exit 0 and print, for each
-phase and network, the medians and the slopes, every container and network it made
-removed. Nothing is compared: it is a diagnostic, not a timed test.
+As a subprocess against the real Docker engine: it must exit 0 (it launches a
+session with the engine to copy a sub's making, and fails if anything of that is
+left) and print, for each phase and kind, the medians and the slopes, every
+container, network and volume it made removed. Nothing is compared: it is a
+diagnostic, not a timed test.
 """
 
 from __future__ import annotations
@@ -29,10 +31,11 @@ def test_the_docker_start_diagnostic_runs_and_reports() -> None:
     result = run(argv, timeout=180)
     assert result.returncode == 0, str(result)
     for phase in ("start", "create\\+start"):
-        for network in ("user", "bridge", "none"):
+        for network in ("user", "session", "bridge", "none"):
             medians = rf"^{phase} +{network} +1: \d+\.\d{{3}} s  2: \d+\.\d{{3}} s$"
             assert re.search(medians, result.stdout, re.M), result.stdout
             slope = rf"^{phase} +{network} +slope -?\d+\.\d{{3}} s per container \([+-]\d"
             assert re.search(slope, result.stdout, re.M), result.stdout
     assert docker("ps", "-aq", "--filter", f"{LABEL}={run_id}").stdout.split() == []
     assert docker("network", "ls", "-q", "--filter", f"{LABEL}={run_id}").stdout.split() == []
+    assert docker("volume", "ls", "-q", "--filter", f"{LABEL}={run_id}").stdout.split() == []
