@@ -91,9 +91,7 @@ def _settings() -> Any:
     """``c.ClusterManager``'s settings as the engine would read them."""
     from traitlets import TraitError
 
-    from ..engine.queue_settings import QueueSettings
-    from ..engine.settings import ManagerSettings
-    from ..engine.utilization_settings import UtilizationIdleSettings
+    from ..engine.settings import EngineSettings
 
     config = _file_config()
     section = config.get("ClusterManager", {})
@@ -104,7 +102,7 @@ def _settings() -> Any:
         raise Fallback("ContainerHardening.reserved_work_uid: the engine checks work's uid")
 
     # The engine's traits under the engine's name, so c.ClusterManager.* applies.
-    class ClusterManager(ManagerSettings, UtilizationIdleSettings, QueueSettings):
+    class ClusterManager(EngineSettings):
         pass
 
     try:  # warned about as a Jupyter application warns (an unknown option, say)

@@ -62,17 +62,15 @@ from .log_archive import LogArchive
 from .oom_watch import OomWatch
 from .owned import OwnerFolders
 from .owner_data import OwnerData
-from .queue_settings import QueueSettings
 from .reading import SessionReader
 from .reading_actions import ReadingActions
 from .reconcile import Reconciler
-from .settings import ManagerSettings
+from .settings import EngineSettings
 from .store.exec_log import ExecLog
 from .store.profiles import ProfileStore
 from .store.sessions import Store
 from .upkeep import WarmRefill
 from .utilization_idle import UtilizationWatch
-from .utilization_settings import UtilizationIdleSettings
 from .warm_demand import WarmDemand
 from .warm_pool import WarmPool
 
@@ -87,9 +85,7 @@ class ClusterManager(
     AuditActions,
     OwnerData,
     FolderFileOps,
-    ManagerSettings,
-    UtilizationIdleSettings,
-    QueueSettings,
+    EngineSettings,
 ):
     """Launch and manage cluster sessions on the configured Docker agents.
 

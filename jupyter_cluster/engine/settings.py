@@ -1,8 +1,12 @@
 """The settings of the engine: ``c.ClusterManager.*`` (agents, limits, timeouts, queue).
 
-:class:`ManagerSettings` holds the traits; :class:`~jupyter_cluster.engine.manager.
-ClusterManager` inherits them, so they are configured as ``c.ClusterManager.<name>``
-in the usual Jupyter config files. Container confinement has its own section,
+:class:`ManagerSettings` holds most traits; the warm pool's (:mod:`.warm_settings`),
+idle sessions' (:mod:`.utilization_settings`) and the queue order's
+(:mod:`.queue_settings`) are mixins of their own. :class:`EngineSettings` is all of
+them: :class:`~jupyter_cluster.engine.manager.ClusterManager` inherits it, so they are
+configured as ``c.ClusterManager.<name>`` in the usual Jupyter config files, and the
+CLI's quick path (:mod:`jupyter_cluster.cli.quick`) reads the same section through it
+without starting the engine. Container confinement has its own section,
 ``c.ContainerHardening`` (:mod:`.hardening`).
 """
 
@@ -17,6 +21,9 @@ from traitlets.config import LoggingConfigurable
 from ..core import naming
 from ..core.images import validate_credentials
 from ..paths import default_data_root, default_db_path
+from .queue_settings import QueueSettings
+from .utilization_settings import UtilizationIdleSettings
+from .warm_settings import WarmPoolSettings
 
 
 class ManagerSettings(LoggingConfigurable):
@@ -49,50 +56,6 @@ class ManagerSettings(LoggingConfigurable):
         shared service (jupyter cluster serve) sets 'ssh': users' servers reach their
         kernels over SSH anyway, so main1 publishes no kernel port that every user of
         the host could connect to.""",
-    )
-    warm_pool = List(
-        Dict(),
-        config=True,
-        help="""Containers to keep prepared ahead, so that a launch that matches takes
-        them instead of creating new ones (off when empty). One dict per shape: image
-        (default: default_image), cpu, mem, shm (per container, as in a launch), size
-        (prepare the host names main1 … sub{size-1}), count (warm containers of each of
-        those host names per agent, default 1), resource_group (default: every agent),
-        gpu (GPUs per container: the set holds the ids the scheduler gives next),
-        mounts (data folders, ["name", "name:ro"]) with owner (whose folders; default
-        the local user) and workdir (a notebook folder to mount). A single-node launch
-        matches when its image, resources, folders and owner (when it has folders) are
-        equal and its folders and GPU ids are the ones the set was made with. The pool
-        is kept by the server (refilled in the background, removed when it stops), only
-        in capacity that is free, and never while a session waits for room; a placed
-        session removes warm containers that would overcommit its agent or hold its
-        GPUs.""",
-    )
-    warm_pool_adaptive = Bool(
-        False,
-        config=True,
-        help="""Also keep warm sets of the shapes launched lately (besides warm_pool):
-        warm_pool_per_shape sets of each single-node shape (image, resources, size,
-        folders and their owner, GPUs) a session was launched with in the last
-        warm_pool_window seconds, most recent first, at most warm_pool_max_sets per
-        agent; sets of shapes not launched for that long are removed.""",
-    )
-    warm_pool_window = Float(
-        3600.0,
-        config=True,
-        help="Seconds a launch keeps its shape in the adaptive warm pool.",
-    )
-    warm_pool_per_shape = Int(
-        1, config=True, help="Warm sets per agent of each shape the adaptive pool keeps."
-    )
-    warm_pool_max_sets = Int(
-        4, config=True, help="At most this many adaptive warm sets per agent in all."
-    )
-    warm_pool_interval = Float(
-        5.0,
-        config=True,
-        help="Seconds between the warm pool's refill checks (it also refills at once "
-        "after a launch took containers).",
     )
     docker_timeout = Float(
         30.0,
@@ -308,3 +271,8 @@ class ManagerSettings(LoggingConfigurable):
     @default("data_root")
     def _default_data_root(self) -> str:
         return default_data_root()
+
+
+class EngineSettings(ManagerSettings, UtilizationIdleSettings, QueueSettings, WarmPoolSettings):
+    """Every trait of the ``c.ClusterManager`` section: what the engine inherits and
+    the CLI's quick path reads (one list of mixins, so neither lacks one)."""

@@ -201,3 +201,24 @@ def test_other_commands_are_the_engines(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(tmp_path))
     for command in ("launch", "rm", "exec", "folder", "wait"):
         assert answer(argparse.Namespace(command=command)) is None
+
+
+def test_the_quick_path_reads_every_key_of_the_engines_section(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A key of any of the engine's settings mixins (here the warm pool's and the queue
+    order) is read by the quick path too, not warned about as unknown."""
+    from jupyter_cluster.cli.quick import _settings
+    from jupyter_cluster.engine.manager import ClusterManager
+
+    (tmp_path / "jupyter_cluster_config.py").write_text(
+        "c.ClusterManager.warm_pool_window = 60.0\nc.ClusterManager.queue_order = 'priority'\n"
+    )
+    monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(tmp_path))
+    monkeypatch.delenv("JUPYTER_CLUSTER_SERVICE_URL", raising=False)
+    settings = _settings()
+    assert set(type(settings).class_traits(config=True)) == set(
+        ClusterManager.class_traits(config=True)
+    )
+    assert (settings.warm_pool_window, settings.queue_order) == (60.0, "priority")
+    assert "warm_pool_window" not in capsys.readouterr().err
