@@ -1,7 +1,9 @@
 """main1 of a cold single-agent launch is created, and its files copied in, while
 the session network is being made, then moved onto that network before it starts
-(``launch.creating.created_early``); the fake agent records the order of the calls.
-Subs, multi-agent sessions and an agent that refuses fall back to the usual order.
+(``launch.creating.created_early``); so is sub1 when it carries the other subs'
+files (``launch.shared_files``). The fake agent records the order of the calls.
+Other subs, multi-agent sessions and an agent that refuses fall back to the usual
+order.
 Fresh containers also get work's log FIFO in their start-up files."""
 
 from __future__ import annotations
@@ -60,6 +62,29 @@ async def test_main1_is_made_while_its_network_is_and_starts_on_it(tmp_path: Pat
     network = f"jc-{session.id[:12]}"
     assert main.spec.network == sub.spec.network == network
     assert main.spec.aliases == ("main1",)
+    parts.close()
+
+
+async def test_the_carrier_of_the_subs_files_is_made_and_filled_while_the_network_is(
+    tmp_path: Path,
+) -> None:
+    agent = SlowNetworks("local", ready_on_start=True)
+    parts = build(tmp_path, agent)
+    session = await parts.launcher.launch(LaunchSpec.create(image=DEFAULT_IMAGE, size=4))
+    assert session.status is SessionStatus.RUNNING
+    main, carrier, *subs = (agent.containers[c.container_id or ""] for c in session.containers)
+    made = [c for c in agent.calls if c[0] in ("create_network", "put_files", "start_container")]
+    network_made = made.index(("create_network", f"jc-{session.id[:12]}"))
+    # main1's and the carrier's copies are both in before the network exists.
+    assert {("put_files", main.id), ("put_files", carrier.id)} == set(made[:network_made]), made
+    created = [t for m, t in agent.calls if m == "create_container"]
+    assert created.index(carrier.spec.name) < min(created.index(s.spec.name) for s in subs)
+    moved = [t for m, t in agent.calls if m == "move_to_network"]
+    assert sorted(moved) == sorted([main.id, carrier.id])
+    assert main.spec.network == carrier.spec.network == subs[0].spec.network
+    assert carrier.spec.aliases == ("sub1",)
+    starts = [t for m, t in agent.calls if m == "start_container"]
+    assert set(starts) == {main.id, carrier.id, *(s.id for s in subs)}
     parts.close()
 
 

@@ -1,5 +1,5 @@
-"""Creating what a launch makes on Docker, safely when cancelled; and main1 ahead of
-its network.
+"""Creating what a launch makes on Docker, safely when cancelled; and main1 (and the
+carrier of the subs' files) ahead of their network.
 
 :func:`made` is every creation's guard: :func:`create_container` (each cold
 container of :mod:`.bring_up`, the warm pool's sets in :mod:`..warm_make`) and the
@@ -53,19 +53,27 @@ async def create_container(agent: Agent, spec: ContainerSpec) -> str:
 
 
 async def created_early(
-    agent: Agent, spec: ContainerSpec, files: list[FileEntry], networking: asyncio.Future[None]
+    agent: Agent,
+    spec: ContainerSpec,
+    files: list[FileEntry],
+    networking: asyncio.Future[None],
+    on_created: Callable[[], None] | None = None,
 ) -> str | None:
-    """main1 created on Docker's default bridge, its files copied in, while the
-    session's network is made (0.05-0.1 s: a third of the way to its start), then
-    moved onto that network; its id. It never runs on the default bridge: Docker
-    makes a container's endpoints when it starts. None, with nothing left, if the
-    agent would not (e.g. an engine without a default bridge, or an image still
-    being pulled): the caller creates it the usual way once the network exists."""
+    """A container (main1, or the carrier of a session's start-up files) created on
+    Docker's default bridge, its files copied in, while the session's network is made
+    (0.05-0.1 s: a third of the way to main1's start), then moved onto that network;
+    its id. ``on_created``, if given, is called once it exists. It never runs on the
+    default bridge: Docker makes a container's endpoints when it starts. None, with
+    nothing left, if the agent would not (e.g. an engine without a default bridge,
+    or an image still being pulled): the caller creates it the usual way once the
+    network exists."""
     try:
         container_id = await create_container(agent, replace(spec, network=DEFAULT_BRIDGE))
     except AgentError as exc:
         log.debug("creating %s ahead of its network: %s", spec.name, exc)
         return None
+    if on_created is not None:
+        on_created()
     try:
         await agent.put_files(container_id, files)
         await asyncio.shield(networking)

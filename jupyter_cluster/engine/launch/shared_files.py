@@ -10,15 +10,17 @@ a size-16 launch went from 1.00 to 0.90-0.94 of ``bench/bench_launch.py``'s floo
 So a cold session with more than two containers on one agent gets a named volume
 (:func:`~..core.naming.files_volume_name`), mounted at
 :data:`~..core.naming.SHARED_FILES_DIR` in every sub: read-write in the carrier
-(sub1), read-only in the others. The carrier is created first; its one copy carries
-its own files and, under ``SHARED_FILES_DIR/<host>/``, those of every other sub,
-while those are being created. A sub's first command is its start-up script, run
-from the volume, which copies the sub's tree into place (``cp -a``) before anything
-else; the subs start once the carrier's copy is in and main1 started. main1 does not
-mount the volume: its own copy stays as small as at size 1, so the container of the
-kernel starts as early at every size (when main1 carried the files, its copy took
-0.06 s at size 2 and 0.3 s at size 16 on that machine, and everything waited on it).
-Only root reads the volume (its top folder is root's, mode 0700).
+(sub1), read-only in the others. The carrier is created first, ahead of the
+session's network as main1 is (:func:`.creating.created_early`); its one copy
+carries its own files and, under ``SHARED_FILES_DIR/<host>/``, those of every other
+sub, while the network and those subs are being made. A sub's first command is its
+start-up script, run from the volume, which copies the sub's tree into place
+(``cp -a``) before anything else; the subs start once the carrier's copy is in and main1
+started. main1 does not mount the volume: its own copy stays as small as at size 1,
+so the container of the kernel starts as early at every size (when main1 carried the
+files, its copy took 0.06 s at size 2 and 0.3 s at size 16 on that machine, and
+everything waited on it). Only root reads the volume (its top folder is root's, mode
+0700).
 
 Sessions across agents (each agent would need its own volume and carrier), warm
 sets (their containers exist already) and host-network sessions keep the copy per
