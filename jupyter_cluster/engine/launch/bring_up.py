@@ -157,11 +157,12 @@ async def _create_with_files(
             spec = replace(spec, command=shared.command(host))
             files = []
         await asyncio.shield(shared.made)
+    carrying = shared if carrier else None  # the carrier's SharedFiles
     container_id = None
-    if (main or carrier) and _joins_late(session, ctx):
+    if (main or carrying is not None) and _joins_late(session, ctx):
         # The carrier's copy, on which every sub's start waits, is the largest of a
         # launch (0.25 s at size 16): made ahead too, it overlaps making the network.
-        created = shared.carrier_created.set if shared is not None and carrier else None
+        created = carrying.carrier_created.set if carrying is not None else None
         container_id = await created_early(agent, spec, files, networking, created)
     if container_id is None:
         await asyncio.shield(networking)
@@ -170,19 +171,17 @@ async def _create_with_files(
             # every sub's start waits, begins while the others are being created.
             await shared.carrier_created.wait()
         container_id = await create_container(agent, spec)
-        if shared is not None and carrier:
-            shared.carrier_created.set()
+        if carrying is not None:
+            carrying.carrier_created.set()
         ctx.mark(host, "create")
         await progress(host, ContainerStatus.STARTING, container_id)
         if files:
             await agent.put_files(container_id, files)
-        if shared is not None and carrier:
-            shared.filled.set()
     else:
         ctx.mark(host, "create")  # created, files in, on its network
         await progress(host, ContainerStatus.STARTING, container_id)
-        if shared is not None and carrier:
-            shared.filled.set()
+    if carrying is not None:
+        carrying.filled.set()
     ctx.mark(host, "files")
     return container_id
 
