@@ -133,10 +133,10 @@ async def start_once(
         return created - began, time.monotonic() - created
     finally:
         await asyncio.gather(*(c.delete(force=True) for c in containers), return_exceptions=True)
+        if volume is not None:  # before the network, whose removal Docker may refuse
+            await volume.delete()
         if made is not None:
             await made.delete()
-        if volume is not None:
-            await volume.delete()
 
 
 #: Seconds of each run, by (phase, network, size); phases ``start`` and ``both``.
