@@ -1,11 +1,13 @@
 """Private (0700) temporary directories that a killed process does not leave behind.
 
 A kernel tunnel's sockets (:mod:`jupyter_cluster.reach.ports`), the app proxy's
-sockets (:mod:`jupyter_cluster.reach.apps`), ``jupyter cluster ssh``'s key files
-(:mod:`jupyter_cluster.cli.ssh_commands`) and the base image's root file system
-(:mod:`jupyter_cluster.images.build`) live in directories of the machine's temporary
-directory. A process that is killed, or crashes, never removes its own. So every
-such directory has a mark file that each process using the directory keeps locked
+sockets (:mod:`jupyter_cluster.reach.apps`) and ``jupyter cluster ssh``'s key files
+(:mod:`jupyter_cluster.cli.ssh_commands`) live in directories of the machine's
+temporary directory. A process that is killed, or crashes, never removes its own.
+(The base image's root file system, :mod:`jupyter_cluster.images.build`, is not one
+of them: a killed build can leave file systems mounted inside it, which no sweep
+should remove unattended; it has no mark, so the sweep leaves it.) So every such
+directory has a mark file that each process using the directory keeps locked
 (shared) for as long as it does, and making a new directory first removes this
 user's earlier ones whose mark nobody holds: the system drops a dead process's
 locks, so a directory left unheld is one whose users all ended, whatever became of

@@ -3,8 +3,9 @@
 Every benchmark that touches Docker runs in temporary Jupyter data/config/runtime
 dirs (:func:`jupyter_dirs`), so its store, manager id and kernelspecs are its own
 and nothing is written to the user's; at the end it looks (with the ``docker``
-command line, an independent witness) for containers, networks and volumes still carrying
-its labels (:func:`leftovers`) and fails if there are any (:func:`check_nothing_left`).
+command line, an independent witness) for containers, networks and volumes still
+carrying its labels (:func:`leftovers`) and fails if there are any
+(:func:`check_nothing_left`).
 Used by every entry script but ``bench_scheduler.py`` and ``run.py``.
 """
 
