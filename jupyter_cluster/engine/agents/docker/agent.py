@@ -12,17 +12,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Mapping, Sequence
 
-from aiodocker.networks import DockerNetwork
-
 from ....errors import AgentError
 from ..base import (
-    DEFAULT_BRIDGE,
     AgentConfig,
     AgentInfo,
     ContainerSpec,
     ContainerState,
     FileEntry,
-    NetworkState,
     OomEvent,
 )
 from . import images
@@ -39,16 +35,15 @@ from .models import (
     container_state,
     label_filter,
     listed_state,
-    network_config,
-    network_state,
 )
+from .networks import DockerNetworks
 from .volumes import DockerVolumes
 
 #: Seconds ``info`` waits for the engine (it is the health probe: keep it short).
 PROBE_TIMEOUT = 5.0
 
 
-class DockerAgent(DockerContainerIO, DockerVolumes):
+class DockerAgent(DockerContainerIO, DockerNetworks, DockerVolumes):
     """An agent backed by a Docker engine (local socket, or ``tcp://`` with TLS)."""
 
     def __init__(self, config: AgentConfig) -> None:
@@ -99,47 +94,12 @@ class DockerAgent(DockerContainerIO, DockerVolumes):
         """Load a ``docker save`` stream of ``image`` (named for messages)."""
         await images.load(self.connection, image, pieces)
 
-    async def create_network(
-        self,
-        name: str,
-        labels: Mapping[str, str],
-        *,
-        overlay: bool,
-        encrypted: bool = False,
-        mtu: int = 0,
-        bridge_name: str = "",
-    ) -> str:
-        """A bridge network, or an attachable Swarm overlay (IPsec-encrypted if asked),
-        with the interfaces' MTU if given (0: Docker's default) and a bridge's Linux
-        name if given."""
-        config = network_config(
-            name, labels, overlay=overlay, encrypted=encrypted, mtu=mtu, bridge_name=bridge_name
-        )
-        conn = self.connection
-        network = await conn.call(f"creating network {name}", conn.client.networks.create(config))
-        return str(network.id)
-
     async def device_nodes(
         self, directory: str, image: str, labels: Mapping[str, str]
     ) -> tuple[str, ...]:
         """The character devices directly under ``directory`` on this agent (e.g. its
         RDMA devices), probed with ``image`` and kept a while (see :mod:`.devices`)."""
         return await self.device_probe.nodes(directory, image, dict(labels))
-
-    async def remove_network(self, name_or_id: str) -> None:
-        """Remove a network; a missing one is not an error."""
-        conn = self.connection
-        action = f"removing network {name_or_id}"
-        network = await conn.call(action, conn.client.networks.get(name_or_id), missing=None)
-        if network is None:
-            return
-        try:
-            await conn.call(action, network.delete(), missing=None)
-        except AgentError as exc:
-            # A Swarm overlay removed through another node meanwhile: Docker says
-            # "not found" with a 500 on this one.
-            if "not found" not in exc.message:
-                raise
 
     async def create_container(self, spec: ContainerSpec) -> str:
         """Create (not start) the container of ``spec``; a data folder that the
@@ -168,26 +128,6 @@ class DockerAgent(DockerContainerIO, DockerVolumes):
         await conn.call(
             "copying start-up files into the container",
             container.put_archive("/", files_tar(files)),
-        )
-
-    async def move_to_network(
-        self, container_id: str, network: str, aliases: Sequence[str]
-    ) -> None:
-        """Move a created container from the default bridge to ``network`` (with
-        ``aliases``) before it starts; Docker makes its endpoints only at start."""
-        conn = self.connection
-        short = container_id[:12]
-        bridge = DockerNetwork(conn.client, DEFAULT_BRIDGE)
-        joined = DockerNetwork(conn.client, network)
-        await conn.call(
-            f"moving container {short} off the default bridge",
-            bridge.disconnect({"Container": container_id}),
-        )
-        await conn.call(
-            f"connecting container {short} to network {network}",
-            joined.connect(
-                {"Container": container_id, "EndpointConfig": {"Aliases": list(aliases)}}
-            ),
         )
 
     async def start_container(self, container_id: str) -> None:
@@ -263,14 +203,6 @@ class DockerAgent(DockerContainerIO, DockerVolumes):
         return await run_helper(
             self.connection, "host", image, script, capabilities, labels, action
         )
-
-    async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkState]:
-        """Networks carrying all of ``labels``."""
-        conn = self.connection
-        found = await conn.call(
-            "listing networks", conn.client.networks.list(filters=label_filter(labels))
-        )
-        return [network_state(n) for n in found]
 
     async def close(self) -> None:
         """Close the connections to the engine."""
