@@ -220,7 +220,10 @@ async def test_a_network_in_use_is_not_removed(side: Side) -> None:
     busy, idle = await side.network("busy"), await side.network("idle")
     running = await side.run("main1", busy)
     await side.create(side.spec("sub1", idle))  # created, never started: not attached
-    await refused(agent.remove_network(busy), "active endpoints")
+    # The refusal names who is on the network and how to free it.
+    refusal = await refused(agent.remove_network(busy), "active endpoints")
+    assert f"{side.name('main1')} still on it" in str(refusal), str(refusal)
+    assert f"docker network disconnect {busy} CONTAINER" in str(refusal), str(refusal)
     await agent.remove_network(idle)
     assert [n.name for n in await agent.list_networks(side.labels)] == [busy]
     await agent.remove_container(running)

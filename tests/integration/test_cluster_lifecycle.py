@@ -1,7 +1,8 @@
 """Sessions from launch to removal through the CLI (issue #2: 6, 7, 8, 10).
 
 A failing bootstrap, following and reading logs (also of a dead container),
-terminating and the history, and the data-folder commands. Each test has its own
+terminating and the history, a network someone joined a container to, and the
+data-folder commands. Each test has its own
 workspace; everything it launches must be gone at its end.
 """
 
@@ -9,10 +10,11 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 
 import pytest
 
-from tests.support.constants import CLI, READY, SMALL_FLAGS
+from tests.support.constants import CLI, IMAGE, READY, SMALL_FLAGS
 from tests.support.docker import container_exists, docker, session_objects
 
 from .support import Workspace
@@ -126,6 +128,30 @@ def test_terminate_removes_everything_and_keeps_history(ws: Workspace) -> None:
     assert ws.json("rm", sid)[0]["status"] == "TERMINATED"
     refused = ws.cli("exec", sid, "main1", "--", "true")
     assert refused.returncode == 2 and len(refused.stderr.splitlines()) == 1, str(refused)
+
+
+def test_rm_names_a_container_someone_joined_to_the_network_and_finishes_once_it_left(
+    ws: Workspace,
+) -> None:
+    """A container that is not the session's, joined to its network by hand, keeps
+    Docker from removing the network: ``rm`` fails saying which one and how to free
+    it (Docker's own refusal names none), and the same ``rm`` finishes once it left."""
+    sid = ws.launch(*SMALL_FLAGS, "--name", "joined")["id"]
+    _, [network_id] = session_objects(sid)
+    network = docker("network", "inspect", "-f", "{{.Name}}", network_id).stdout.strip()
+    visitor = f"jc-test-visitor-{uuid.uuid4().hex[:8]}"
+    try:
+        docker("run", "-d", "--name", visitor, "--network", network, IMAGE, "sleep", "600")
+        refused = ws.cli("rm", "joined")
+        assert refused.returncode != 0, str(refused)
+        assert f"{visitor} still on it" in refused.stderr, str(refused)
+        assert f"docker network disconnect {network} CONTAINER" in refused.stderr, str(refused)
+        assert ws.show(sid)["status"] == "TERMINATING"
+        assert session_objects(sid) == ([], [network_id])  # its containers went all the same
+    finally:
+        docker("rm", "-f", visitor, check=False)
+    assert [s["status"] for s in ws.json("rm", "joined")] == ["TERMINATED"]
+    assert session_objects(sid) == ([], [])
 
 
 def test_folder_commands(ws: Workspace) -> None:

@@ -1,7 +1,8 @@
 """SessionTerminator alone, with a store and the fake agent (no ClusterManager, no Docker).
 
 Terminating sweeps until a launch in another process has let go of the network,
-reports what it could not remove, cancels a waiting session, keeps logs and why
+reports what it could not remove (a network Docker keeps busy with no container on it
+too, and what to do about it), cancels a waiting session, keeps logs and why
 a failed session ended, and abandons a cancelled launch without leaving anything.
 """
 
@@ -69,6 +70,32 @@ async def test_terminating_a_running_session_reports_what_it_could_not_remove(
     assert "could not remove everything" in str(info.value)
     assert "engine went away" in str(info.value)
     assert parts.store.require(session.id).status is SessionStatus.TERMINATING
+    parts.close()
+
+
+async def test_a_network_docker_will_not_free_says_to_restart_docker_and_can_be_removed_after(
+    tmp_path: Path,
+) -> None:
+    """Docker may keep a stale endpoint on a network whose containers are all gone:
+    the session stays TERMINATING with an error saying what to do, and removing it
+    again once Docker let go of the network finishes the job."""
+    agent = FakeAgent("local", ready_on_start=True)
+    parts = build(tmp_path, agent)
+    session = await parts.launcher.launch(LaunchSpec.create(image=DEFAULT_IMAGE, size=2))
+    network = naming.network_name(session)
+    agent.stale_endpoints.add(network)
+    with pytest.raises(ClusterError) as info:
+        await parts.terminator.terminate(session.id)
+    message = str(info.value)
+    assert f"removing network {network} failed: it has active endpoints" in message
+    assert "lists no container on it" in message
+    assert "restart Docker on agent local, then try again" in message
+    assert parts.store.require(session.id).status is SessionStatus.TERMINATING
+    assert not agent.containers and len(agent.networks) == 1
+    agent.stale_endpoints.clear()  # Docker restarted
+    ended = await parts.terminator.terminate(session.id)
+    assert ended.status is SessionStatus.TERMINATED
+    assert not agent.networks
     parts.close()
 
 

@@ -93,6 +93,7 @@ class FakeAgent(FakeContainerIO, FakeImages, FakeNetworks, FakeVolumes):
         self.volumes = {}
         self.mtus: dict[str, int] = {}  # per network name: the MTU asked (0: default)
         self.bridges: dict[str, str] = {}  # per network name: the bridge name asked
+        self.stale_endpoints: set[str] = set()  # networks Docker would refuse, empty
         self.host_scripts: list[str] = []  # scripts run by run_on_host
         self.device_paths: list[str] = []  # the agent's device nodes (see device_nodes)
         self.fail_on: dict[str, Exception] = {}

@@ -3,7 +3,7 @@
 A mixin of :class:`~.fake.FakeAgent`: networks carry their labels and driver, their
 MTU and bridge name are recorded for tests, and Docker's refusals are reproduced (a
 name in use, an overlay off a Swarm manager, removing a network a running container
-uses).
+uses, or one with a stale endpoint).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from ...errors import AgentError
 from .base import NetworkState
 from .fake_container import FakeContainer, has_labels
+from .network_in_use import in_use_message
 
 
 class FakeNetworks:
@@ -25,6 +26,8 @@ class FakeNetworks:
     bridges: dict[str, str]
     swarm: str
     swarm_worker: bool
+    #: Names of networks with a stale endpoint: refused with no container on them.
+    stale_endpoints: set[str]
 
     @property
     def id(self) -> str:
@@ -64,7 +67,8 @@ class FakeNetworks:
 
     async def remove_network(self, name_or_id: str) -> None:
         """Forget a network by name or id; a missing one is fine, one that a running
-        container uses is an AgentError (as in Docker: it has active endpoints)."""
+        container uses, or one in :attr:`stale_endpoints`, is an AgentError (as in
+        Docker: it has active endpoints, see :mod:`.network_in_use`)."""
         self._enter("remove_network", name_or_id)
         for net_id, net in list(self.networks.items()):
             if name_or_id not in (net_id, net.name):
@@ -74,12 +78,8 @@ class FakeNetworks:
                 for box in self.containers.values()
                 if box.status == "running" and box.spec.network in (net_id, net.name)
             ]
-            if users:
-                raise AgentError(
-                    f"agent {self.id}: removing network {net.name} failed: it has active "
-                    f"endpoints ({', '.join(users)})",
-                    self.id,
-                )
+            if users or net.name in self.stale_endpoints:
+                raise AgentError(in_use_message(self.id, net.name, users), self.id)
             del self.networks[net_id]
 
     async def list_networks(self, labels: Mapping[str, str]) -> list[NetworkState]:
