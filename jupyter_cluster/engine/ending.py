@@ -120,6 +120,7 @@ class SessionTerminator:
             before_network=early.left if early is not None else None,
             finding=finding,
             views=self.overlay_views,
+            report=False,  # raised below
         )
         # While PREPARING, the launching process (maybe another one) may still be
         # creating containers, which keeps the network busy: sweep again until it
@@ -134,6 +135,7 @@ class SessionTerminator:
                 self.store.manager_id,
                 lost=lost,
                 views=self.overlay_views,
+                report=False,
             )
         if problems:
             raise ClusterError(

@@ -9,6 +9,7 @@ a failed session ended, and abandons a cancelled launch without leaving anything
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from jupyter_cluster.core import naming
 from jupyter_cluster.core.models import LaunchSpec, Session
 from jupyter_cluster.core.state import ContainerStatus, SessionStatus
 from jupyter_cluster.engine.agents.fake import DEFAULT_IMAGE, FakeAgent
+from jupyter_cluster.engine.launch.teardown import tear_down
 from jupyter_cluster.errors import AgentError, ClusterError
 
 from .engine_parts import Parts, build
@@ -74,18 +76,19 @@ async def test_terminating_a_running_session_reports_what_it_could_not_remove(
 
 
 async def test_a_network_docker_will_not_free_says_to_restart_docker_and_can_be_removed_after(
-    tmp_path: Path,
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Docker may keep a stale endpoint on a network whose containers are all gone:
-    the session stays TERMINATING with an error saying what to do, and removing it
-    again once Docker let go of the network finishes the job."""
+    the session stays TERMINATING with an error saying what to do (once: not logged
+    as well), and removing it again once Docker let go of the network finishes the job."""
     agent = FakeAgent("local", ready_on_start=True)
     parts = build(tmp_path, agent)
     session = await parts.launcher.launch(LaunchSpec.create(image=DEFAULT_IMAGE, size=2))
     network = naming.network_name(session)
     agent.stale_endpoints.add(network)
-    with pytest.raises(ClusterError) as info:
+    with caplog.at_level(logging.WARNING), pytest.raises(ClusterError) as info:
         await parts.terminator.terminate(session.id)
+    assert not [r for r in caplog.records if "active endpoints" in r.getMessage()]
     message = str(info.value)
     assert f"removing network {network} failed: it has active endpoints" in message
     assert "lists no container on it" in message
@@ -96,6 +99,26 @@ async def test_a_network_docker_will_not_free_says_to_restart_docker_and_can_be_
     ended = await parts.terminator.terminate(session.id)
     assert ended.status is SessionStatus.TERMINATED
     assert not agent.networks
+    parts.close()
+
+
+async def test_a_clean_up_that_goes_on_without_its_problems_logs_them(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A failed launch's clean-up and reconciliation call tear_down and go on: what it
+    could not remove is logged, or nobody would hear of it."""
+    agent = FakeAgent("local", ready_on_start=True)
+    parts = build(tmp_path, agent)
+    session = await parts.launcher.launch(LaunchSpec.create(image=DEFAULT_IMAGE, size=2))
+    network = naming.network_name(session)
+    agent.stale_endpoints.add(network)
+    with caplog.at_level(logging.WARNING):
+        problems = await tear_down(session, {"local": agent}, parts.store.manager_id)
+    assert len(problems) == 1 and "restart Docker on agent local" in problems[0]
+    logged = [r.getMessage() for r in caplog.records if "active endpoints" in r.getMessage()]
+    assert logged == [f"clean-up of session {session.id}: {problems[0]}"]
+    agent.stale_endpoints.clear()
+    assert await tear_down(session, {"local": agent}, parts.store.manager_id) == []
     parts.close()
 
 

@@ -43,6 +43,7 @@ async def tear_down(
     before_network: Callable[[], Awaitable[frozenset[str]]] | None = None,
     finding: asyncio.Future[Agent] | None = None,
     views: OverlayViews | None = None,
+    report: bool = True,
 ) -> list[str]:
     """Remove every container and the network of ``session`` on every agent.
 
@@ -56,7 +57,9 @@ async def tear_down(
     for that and answers the hosts it could not remove, which are then swept here.
     ``finding``: the lookup of an overlay's Swarm manager, if the caller started it
     (:func:`overlay_lookup`); otherwise it is started here. ``views``: who watches
-    the nodes' views of a removed overlay (see the module's doc).
+    the nodes' views of a removed overlay (see the module's doc). ``report``: log
+    each problem as a warning, for callers that go on without them; one that raises
+    them passes False, so its user is not told twice.
     """
     problems: list[str] = []
     involved = {c.agent for c in session.containers if c.agent} or set(agents)
@@ -124,7 +127,7 @@ async def tear_down(
         problems.extend(network_problems)
     if lost is not None:
         lost |= unreachable
-    for problem in problems:
+    for problem in problems if report else ():
         log.warning("clean-up of session %s: %s", session.id, problem)
     return problems
 
