@@ -24,6 +24,11 @@ dropped capabilities, ``no-new-privileges``, PID limit, log rotation and the
 read-only mount of a volume (a fresh one per run, as a session's start-up files
 volume). Against ``user`` it shows what the engine's way of making a container adds
 to Docker's own start of it; only ``--sizes`` and ``--repeat`` are shared.
+
+A fifth kind, ``followed``, is ``session`` with each container's log followed from
+the moment its start returns, as the engine follows a container's log to see it
+ready, until the line every container here prints first: whether those streams slow
+Docker's other starts (the floor of ``bench_launch.py`` follows none).
 """
 
 from __future__ import annotations
@@ -40,8 +45,13 @@ from common.constants import BENCH_LABEL, IMAGE, MANAGER_LABEL
 from common.harness import progress, slope
 from common.sandbox import add_run_id, check_nothing_left, jupyter_dirs, store_manager_id
 
-#: The kinds measured: a session's network first; ``session`` is a sub's making on it.
-NETWORKS = ("user", "session", "bridge", "none")
+#: The kinds measured: a session's network first; ``session`` is a sub's making on it,
+#: ``followed`` the same with each container's log followed once it started.
+NETWORKS = ("user", "session", "followed", "bridge", "none")
+#: The kind each of these is also set beside in the report: what it adds to it.
+COMPARED = {"session": "user", "followed": "session"}
+#: What each container prints before it sleeps; ``followed`` reads it.
+SAID = "up"
 #: The sub whose host configuration ``session`` copies, and its session's size.
 SUB, SUB_SESSION_SIZE = "sub2", 3
 
@@ -49,11 +59,11 @@ SUB, SUB_SESSION_SIZE = "sub2", 3
 def sleeper(
     image: str, run_id: str, network: str, host_config: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    """The create body of one container that only sleeps, on ``network``, with
-    ``host_config`` (else none) under the network."""
+    """The create body of one container that says :data:`SAID` and then sleeps, on
+    ``network``, with ``host_config`` (else none) under the network."""
     return {
         "Image": image,
-        "Entrypoint": ["sleep", "600"],
+        "Entrypoint": ["sh", "-c", f"echo {SAID}; exec sleep 600"],
         "Cmd": [],
         "Labels": {BENCH_LABEL: run_id},
         "HostConfig": {**(host_config or {}), "NetworkMode": network},
@@ -101,15 +111,17 @@ async def start_once(
 ) -> tuple[float, float]:
     """Seconds to create ``size`` containers at once on ``network`` (``user`` and
     ``session``: a fresh network made and removed around it, untimed; ``session``: with
-    the host configuration ``sub`` and a fresh volume), and then to start them at once;
-    everything is removed."""
+    the host configuration ``sub`` and a fresh volume; ``followed`` as ``session``, each
+    log followed once its start returned), and then to start them at once; everything
+    is removed."""
     made = volume = None
     host_config: dict[str, Any] = {}
     name = f"jc-bench-start-{run_id}-{uuid.uuid4().hex[:6]}"
     labels = {BENCH_LABEL: run_id}
-    if network in ("user", "session"):
+    session_like = network in ("session", "followed")
+    if network == "user" or session_like:
         made = await docker.networks.create({"Name": name, "Driver": "bridge", "Labels": labels})
-    if network == "session":
+    if session_like:
         volume = await docker.volumes.create({"Name": name, "Labels": labels})
         host_config = with_volume(sub, name)
     where = made.id if made is not None else network
@@ -129,14 +141,31 @@ async def start_once(
             if isinstance(failed, BaseException):
                 raise failed
         created = time.monotonic()
-        await asyncio.gather(*(c.start() for c in containers))
-        return created - began, time.monotonic() - created
+        follows: list[asyncio.Task[bool]] = []
+
+        async def start(container: Any) -> None:
+            await container.start()
+            if network == "followed":
+                follows.append(asyncio.ensure_future(first_line(container)))
+
+        await asyncio.gather(*(start(c) for c in containers))
+        started = time.monotonic()
+        if not all(await asyncio.gather(*follows)):
+            raise RuntimeError(f"a followed container's log did not say {SAID!r}")
+        return created - began, started - created
     finally:
         await asyncio.gather(*(c.delete(force=True) for c in containers), return_exceptions=True)
         if volume is not None:  # before the network, whose removal Docker may refuse
             await volume.delete()
         if made is not None:
             await made.delete()
+
+
+async def first_line(container: Any) -> bool:
+    """Follow ``container``'s log until its first line; whether that is :data:`SAID`."""
+    async for line in container.log(stdout=True, stderr=True, follow=True):
+        return bool(line.strip() == SAID)
+    return False
 
 
 #: Seconds of each run, by (phase, network, size); phases ``start`` and ``both``.
@@ -178,7 +207,7 @@ def report(took: Took, sizes: list[int]) -> list[str]:
         for network in NETWORKS:
             medians = [statistics.median(took[(phase, network, size)]) for size in sizes]
             cells = "  ".join(f"{s}: {m:.3f} s" for s, m in zip(sizes, medians, strict=True))
-            lines.append(f"{label:12} {network:7} {cells}")
+            lines.append(f"{label:12} {network:8} {cells}")
         if len(sizes) < 2:
             continue
         slopes = {
@@ -187,10 +216,11 @@ def report(took: Took, sizes: list[int]) -> list[str]:
         }
         for network in NETWORKS:
             extra = slopes[network] - slopes["none"]
-            over_user = f", {slopes[network] - slopes['user']:+.3f} s over user"
+            base = COMPARED.get(network)
+            beside = f", {slopes[network] - slopes[base]:+.3f} s over {base}" if base else ""
             lines.append(
-                f"{label:12} {network:7} slope {slopes[network]:.3f} s per container"
-                f" ({extra:+.3f} s over none{over_user if network == 'session' else ''})"
+                f"{label:12} {network:8} slope {slopes[network]:.3f} s per container"
+                f" ({extra:+.3f} s over none{beside})"
             )
     return lines
 

@@ -31,7 +31,7 @@ def test_the_docker_start_diagnostic_runs_and_reports() -> None:
     result = run(argv, timeout=180)
     assert result.returncode == 0, str(result)
     for phase in ("start", "create\\+start"):
-        for network in ("user", "session", "bridge", "none"):
+        for network in ("user", "session", "followed", "bridge", "none"):
             medians = rf"^{phase} +{network} +1: \d+\.\d{{3}} s  2: \d+\.\d{{3}} s$"
             assert re.search(medians, result.stdout, re.M), result.stdout
             slope = rf"^{phase} +{network} +slope -?\d+\.\d{{3}} s per container \([+-]\d"
