@@ -3,21 +3,23 @@
 Called by :meth:`~.launching.Launching.mounts_on` for every launch and warm set with
 data folders. A read-only data folder (a shared one, or ``--mount NAME:ro``) is a
 read-only bind mount; engines before 25 leave a file system mounted below it
-writable in the container (see :mod:`..core.mount_table`). So each read-write mount
-point that this machine's mount table shows below such a folder is bound again,
-read-only, over itself in the container. Docker mounts binds parents first, so these
-land on top. An agent on another host sees its own mounts: what only it has mounted
-below a folder is not seen here (the README asks to mount such ones read-only on
-the agent).
+writable in the container (see :mod:`..core.mount_table`). So such a folder is bound
+without what is mounted below it, and each mount point that this machine's mount
+table shows below it is bound on top, read-only, from where the agent sees it.
+Docker mounts binds parents first. What the agent's host alone has mounted below a
+folder (an agent on another host, a mount the engine's host lacks) is not shown in
+its containers, rather than shown writable: the containers see what the engine,
+and its folder routes, see.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
-from ..core.mount_table import writable_below
+from ..core.mount_table import mounted_below
 from .agents.base import BindMount
 
 #: This process's mount table; the engine runs beside the local agent's Docker.
@@ -37,19 +39,21 @@ def read_only_throughout(
     binds: Sequence[BindMount], folders: Sequence[Path], mountinfo: str | None = None
 ) -> tuple[BindMount, ...]:
     """``binds`` (one per data folder, whose directories this machine sees at
-    ``folders``), each read-only one followed by a read-only bind of every file
-    system mounted read-write below its folder, from where the agent sees it to the
-    same place in the container. ``mountinfo``: the mount table's text (read here
-    when None, and only when a bind is read-only)."""
+    ``folders``), each read-only one without what is mounted below it and followed by
+    a read-only bind of each mount point below its folder in this machine's mount
+    table, from where the agent sees it to the same place in the container.
+    ``mountinfo``: the table's text (read here when None, and only when a bind is
+    read-only)."""
     result: list[BindMount] = []
     for bind, folder in zip(binds, folders, strict=True):
-        result.append(bind)
         if not bind.readonly or bind.volume:
+            result.append(bind)
             continue
         if mountinfo is None:
             mountinfo = read_mount_table()
-        for below in writable_below(mountinfo, os.path.realpath(folder)):
+        result.append(replace(bind, recursive=False))
+        for below in mounted_below(mountinfo, os.path.realpath(folder)):
             source = os.path.join(bind.source, below)
             target = f"{bind.target.rstrip('/')}/{below}"
-            result.append(BindMount(source, target, readonly=True))
+            result.append(BindMount(source, target, readonly=True, recursive=False))
     return tuple(result)

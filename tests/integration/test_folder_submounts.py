@@ -2,8 +2,9 @@
 too (real Docker, through the CLI; root, to mount one).
 
 Docker before 25 (this machine has 20.10) makes a read-only bind read-only at its top
-only; the engine binds what is mounted below again, read-only. A writable folder
-keeps what is below it writable.
+only; the engine mounts the folder without what is below it, then what its mount
+table shows below it on top, read-only. A writable folder keeps what is below it
+writable. (What only an agent's host has mounted: tests/multihost.)
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ nothing of its sessions is left on any agent.
 - Placement: a multi-node session too big for one agent spans agents of the Swarm
   (``ssh subN`` works across them); one that fits stays on one agent.
 - Shared data folders: a file written in main1 is read in a sub on another agent;
-  an agent whose data_root lacks the folder fails the launch clearly.
+  an agent whose data_root lacks the folder fails the launch clearly; what only an
+  agent mounted below a read-only folder is not shown in its containers.
 - Agent loss and return: a paused agent is unavailable within the timeout, its
   session degraded with the reason, other calls answer; unpaused, it runs again.
 """
@@ -139,6 +140,37 @@ async def test_an_agent_without_the_folder_fails_the_launch_clearly(
         assert leftovers(agents, mgr.store.manager_id) == {}
     finally:
         await mgr.close()
+
+
+async def test_what_only_an_agent_mounted_below_a_read_only_folder_is_not_shown_writable(
+    tmp_path: Path, agents: AgentCluster
+) -> None:
+    """A file system the agent's host alone has mounted below a read-only folder (here a
+    tmpfs inside agent2's container, which this engine's mount table lacks): Docker 20.10
+    would show it writable in a session on that agent; it is left out instead, and the
+    folder stays read-only where it was."""
+    agent = agents["agent2"]
+    mgr = engine(tmp_path, agents, agent_configs=[agent.config(cpu=1, mem="4g")])
+    mgr.folders_for("").create("ref")
+    below = Path(agents.data_root) / "ref" / "scratch"
+    below.mkdir()
+    mounted = agent.inside("mount", "-t", "tmpfs", "-o", "mode=1777", "jc-test", str(below))
+    assert mounted.returncode == 0, mounted.stderr
+    try:
+        assert agent.inside("touch", str(below / "inside.txt")).returncode == 0
+        spec = mgr.make_spec(mounts=["ref:ro"], **SMALL)
+        session = await asyncio.wait_for(mgr.launch(spec), 120)
+        tried = (
+            "ls -A ref/scratch; touch ref/scratch/new 2>/dev/null && echo written || echo refused"
+        )
+        assert await output_of(mgr, session.id, "main1", "sh", "-c", tried) == "refused\n"
+        await mgr.terminate(session.id)
+        listed = agent.inside("ls", "-A", str(below))
+        assert listed.stdout.split() == ["inside.txt"], listed
+        assert leftovers(agents, mgr.store.manager_id) == {}
+    finally:
+        await mgr.close()
+        agent.inside("umount", str(below))
 
 
 # -- agent loss and return ------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""A read-only data folder's mounts, with what is mounted writable below it bound
-read-only over itself (pure: the mount table is given; reading it is tested here too)."""
+"""A read-only data folder's mounts: the folder without what is mounted below it, and
+each mount point below it that this machine's mount table shows bound read-only on
+top (pure: the table is given; reading it is tested here too)."""
 
 from __future__ import annotations
 
@@ -23,9 +24,17 @@ def test_a_read_only_folder_gets_what_is_mounted_below_it_read_only(tmp_path: Pa
         [ref], [tmp_path / "ref"], table(tmp_path, "nfs", "nfs/deep", read_only="frozen")
     )
     assert mounted == (
-        ref,
-        BindMount("/agent/root/ref/nfs", "/home/work/ref/nfs", readonly=True),
-        BindMount("/agent/root/ref/nfs/deep", "/home/work/ref/nfs/deep", readonly=True),
+        BindMount("/agent/root/ref", "/home/work/ref", readonly=True, recursive=False),
+        BindMount("/agent/root/ref/frozen", "/home/work/ref/frozen", True, recursive=False),
+        BindMount("/agent/root/ref/nfs", "/home/work/ref/nfs", True, recursive=False),
+        BindMount("/agent/root/ref/nfs/deep", "/home/work/ref/nfs/deep", True, recursive=False),
+    )
+
+
+def test_a_read_only_folder_nothing_is_mounted_below_is_bound_alone(tmp_path: Path) -> None:
+    ref = BindMount("/agent/root/ref", "/home/work/ref", readonly=True)
+    assert read_only_throughout([ref], [tmp_path / "ref"], table(tmp_path)) == (
+        BindMount("/agent/root/ref", "/home/work/ref", readonly=True, recursive=False),
     )
 
 
@@ -45,7 +54,7 @@ def test_the_folder_is_found_by_its_real_path(tmp_path: Path) -> None:
     ref = BindMount("/agent/root/ref", "/home/work/ref", readonly=True)
     text = f"40 22 0:35 / {os.path.realpath(tmp_path)}/real/nfs rw - tmpfs tmpfs rw"
     assert read_only_throughout([ref], [tmp_path / "ref"], text)[1:] == (
-        BindMount("/agent/root/ref/nfs", "/home/work/ref/nfs", readonly=True),
+        BindMount("/agent/root/ref/nfs", "/home/work/ref/nfs", readonly=True, recursive=False),
     )
 
 

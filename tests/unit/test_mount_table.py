@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jupyter_cluster.core.mount_table import unescape, writable_below
+from jupyter_cluster.core.mount_table import mounted_below, unescape
 
 TABLE = "\n".join(
     [
@@ -19,18 +19,18 @@ TABLE = "\n".join(
 )
 
 
-def test_only_what_is_writable_strictly_below_the_folder_parents_first() -> None:
-    assert writable_below(TABLE, "/data/ref") == ["nfs", "with space", "nfs/deep"]
+def test_what_is_mounted_strictly_below_the_folder_parents_first() -> None:
+    assert mounted_below(TABLE, "/data/ref") == ["frozen", "nfs", "with space", "nfs/deep"]
 
 
 def test_the_folder_itself_and_its_namesakes_are_not_below_it() -> None:
-    assert writable_below(TABLE, "/data/refuse") == []
-    assert writable_below(TABLE, "/data/ref/") == ["nfs", "with space", "nfs/deep"]
+    assert mounted_below(TABLE, "/data/refuse") == []
+    assert mounted_below(TABLE, "/data/ref/") == ["frozen", "nfs", "with space", "nfs/deep"]
 
 
 def test_nothing_below_a_folder_nobody_mounted_into() -> None:
-    assert writable_below(TABLE, "/srv/other") == []
-    assert writable_below("", "/data/ref") == []
+    assert mounted_below(TABLE, "/srv/other") == []
+    assert mounted_below("", "/data/ref") == []
 
 
 def test_the_kernels_escapes_are_undone() -> None:
