@@ -1,7 +1,7 @@
 """Data folders mounted read-only all the way down, on Docker engines before 25 too.
 
-Called by :meth:`~.launching.SessionLauncher.mounts_on` for every launch and warm set with
-data folders. A read-only data folder (a shared one, or ``--mount NAME:ro``) is a
+Called by :meth:`~.launching.SessionLauncher.mounts_on` for every launch and warm set
+with data folders. A read-only data folder (a shared one, or ``--mount NAME:ro``) is a
 read-only bind mount; engines before 25 leave a file system mounted below it
 writable in the container (see :mod:`..core.mount_table`). So such a folder is bound
 without what is mounted below it, and each mount point that this machine's mount
