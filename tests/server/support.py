@@ -284,8 +284,8 @@ class Server:
     """A ``jupyter server`` subprocess with jupyter_cluster and a small client of its
     REST API (see :func:`server`)."""
 
-    def __init__(self, root: Path, token: str) -> None:
-        self.root, self.token = root, token
+    def __init__(self, root: Path, token: str, env: dict[str, str] | None = None) -> None:
+        self.root, self.token, self.env = root, token, env
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
         self.proc: asyncio.subprocess.Process | None = None
@@ -306,7 +306,7 @@ class Server:
             "--ServerApp.jpserver_extensions=jupyter_cluster=True",
             stdout=log,
             stderr=log,
-            env=dict(os.environ),
+            env=dict(os.environ) if self.env is None else self.env,
         )
 
         async def up() -> bool:
@@ -345,10 +345,11 @@ class Server:
 
 
 @contextlib.asynccontextmanager
-async def server(root: Path) -> AsyncIterator[Server]:
+async def server(root: Path, env: dict[str, str] | None = None) -> AsyncIterator[Server]:
     """A started :class:`Server` whose root dir (and log) is ``root``, in this process's
-    Jupyter dirs (the ``workspace`` fixture's); SIGKILLed at the end if still running."""
-    running = Server(root, uuid.uuid4().hex)
+    Jupyter dirs (the ``workspace`` fixture's), with ``env`` (else this process's
+    environment); SIGKILLed at the end if still running."""
+    running = Server(root, uuid.uuid4().hex, env)
     try:
         await running.start()
         yield running

@@ -10,7 +10,11 @@ stopped with SIGTERM (a clean stop) or SIGKILL (a crash).
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import signal
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,12 +30,24 @@ from .support import jp_async, server, terminal_line
 pytestmark = pytest.mark.docker
 
 
+@pytest.fixture
+def servers_env() -> Iterator[dict[str, str]]:
+    """The servers' environment, with a temporary directory of this test's own
+    (``TMPDIR``, short for the sockets' paths): a test running beside this one that
+    makes a private directory first sweeps the abandoned ones of the directory it
+    uses (see jupyter_cluster/private_dirs.py), and would take the killed server's
+    away before this test looks."""
+    own = tempfile.mkdtemp(prefix="jc-restart-")
+    yield {**os.environ, "TMPDIR": own}
+    shutil.rmtree(own, ignore_errors=True)
+
+
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL], ids=["stop", "crash"])
 @jp_async
 async def test_sessions_survive_a_server_restart(
-    workspace: Path, jp_runtime_dir: Path, stop: int
+    workspace: Path, jp_runtime_dir: Path, stop: int, servers_env: dict[str, str]
 ) -> None:
-    async with server(workspace) as first:
+    async with server(workspace, servers_env) as first:
         code, session = await first.call(
             "POST", "cluster/api/sessions", {"size": 2, "start_kernel": True, "name": "keep"}
         )
@@ -44,13 +60,13 @@ async def test_sessions_survive_a_server_restart(
         await eventually(kernel_running, 90, "the kernel")
         connection = json.loads((jp_runtime_dir / f"kernel-{kid}.json").read_text())
         sockets = Path(connection["ip"]).parent  # the kernel tunnel's private directory
-        assert sockets.is_dir()
+        assert sockets.is_dir() and sockets.parent == Path(servers_env["TMPDIR"])
         await first.stop(stop)
     assert running_hosts(sid) == {"main1": True, "sub1": True}
     if stop == signal.SIGKILL:
         assert sockets.is_dir()  # a killed server removes nothing...
 
-    async with server(workspace) as second:
+    async with server(workspace, servers_env) as second:
         assert not sockets.exists()  # ...the next one does, once it starts
         code, listed = await second.call("GET", "cluster/api/sessions")
         assert code == 200 and [s["id"] for s in listed] == [sid]
