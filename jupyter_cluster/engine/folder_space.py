@@ -24,6 +24,7 @@ from ..core.resources import Mount, validate_folder_name
 from ..errors import Conflict, InvalidRequest, NotFound
 from .agents.base import BindMount
 from .folder_files import FolderFiles
+from .folder_submounts import read_only_throughout
 from .folders import DataFolders
 
 OWNERS_DIR = ".owners"
@@ -92,15 +93,17 @@ class FolderSpace:
 
     def bind_mounts(self, mounts: Iterable[Mount], agent_root: str) -> tuple[BindMount, ...]:
         """Bind mounts of ``mounts`` with ``agent_root`` as the agent sees ``data_root``;
-        shared folders are read-only whatever was asked."""
-        result = []
+        shared folders are read-only whatever was asked, all the way down (see
+        :mod:`.folder_submounts`)."""
+        binds, paths = [], []
         for mount in mounts:
             shared = self._is_shared(mount.name)
-            relative = self.path(mount.name).relative_to(self.data_root)
-            source = str(Path(agent_root) / relative)
+            folder = self.path(mount.name)
+            paths.append(folder)
+            source = str(Path(agent_root) / folder.relative_to(self.data_root))
             target = f"{WORK_HOME}/{mount.name}"
-            result.append(BindMount(source, target, mount.readonly or shared))
-        return tuple(result)
+            binds.append(BindMount(source, target, mount.readonly or shared))
+        return read_only_throughout(binds, paths)
 
     def create(self, name: str) -> FolderInfo:
         """Make one of the owner's folders (a shared name is the administrator's)."""

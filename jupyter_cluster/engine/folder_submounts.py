@@ -1,6 +1,7 @@
 """Data folders mounted read-only all the way down, on Docker engines before 25 too.
 
-Called by :meth:`~.launching.SessionLauncher.mounts_on` for every launch and warm set
+Called by the data folders' ``bind_mounts`` (:mod:`.folders`, :mod:`.folder_space`),
+which :meth:`~.launching.SessionLauncher.mounts_on` asks for every launch and warm set
 with data folders. A read-only data folder (a shared one, or ``--mount NAME:ro``) is a
 read-only bind mount; engines before 25 leave a file system mounted below it
 writable in the container (see :mod:`..core.mount_table`). So such a folder is bound

@@ -25,6 +25,7 @@ from ..core.resources import Mount, validate_folder_name
 from ..core.workdir import MOUNT_POINT, read_only_root
 from ..errors import Conflict, InvalidRequest, NotFound
 from .agents.base import BindMount
+from .folder_submounts import read_only_throughout
 
 
 class DataFolders:
@@ -54,13 +55,14 @@ class DataFolders:
 
     def bind_mounts(self, mounts: Iterable[Mount], root: str) -> tuple[BindMount, ...]:
         """Bind mounts of ``mounts`` at /home/work/<name>, with ``root`` as the agent
-        sees the folders; every folder must exist here."""
-        result = []
+        sees the folders; every folder must exist here. A read-only one is read-only
+        all the way down (see :mod:`.folder_submounts`)."""
+        binds, paths = [], []
         for mount in mounts:
-            self.path(mount.name)
+            paths.append(self.path(mount.name))
             target = f"{WORK_HOME}/{mount.name}"
-            result.append(BindMount(os.path.join(root, mount.name), target, mount.readonly))
-        return tuple(result)
+            binds.append(BindMount(os.path.join(root, mount.name), target, mount.readonly))
+        return read_only_throughout(binds, paths)
 
     def create(self, name: str) -> FolderInfo:
         """Make a new folder owned by the containers' user (``work_uid``)."""

@@ -33,7 +33,6 @@ from .agents.base import BindMount, Limits
 from .agents.pool import AgentPool
 from .ending import SessionTerminator
 from .folder_space import FolderSpace
-from .folder_submounts import read_only_throughout
 from .folders import notebook_mount
 from .launch.pending import QueueLoop, QueuePolicy, wait_for_room
 from .log_archive import LogArchive
@@ -87,10 +86,8 @@ class SessionLauncher:
         """The bind mounts of ``spec``'s data folders (as ``owner`` sees them) and
         notebook folder on an agent: a launch's, and a warm set's made for its shape."""
         root = self.pool.get(agent_id).config.data_root or self.settings.data_root
-        owned = self.folders_for(owner)
-        folders = owned.bind_mounts(spec.mounts, root)
-        local = [owned.path(m.name) for m in spec.mounts]
-        return read_only_throughout(folders, local) + notebook_mount(spec.workdir)
+        folders = self.folders_for(owner).bind_mounts(spec.mounts, root)
+        return folders + notebook_mount(spec.workdir)
 
     def quota(self, sessions: int = 0) -> Quota:
         """The per-owner limits (``max_*_per_owner``); ``sessions`` tightens the
