@@ -84,6 +84,9 @@ c.ClusterManager.pending_poll_interval = 0.2
 # and puts alice in it only while it runs: nobody is in it otherwise); a change of a
 # user's groups reaches the service within seconds, not the default minute.
 c.HubTokenIdentityProvider.cache_seconds = 2.0
+# A shared folder, as the README's team section sets one (tests/hub/test_shared_folders.py
+# makes its directory, data_root/.shared/datasets, only while it runs).
+c.ClusterManager.shared_folders = ["datasets"]
 """
     + f"c.ClusterApp.resource_policies = {dict(groups={POLICY_GROUP: POLICY_LIMITS})!r}\n"
 )
