@@ -14,24 +14,20 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support.constants import SMALL_FLAGS
+from tests.support.mounts import read_then_try_writes, tmpfs_at
 
 from .launch import service_store
 from .support import Hub, end_sessions
 
 CLI = "jupyter-cluster"
 #: Run as work in bob's main1: read the folder and what is below it, try to write both.
-TRY = (
-    "cat datasets/readme.txt datasets/nfs/data.txt; "
-    "touch datasets/nfs/bob 2>/dev/null && echo below: written || echo below: refused; "
-    "touch datasets/bob 2>/dev/null && echo top: written || echo top: refused"
-)
+TRY = read_then_try_writes("datasets", "nfs", "readme.txt", "nfs/data.txt")
 
 
 @pytest.fixture
@@ -40,14 +36,10 @@ def datasets(hub: Hub) -> Iterator[Path]:
     folder = service_store(hub.state) / "folders" / ".shared" / "datasets"
     folder.mkdir(parents=True)
     (folder / "readme.txt").write_text("shared by the admin\n")
-    below = folder / "nfs"
-    below.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=1777", "jc-test", str(below)], check=True)
     try:
-        (below / "data.txt").write_text("on the file system below\n")
-        yield folder
+        with tmpfs_at(folder / "nfs", "data.txt", "on the file system below\n"):
+            yield folder
     finally:
-        subprocess.run(["umount", str(below)], check=True)
         shutil.rmtree(folder)
 
 

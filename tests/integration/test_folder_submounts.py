@@ -10,24 +10,20 @@ writable. (What only an agent's host has mounted: tests/multihost.)
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support.constants import SMALL_FLAGS
+from tests.support.mounts import read_then_try_writes, tmpfs_at
 
 from .support import Workspace
 
 pytestmark = pytest.mark.docker
 
 #: Run as work in a container: read the file below, try to write below and at the top.
-TRY = (
-    "cat ref/scratch/inside.txt; "
-    "touch ref/scratch/new 2>/dev/null && echo below: written || echo below: refused; "
-    "touch ref/top 2>/dev/null && echo top: written || echo top: refused"
-)
+TRY = read_then_try_writes("ref", "scratch", "scratch/inside.txt")
 
 
 @pytest.fixture
@@ -38,14 +34,8 @@ def scratch(ws: Workspace) -> Iterator[Path]:
             pytest.fail("CI must run this test as root")
         pytest.skip("needs root, to mount a file system")
     ws.ok_cli("folder", "create", "ref")
-    below = ws.folders_root / "ref" / "scratch"
-    below.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=1777", "jc-test", str(below)], check=True)
-    try:
-        (below / "inside.txt").write_text("on the tmpfs\n")
+    with tmpfs_at(ws.folders_root / "ref" / "scratch", "inside.txt", "on the tmpfs\n") as below:
         yield below
-    finally:
-        subprocess.run(["umount", str(below)], check=True)
 
 
 def test_what_is_mounted_below_a_read_only_folder_is_read_only_in_every_container(

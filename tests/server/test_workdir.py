@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import time
 import uuid
 from pathlib import Path
@@ -24,6 +23,7 @@ import pytest
 
 from jupyter_cluster.config import local_owner
 from tests.support.constants import SMALL_BODY
+from tests.support.mounts import tmpfs_at
 
 from .support import call, jp_async, ok_http, wait_kernel
 
@@ -184,11 +184,7 @@ async def test_a_root_owned_root_folder_is_there_read_only(
     assert jp_root_dir.stat().st_uid == 0 and folder.stat().st_uid == 0
     # A file system mounted below it, writable by all (as /tmp is below "/"): Docker's
     # read-only bind would leave it writable; it must stay out of the containers.
-    scratch = folder / "scratch"
-    scratch.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=1777", "jc-test", str(scratch)], check=True)
-    try:
-        (scratch / "inside.txt").write_text("on the tmpfs")
+    with tmpfs_at(folder / "scratch", "inside.txt", "on the tmpfs") as scratch:
         kid = await start_notebook_kernel(jp_fetch, "clone/analysis.ipynb")
         ws = await jp_ws_fetch("api", "kernels", kid, "channels")
         try:
@@ -202,8 +198,6 @@ async def test_a_root_owned_root_folder_is_there_read_only(
             ws.close()
         await jp_fetch("api", "kernels", kid, method="DELETE")
         assert sorted(p.name for p in scratch.iterdir()) == ["inside.txt"]
-    finally:
-        subprocess.run(["umount", str(scratch)], check=True)
     assert sorted(p.name for p in folder.iterdir()) == ["data.csv", "scratch"]
 
 
