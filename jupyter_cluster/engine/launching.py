@@ -22,6 +22,7 @@ from dataclasses import replace
 from ..core import naming
 from ..core.fast_network import GroupNetwork
 from ..core.images import check_allowed
+from ..core.launch_check import LaunchCheck
 from ..core.models import LaunchSpec, Session
 from ..core.quota import Quota
 from ..core.scheduler import AgentSlot, Pending, place
@@ -170,6 +171,19 @@ class SessionLauncher:
         slots = await self._slots(spec.image)
         place(spec, slots)  # raises for requests that can never fit; result unused here
         return slots
+
+    async def preview(
+        self, spec: LaunchSpec, owner: str = "", quota: Quota | None = None
+    ) -> LaunchCheck:
+        """What :meth:`submit` would meet now, making and storing nothing (a dry run):
+        :meth:`check`'s refusals, the quota's (Conflict, ``quota`` as at submit), then
+        whether it would start at once, where, or why it would wait."""
+        slots = await self.check(spec, owner)
+        policy = self._queue_policy()
+        quota = self.quota() if quota is None else quota
+        return self.store.preview(
+            spec, owner, slots, quota=quota, order=policy.order, backfill=policy.backfill
+        )
 
     async def _slots(self, image: str) -> list[AgentSlot]:
         """The agents as the scheduler sees them, those of host-network groups marked

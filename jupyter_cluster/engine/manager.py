@@ -35,6 +35,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..core.images import check_allowed
+from ..core.launch_check import LaunchCheck
 from ..core.models import LaunchSpec, Session
 from ..core.quota import Quota
 from ..core.time_limits import check_site_limit
@@ -220,10 +221,15 @@ class ClusterManager(
         """The per-owner limits; ``sessions`` tightens the session count."""
         return self.launcher.quota(sessions)
 
-    async def check(self, spec: LaunchSpec, *, owner: str = "") -> None:
-        """Raise for a launch that could never run here; nothing is stored (see
-        SessionLauncher.check)."""
-        await self.launcher.check(spec, owner)
+    async def check(
+        self, spec: LaunchSpec, *, owner: str = "", quota: Quota | None = None
+    ) -> LaunchCheck:
+        """A dry run of :meth:`submit`: raise as it would for a launch refused (one
+        that could never run here, or over ``owner``'s ``quota``), else say whether it
+        would start now and where, or why it would wait; nothing is made or stored
+        (see SessionLauncher.preview). ``launch --dry-run``, ``POST
+        sessions?dry_run=1`` and ``kernelspec install``'s warning call it."""
+        return await self.launcher.preview(spec, owner, quota)
 
     async def submit(
         self,

@@ -9,6 +9,11 @@ of everyone waiting in the group), placing it alone decides exactly what a pass
 would decide for it, without ordering and trying the whole queue.
 :class:`~..launching.SessionLauncher` calls :meth:`FirstPlacing.place_if_first`
 at submit and falls back to a whole pass when it answers None.
+
+:meth:`FirstPlacing.preview` asks the same question of a launch not yet made, in
+a read transaction that changes nothing (a dry run:
+:meth:`~..launching.SessionLauncher.preview`): the owner's quota, whether it would
+come first, and, if so or with backfill, where the scheduler would put it.
 """
 
 from __future__ import annotations
@@ -18,10 +23,16 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ...core import state
+from ...core.launch_check import LaunchCheck
+from ...core.launch_spec import LaunchSpec
+from ...core.models import Session
 from ...core.queue_order import LABELS, Waiting, dominant_share
+from ...core.quota import Quota
 from ...core.resources import Resources
-from ...errors import InvalidRequest
+from ...errors import Conflict, InvalidRequest
 from .queue_rows import Held, QueueRows
+from .rows import OWNED, status_in
 
 if TYPE_CHECKING:  # imported where it places: every CLI start reads the store
     from ...core.scheduler import AgentSlot, Pending, Placement
@@ -98,19 +109,8 @@ class FirstPlacing(QueueRows):
             held.capacity = capacity_per_group(agents)
             if not _is_first(me, others, order, held):
                 return None
-            slots = [
-                replace(
-                    a,
-                    used=held.used.get(a.id, _ZERO),
-                    used_gpu_ids=frozenset(held.gpus.get(a.id, ())),
-                    containers=held.counts.get(a.id, 0),
-                )
-                if a.id in held.counts
-                else a  # holds nothing: as the pool gave it
-                for a in agents
-            ]
             try:
-                result = place(me.spec, slots)
+                result = place(me.spec, _holding(agents, held))
             except InvalidRequest:
                 return None
             if isinstance(result, Placement):
@@ -124,3 +124,73 @@ class FirstPlacing(QueueRows):
                     "UPDATE sessions SET status_reason = ? WHERE id = ?", (reason, session_id)
                 )
             return result
+
+    def preview(
+        self,
+        spec: LaunchSpec,
+        owner: str,
+        agents: Sequence[AgentSlot],
+        *,
+        quota: Quota | None = None,
+        order: str = "fifo",
+        backfill: bool = False,
+    ) -> LaunchCheck:
+        """What submitting ``spec`` for ``owner`` would meet now, read only: Conflict
+        when it would take the owner over ``quota`` (as the insert would), else where
+        it would start if it came first in its group's queue ``order`` (or with
+        ``backfill``) and fits, or why it would wait. The scheduler's
+        :class:`InvalidRequest` (it could never fit) goes through."""
+        from ...core.scheduler import Placement, place
+        from ...core.waiting_reasons import queue_reason
+
+        new = Session(id="~dry-run", spec=spec, status=state.SessionStatus.PENDING, owner=owner)
+        with self.tx(write=False) as db:
+            if quota is not None and not quota.unlimited:
+                live = self._select(db, f"WHERE {status_in(state.LIVE)} AND {OWNED}", (owner,))
+                refusal = quota.refusal(live, new)
+                if refusal:
+                    raise Conflict(refusal)
+            group = spec.resource_group
+            rows = [r for r in self._waiting_rows(db) if r.waiting.spec.resource_group == group]
+            held = self._held(db)
+        held.capacity = capacity_per_group(agents)
+        # It would come after everyone waiting now: its creation time is the latest.
+        me = Waiting(new.id, owner, float("inf"), spec)
+        ahead = [r for r in rows if not _is_first(me, [r.waiting], order, held)]
+        label = LABELS[order] + (", backfill" if backfill else "")
+        result = place(spec, _holding(agents, held)) if backfill or not ahead else None
+        if isinstance(result, Placement):
+            return LaunchCheck.placed(result.agents)
+        why = result.reason if result is not None else ""
+        keys = [r.waiting for r in ahead]
+        first = next(
+            (
+                r
+                for r in ahead
+                if _is_first(r.waiting, [k for k in keys if k is not r.waiting], order, held)
+            ),
+            None,
+        )
+        # Names are per owner: another user's is not told.
+        name = first.name if first is not None and first.waiting.owner == owner else ""
+        return LaunchCheck.waiting(
+            queue_reason(
+                spec, len(ahead) + 1, label, why=why, ahead=name or "another user's session"
+            )
+        )
+
+
+def _holding(agents: Sequence[AgentSlot], held: Held) -> list[AgentSlot]:
+    """``agents`` with what ALLOCATING sessions hold on each (as the pool gave those
+    that hold nothing)."""
+    return [
+        replace(
+            a,
+            used=held.used.get(a.id, _ZERO),
+            used_gpu_ids=frozenset(held.gpus.get(a.id, ())),
+            containers=held.counts.get(a.id, 0),
+        )
+        if a.id in held.counts
+        else a
+        for a in agents
+    ]
