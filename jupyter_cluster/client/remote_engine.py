@@ -24,6 +24,7 @@ from typing import Any
 
 from ..core.access import Access
 from ..core.audit import AuditEvent
+from ..core.launch_check import LaunchCheck
 from ..core.launch_env import RESERVED_NAMES
 from ..core.models import LaunchSpec, Session
 from ..core.naming import DEFAULT_IMAGE
@@ -136,6 +137,11 @@ class RemoteEngine(RemoteOwned):
         ``kernel`` the session records a kernel id for this server to start."""
         body = {**spec.body, "start_kernel": kernel}  # the service checks it again
         return Session.from_public(await self.http.call("POST", "sessions", body))
+
+    async def check(self, spec: RemoteLaunch, *, owner: str = "", quota: Any = None) -> LaunchCheck:
+        """Ask the service what this launch would meet now (its dry run, as the token's
+        user, with that user's limits and folders); its refusals raise as a launch's."""
+        return LaunchCheck.from_dict(await self.http.call("POST", "sessions", spec.body, dry_run=1))
 
     async def drive(self, session_id: str, *, on_change: SessionCallback | None = None) -> Session:
         """Watch a launch the service drives until it settles; like the engine's,

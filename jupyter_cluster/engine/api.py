@@ -22,6 +22,7 @@ from ..core.access import Access
 from ..core.audit import AuditEvent
 from ..core.folder_streams import FolderRead, FolderUpload
 from ..core.folders import FolderInfo
+from ..core.launch_check import LaunchCheck
 from ..core.models import LaunchSpec, Session
 from ..core.policy import LaunchPolicy
 from ..core.profiles import Profile
@@ -152,6 +153,9 @@ class Engine(Protocol[SpecT]):
     async def submit(
         self, spec: SpecT, *, owner: str = "", quota: Quota | None = None, kernel: bool = False
     ) -> Session: ...
+    async def check(
+        self, spec: SpecT, *, owner: str = "", quota: Quota | None = None
+    ) -> LaunchCheck: ...
     async def drive(
         self, session_id: str, *, on_change: SessionCallback | None = None
     ) -> Session: ...

@@ -20,6 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..asyncwait import within
+from ..core.launch_check import LaunchCheck
 from ..core.models import Session
 from ..core.state import USABLE, SessionStatus
 from ..engine.api import Upkeep
@@ -194,6 +195,17 @@ class ClusterService:
         task.add_done_callback(lambda _: self._launches.pop(session.id, None))
         self.hub.poke()
         return session
+
+    async def check(self, body: Any, owner: str, groups: Sequence[str] = ()) -> LaunchCheck:
+        """A dry run of :meth:`launch` (``POST sessions?dry_run=1``): the same checks
+        and refusals, then whether it would start now and where, or why it would
+        wait; nothing is made or stored."""
+        body, _ = take_notebook_dir(body)
+        spec, _, quota = self.gate.admit(body, owner, groups)
+        try:
+            return await self.engine.check(spec, owner=owner, quota=quota)
+        except NotFound as exc:  # a data folder the owner lacks: the field's error
+            raise InvalidRequest(str(exc), "mounts") from exc
 
     async def _drive(
         self, session_id: str, start_kernel: bool, notebook_dir: str | None = None

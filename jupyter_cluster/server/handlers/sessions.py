@@ -35,7 +35,8 @@ MAX_PAGE = 500
 
 
 class SessionsHandler(ClusterHandler):
-    """List sessions (``?all=1`` with history; ``?limit=`` pages, newest first) or launch one."""
+    """List sessions (``?all=1`` with history; ``?limit=`` pages, newest first) or launch
+    one (``?dry_run=1``: only say what the launch would meet now)."""
 
     @web.authenticated
     @authorized
@@ -74,6 +75,10 @@ class SessionsHandler(ClusterHandler):
     @web.authenticated
     @authorized
     async def post(self) -> None:
+        if self.flag("dry_run"):  # what the launch would meet now; nothing is made
+            found = await self.service.check(self.json_body(), self.owner, self.user_groups)
+            self.reply(found.to_dict())
+            return
         session = await self.service.launch(self.json_body(), self.owner, self.user_groups)
         self.set_header("Location", self.api_url("sessions", session.id))
         self.reply(self.service.model(session), status=201)
