@@ -151,6 +151,10 @@ async def _command(engine: Engine[Any], args: argparse.Namespace) -> int:
             spec = admit(engine, args)
         else:
             spec = engine.make_spec(**launch_fields(args))
+        if args.dry_run:
+            found = await engine.check(spec, owner=local_owner())
+            _emit(args, found.to_dict(), found.describe())
+            return 0
         session = await engine.submit(spec, owner=local_owner())
         record_launch(engine, session)
         if session.spec.command:  # a batch job outlives this process: a driver has it

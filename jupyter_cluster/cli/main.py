@@ -81,7 +81,7 @@ def interrupted(args: argparse.Namespace) -> str:
             f"interrupted; session {goes_on} goes on without this command (follow it with "
             f"'jupyter cluster wait {goes_on}', end it with 'jupyter cluster rm {goes_on}')"
         )
-    if args.command == "launch":
+    if args.command == "launch" and not getattr(args, "dry_run", False):
         return "interrupted; the launch was cancelled and what it had made removed"
     return "interrupted"
 

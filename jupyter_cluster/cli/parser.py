@@ -62,6 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="start from this launch profile (see `profile ls`); the flags given override it",
     )
     launch.add_argument("--no-wait", action="store_true", help="return at once (e.g. PENDING)")
+    launch.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="make nothing: say whether the launch would start now and on which agents, or "
+        "why it would wait; refused as the launch would be",
+    )
     launch.add_argument("--json", action="store_true")
     launch.add_argument(
         "--command",

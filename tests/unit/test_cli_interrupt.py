@@ -35,7 +35,12 @@ def test_a_session_handed_to_a_driver_goes_on_and_the_line_says_how_to_reach_it(
 
 @pytest.mark.parametrize(
     "argv",
-    [("logs", "demo", "sub1", "--follow"), ("top", "demo"), ("exec", "demo", "--", "sleep", "9")],
+    [
+        ("logs", "demo", "sub1", "--follow"),
+        ("top", "demo"),
+        ("exec", "demo", "--", "sleep", "9"),
+        ("launch", "--size", "2", "--dry-run"),  # it made nothing to cancel
+    ],
 )
 def test_other_commands_say_only_interrupted(argv: tuple[str, ...]) -> None:
     assert interrupted(parsed(*argv)) == "interrupted"
