@@ -21,7 +21,6 @@ from ..config import file_config, launch_settings, local_owner, make_engine
 from ..core.models import LaunchSpec
 from ..core.naming import DEFAULT_IMAGE
 from ..engine.api import Engine
-from ..engine.manager import ClusterManager
 from ..errors import ClusterError, InvalidRequest, NotFound
 from ..provisioning import kernelspec
 from .launch_flags import launch_fields
@@ -55,7 +54,7 @@ async def install(args: argparse.Namespace) -> int:
         )
         print(f"installed kernelspec {args.kernel_name} in {path}")
         engine = engine or make_engine()  # made once all else was accepted
-        await _warn_unless_placeable(engine, args.kernel_name, spec)
+        await _warn_unless_placeable(engine, args.kernel_name, config)
     finally:
         if engine is not None:
             await engine.close()
@@ -92,19 +91,24 @@ async def profile_spec(
     return spec, bool(image)
 
 
-async def _warn_unless_placeable(engine: Engine[Any], name: str, spec: LaunchSpec) -> None:
-    """Say on stderr, now, when the kernelspec's sessions could never run on this
-    machine's ``engine`` (a size no agent can hold, a data folder not made yet): each
-    of its kernels would fail to start for that reason. It is written anyway, as
-    agents and folders may come later. Nothing is said for a team's shared service
-    (it checks each launch) or when no agent answers."""
+async def _warn_unless_placeable(engine: Engine[Any], name: str, config: dict[str, Any]) -> None:
+    """Say on stderr, now, when the kernelspec's sessions could never run for this
+    user (a size no agent can hold, a data folder not made yet, beyond the user's
+    limits on a team's service): each of its kernels would fail to start for that
+    reason. It is written anyway, as agents and folders may come later. The engine
+    (a team's shared service, or this machine's) is asked with what each kernel will
+    ask for (the kernelspec's ``config``, as the provisioner reads it); nothing is
+    said when it does not answer."""
+    from ..provisioning.options import LaunchOptions
+
+    given = {k: v for k, v in config.items() if k != "launch_timeout"}
     try:
-        if isinstance(engine, ClusterManager):
-            await engine.check(spec, owner=local_owner())
+        spec = engine.make_spec(**LaunchOptions(**given).launch_fields())
+        await engine.check(spec, owner=local_owner())
     except (InvalidRequest, NotFound) as exc:
         print(f"warning: kernel {name} cannot start as things are now: {exc}", file=sys.stderr)
     except ClusterError:
-        pass  # e.g. the Docker engine does not answer yet: nothing to judge by
+        pass  # e.g. the Docker engine or the service does not answer: nothing to judge by
 
 
 def found_names(form: dict[str, Any]) -> list[str]:

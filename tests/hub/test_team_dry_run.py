@@ -1,0 +1,55 @@
+"""A dry run in team mode, as bob, his Unix user, with the CLI through the shared service.
+
+``launch --dry-run`` asks the service (``POST sessions?dry_run=1``) with bob's limits
+and folders, and nothing is made. ``kernelspec install`` asks it too: a kernelspec
+whose kernels the service would refuse for bob is written with a warning that says
+why (before, the warning was given for a local engine only).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from tests.support.constants import SMALL_FLAGS
+
+from .support import Hub, active_sessions
+
+CLI = "jupyter-cluster"
+
+
+def test_bob_asks_the_service_what_a_launch_would_meet_and_nothing_is_made(
+    hub: Hub, team: dict[str, str]
+) -> None:
+    said = hub.run_as("bob", [CLI, "launch", "--size", "2", *SMALL_FLAGS, "--dry-run"])
+    assert said.returncode == 0, said.stderr
+    assert said.stdout.startswith("would start now on "), said.stdout
+    assert said.stdout.rstrip().endswith(": main1, sub1"), said.stdout
+    nowhere = hub.run_as("bob", [CLI, "launch", "--mount", "nowhere", "--dry-run"])
+    assert nowhere.returncode != 0 and "no data folder" in nowhere.stderr, nowhere
+    assert active_sessions(hub, "bob", team["bob"]) == []
+
+
+def test_a_kernelspec_the_service_would_refuse_bob_is_written_with_a_warning(
+    hub: Hub, team: dict[str, str]
+) -> None:
+    kernels = Path("/home/bob/.local/share/jupyter/kernels")
+    try:
+        big = hub.run_as(
+            "bob", [CLI, "kernelspec", "install", "huge", "--user", "--size", "4", "--cpu", "2"]
+        )
+        assert big.returncode == 0, big.stderr
+        assert big.stdout.startswith("installed kernelspec huge in "), big.stdout
+        assert big.stderr.startswith("warning: kernel huge cannot start as things are now: "), big
+        assert "size" in big.stderr, big.stderr
+        folder = hub.run_as(
+            "bob", [CLI, "kernelspec", "install", "withdata", "--user", "--mount", "nowhere"]
+        )
+        assert folder.returncode == 0 and "no data folder" in folder.stderr, folder
+        fine = hub.run_as("bob", [CLI, "kernelspec", "install", "small", "--user", *SMALL_FLAGS])
+        assert fine.returncode == 0 and fine.stderr == "", fine
+        assert (kernels / "huge" / "kernel.json").is_file()
+    finally:
+        for name in ("huge", "withdata", "small"):
+            shutil.rmtree(kernels / name, ignore_errors=True)
+    assert active_sessions(hub, "bob", team["bob"]) == []
