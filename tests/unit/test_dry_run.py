@@ -106,10 +106,13 @@ async def test_what_the_launch_would_refuse_the_dry_run_refuses(tmp_path: Path) 
         await parts.launcher.preview(spec(mounts=["missing"]))
     with pytest.raises(InvalidRequest, match=r"(?i)cpu"):
         await parts.launcher.preview(spec(cpu=3))  # no agent could ever hold it
-    await parts.launcher.launch(spec(), owner="ada")
+    await parts.launcher.launch(spec(name="train"), owner="ada")
+    with pytest.raises(Conflict, match="a session named train is already active"):
+        await parts.launcher.preview(spec(name="train"), owner="ada")
     with pytest.raises(Conflict, match="limit is 1"):
         await parts.launcher.preview(spec(), owner="ada")
-    assert (await parts.launcher.preview(spec(), owner="bob")).starts_now  # others' not counted
+    # Neither ada's count nor her names are bob's.
+    assert (await parts.launcher.preview(spec(name="train"), owner="bob")).starts_now
     assert len(parts.store.list()) == 1
     parts.close()
 

@@ -32,7 +32,7 @@ from ...core.quota import Quota
 from ...core.resources import Resources
 from ...errors import Conflict, InvalidRequest
 from .queue_rows import Held, QueueRows
-from .rows import OWNED, status_in
+from .rows import OWNED, refuse_taken_name, status_in
 
 if TYPE_CHECKING:  # imported where it places: every CLI start reads the store
     from ...core.scheduler import AgentSlot, Pending, Placement
@@ -136,7 +136,7 @@ class FirstPlacing(QueueRows):
         backfill: bool = False,
     ) -> LaunchCheck:
         """What submitting ``spec`` for ``owner`` would meet now, read only: Conflict
-        when it would take the owner over ``quota`` (as the insert would), else where
+        for a name in use or over ``quota`` (as the insert would), else where
         it would start if it came first in its group's queue ``order`` (or with
         ``backfill``) and fits, or why it would wait. The scheduler's
         :class:`InvalidRequest` (it could never fit) goes through."""
@@ -145,6 +145,7 @@ class FirstPlacing(QueueRows):
 
         new = Session(id="~dry-run", spec=spec, status=state.SessionStatus.PENDING, owner=owner)
         with self.tx(write=False) as db:
+            refuse_taken_name(db, spec.name, owner)
             if quota is not None and not quota.unlimited:
                 live = self._select(db, f"WHERE {status_in(state.LIVE)} AND {OWNED}", (owner,))
                 refusal = quota.refusal(live, new)

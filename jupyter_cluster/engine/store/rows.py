@@ -15,8 +15,8 @@ import sqlite3
 from typing import Any
 
 from ...core.models import LaunchSpec, Session
-from ...core.state import SessionStatus
-from ...errors import ClusterError, NotFound
+from ...core.state import ENDED, SessionStatus
+from ...errors import ClusterError, Conflict, NotFound
 from .sqlite_file import Transactions, open_private
 
 SCHEMA_VERSION = 1
@@ -65,6 +65,17 @@ OWNED = "json_extract(record, '$.owner') = ?"
 def status_in(values: frozenset[SessionStatus]) -> str:
     """A ``status IN (...)`` SQL condition (the values are our own enum constants)."""
     return f"status IN ({','.join(sorted(repr(v.value) for v in values))})"
+
+
+def refuse_taken_name(db: sqlite3.Connection, name: str | None, owner: str) -> None:
+    """Conflict when ``owner`` has a session named ``name`` not ended (names are per
+    owner: on a shared service nobody learns or blocks another user's names). Checked
+    where a session is inserted, and by a launch's dry run."""
+    if name is None:
+        return
+    sql = f"SELECT 1 FROM sessions WHERE name = ? AND {OWNED} AND NOT {status_in(ENDED)}"
+    if db.execute(sql, (name, owner)).fetchone():
+        raise Conflict(f"a session named {name} is already active; pick another name or remove it")
 
 
 class SessionRows:

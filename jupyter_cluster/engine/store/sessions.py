@@ -28,7 +28,7 @@ from ...errors import Conflict, InvalidRequest, NotFound
 from .drivers import Driver
 from .launch_records import SET_DRIVER, LaunchRecords
 from .placing import PlacingStore
-from .rows import OWNED, status_in
+from .rows import OWNED, refuse_taken_name, status_in
 
 #: Fewest characters of an id that ``resolve`` takes as its prefix.
 MIN_PREFIX = 4
@@ -50,17 +50,10 @@ class Store(PlacingStore, LaunchRecords):
         """
         now = time.time()
         session = session.with_(created_at=session.created_at or now, updated_at=now)
-        name = session.spec.name
         with self.tx() as db:
             if db.execute("SELECT 1 FROM sessions WHERE id = ?", (session.id,)).fetchone():
                 raise Conflict(f"a session with id {session.id} already exists")
-            # Names are per owner: on a shared service nobody learns or blocks another
-            # user's names.
-            sql = f"SELECT 1 FROM sessions WHERE name = ? AND {OWNED} AND NOT {status_in(ENDED)}"
-            if name is not None and db.execute(sql, (name, session.owner)).fetchone():
-                raise Conflict(
-                    f"a session named {name} is already active; pick another name or remove it"
-                )
+            refuse_taken_name(db, session.spec.name, session.owner)
             if quota is not None and not quota.unlimited:
                 where = f"WHERE {status_in(state.LIVE)} AND {OWNED}"
                 held = self._select(db, where, (session.owner,))
