@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from .background_engine import BackgroundEngine
 from .config import local_owner
+from .core.launch_check import LaunchCheck
 from .core.models import LaunchSpec, Session
 from .core.naming import MAIN_HOST
 from .core.ssh_client import shell_words
@@ -98,6 +99,24 @@ class ClusterSession:
     def launch(cls, *, wait: bool = True, **fields: Any) -> ClusterSession:
         """Sync twin of :meth:`alaunch`."""
         return BackgroundEngine.get().call(cls.alaunch(wait=wait, **fields))
+
+    @classmethod
+    async def acheck(cls, **fields: Any) -> LaunchCheck:
+        """A dry run of :meth:`alaunch` with the same parameters: whether it would start
+        now and where (``starts_now``, ``placement``), or why it would wait
+        (``reason``); raises what the launch would raise; makes nothing."""
+        eng = BackgroundEngine.get()
+
+        async def go() -> LaunchCheck:
+            spec = eng.engine.make_spec(**fields)
+            return await eng.engine.check(spec, owner=local_owner())
+
+        return await eng.acall(go())
+
+    @classmethod
+    def check(cls, **fields: Any) -> LaunchCheck:
+        """Sync twin of :meth:`acheck`."""
+        return BackgroundEngine.get().call(cls.acheck(**fields))
 
     @classmethod
     async def aattach(cls, ref: str) -> ClusterSession:

@@ -59,11 +59,12 @@ SYNC_SCRIPT = textwrap.dedent(
     def say(**data):
         print(json.dumps(data), flush=True)
 
+    checked = ClusterSession.check(size=2, cpu=0.5, mem="256m").to_dict()
     s = ClusterSession.launch(size=2, cpu=0.5, mem="256m", bootstrap=sys.argv[1])
     assert s.status is SessionStatus.RUNNING
     r = s.exec("sub1", "hostname; echo to-stderr >&2; exit 3")
     listed = [x.id for x in ClusterSession.list()]
-    say(id=s.id, hosts=s.hosts, status=s.status.value, listed=listed,
+    say(id=s.id, hosts=s.hosts, status=s.status.value, listed=listed, checked=checked,
         logs=s.logs("sub1", tail=20), last=s.logs("sub1", tail=1), main=s.logs(tail=20),
         exec=[r.exit_code, r.stdout, r.stderr],
         argv=s.exec("main1", ["sh", "-c", 'echo "$0 $BACKENDAI_CLUSTER_HOST"', "a b"]).stdout)
@@ -85,7 +86,12 @@ def test_python_api_sync_in_a_script(ws: Workspace) -> None:
         assert line, proc.communicate(timeout=30)
         got = json.loads(line)
         assert got["hosts"] == ["main1", "sub1"] and got["status"] == "RUNNING"
-        assert got["listed"] == [got["id"]]
+        assert got["listed"] == [got["id"]]  # the dry run before the launch made none
+        assert got["checked"] == {
+            "starts_now": True,
+            "placement": {"main1": "local", "sub1": "local"},
+            "reason": "",
+        }
         assert "boot-sub1" in got["logs"].splitlines()
         assert READY in got["logs"]
         assert len(got["last"].splitlines()) == 1
