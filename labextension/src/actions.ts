@@ -48,7 +48,8 @@ export async function launch(ctx: IContext): Promise<ISession | null> {
       values,
       agents,
       images,
-      serverError
+      serverError,
+      check: (v, signal) => client.checkLaunch(toRequest(v), signal)
     });
     const poll = setInterval(() => {
       client

@@ -11,6 +11,7 @@ import { ServerConnection } from '@jupyterlab/services';
 import {
   IAgent,
   IImage,
+  ILaunchCheck,
   ILaunchOptions,
   ILaunchRequest,
   IResourceGroup,
@@ -116,6 +117,18 @@ export class ClusterClient {
       method: 'POST',
       body: JSON.stringify(body)
     });
+  }
+
+  /** What this launch would meet now (`POST sessions?dry_run=1`); makes nothing. */
+  checkLaunch(
+    body: ILaunchRequest,
+    signal?: AbortSignal
+  ): Promise<ILaunchCheck> {
+    return this.request<ILaunchCheck>(
+      ['sessions'],
+      { method: 'POST', body: JSON.stringify(body), signal },
+      '?dry_run=1'
+    );
   }
 
   terminate(ref: string): Promise<void> {

@@ -3,7 +3,10 @@
  * mode, size, per-container resources, data folders, resource group, name,
  * bootstrap and batch commands, environment, web apps) that shows the session's total and whether an agent has
  * room for it now, and refuses to launch while a value is wrong. A launch
- * profile chosen first fills the fields (./profiles).
+ * profile chosen first fills the fields (./profiles). The room shown at once is
+ * the form's own estimate (./room); a moment after the values last changed, and
+ * whenever the agents' free resources are read again, the server's dry run of
+ * the launch replaces it, with the queue and the user's limits counted.
  */
 
 import { Dialog } from '@jupyterlab/apputils';
@@ -11,11 +14,21 @@ import { ReactWidget } from '@jupyterlab/ui-components';
 import { Message } from '@lumino/messaging';
 import * as React from 'react';
 
-import { IAgent, IImage, ILaunchOptions } from './api';
-import { ILaunchValues, LaunchErrors, validate } from './form';
+import {
+  ClusterAPIError,
+  IAgent,
+  IImage,
+  ILaunchCheck,
+  ILaunchOptions
+} from './api';
+import { ILaunchValues, LaunchErrors, toRequest, validate } from './form';
 import { IServerError, LaunchFormView } from './formview';
 import { getTrans } from './i18n';
 import { valuesOfProfile } from './profiles';
+import { fromCheck, IRoom } from './room';
+
+/** Milliseconds after the last change before the server is asked (typing). */
+const CHECK_AFTER = 300;
 
 /** The form inside the launch dialog; `getValue()` gives its values. */
 export class LaunchForm extends ReactWidget {
@@ -27,6 +40,8 @@ export class LaunchForm extends ReactWidget {
     this._agents = options.agents;
     this._images = options.images;
     this._serverError = options.serverError ?? null;
+    this._check = options.check ?? null;
+    this._askSoon();
   }
 
   /** The dialog this form is in, told when validity may have changed. */
@@ -59,6 +74,7 @@ export class LaunchForm extends ReactWidget {
     }
     this.update();
     this.dialog?.revalidate();
+    this._askSoon();
   }
 
   /** The launch profile chosen ('' for none). */
@@ -84,6 +100,61 @@ export class LaunchForm extends ReactWidget {
   setAgents(agents: IAgent[]): void {
     this._agents = agents;
     this.update();
+    this._askSoon();
+  }
+
+  /** The server's answer for the values as they are now, if it came. */
+  get checked(): IRoom | null {
+    const key = this._requestKey();
+    return this._checked && this._checked.key === key
+      ? this._checked.room
+      : null;
+  }
+
+  dispose(): void {
+    clearTimeout(this._timer);
+    this._asking?.abort();
+    super.dispose();
+  }
+
+  /** The launch request of the values, as a key ('' while they are wrong). */
+  private _requestKey(): string {
+    return this.isValid ? JSON.stringify(toRequest(this._values)) : '';
+  }
+
+  /** Ask the server's dry run a moment after the last change. */
+  private _askSoon(): void {
+    if (!this._check) {
+      return;
+    }
+    clearTimeout(this._timer);
+    this._timer = setTimeout(() => void this._ask(), CHECK_AFTER);
+  }
+
+  private async _ask(): Promise<void> {
+    const key = this._requestKey();
+    if (!key || !this._check || this.isDisposed) {
+      return;
+    }
+    this._asking?.abort();
+    const asking = (this._asking = new AbortController());
+    let room: IRoom;
+    try {
+      room = fromCheck(await this._check(this._values, asking.signal));
+    } catch (error) {
+      if (
+        !(error instanceof ClusterAPIError) ||
+        ![400, 409].includes(error.status)
+      ) {
+        return; // no answer (aborted, offline): the estimate stays
+      }
+      room = fromCheck({ refusal: error.message });
+    }
+    if (asking.signal.aborted || this.isDisposed) {
+      return;
+    }
+    this._checked = { key, room };
+    this.update();
   }
 
   /** Show every field's error, also of fields not touched yet. */
@@ -104,6 +175,7 @@ export class LaunchForm extends ReactWidget {
         agents={this._agents}
         images={this._images}
         serverError={this._serverError}
+        checked={this.checked}
         onChange={patch => this.set(patch)}
         profile={this._profile}
         onProfile={name => this.chooseProfile(name)}
@@ -118,6 +190,10 @@ export class LaunchForm extends ReactWidget {
   private _serverError: IServerError | null;
   private _touched = new Set<string>();
   private _profile = '';
+  private _check: LaunchForm.Check | null;
+  private _checked: { key: string; room: IRoom } | null = null;
+  private _asking: AbortController | null = null;
+  private _timer: ReturnType<typeof setTimeout> | undefined = undefined;
 }
 
 export namespace LaunchForm {
@@ -127,7 +203,15 @@ export namespace LaunchForm {
     agents: IAgent[];
     images: IImage[];
     serverError?: IServerError | null;
+    /** The server's dry run of a launch of these values (none: the estimate only). */
+    check?: Check;
   }
+
+  /** Ask the server what a launch of `values` would meet now. */
+  export type Check = (
+    values: ILaunchValues,
+    signal: AbortSignal
+  ) => Promise<ILaunchCheck>;
 }
 
 /** A dialog whose Launch button works only while the form is valid. */

@@ -111,7 +111,11 @@ export function Summary(props: {
           className={`jp-ClusterLaunch-room ${fit.now ? 'jp-mod-ok' : 'jp-mod-warn'}`}
         >
           <span className="jp-ClusterLaunch-summaryLabel">
-            {fit.now ? trans.__('Room now') : trans.__('No room now')}
+            {fit.now
+              ? trans.__('Room now')
+              : fit.refused
+                ? trans.__('Refused')
+                : trans.__('No room now')}
           </span>
           {fit.message}
         </div>

@@ -21,7 +21,7 @@ import {
 } from './formparts';
 import { getTrans } from './i18n';
 import { profileChoices } from './profiles';
-import { room, totals } from './room';
+import { IRoom, room, totals } from './room';
 import { formatCpu, formatSize } from './units';
 
 /** An error the server gave for the last launch (it names the field). */
@@ -44,6 +44,8 @@ export interface IViewProps {
   agents: IAgent[];
   images: IImage[];
   serverError: IServerError | null;
+  /** The server's dry run for these values, once it answered (else the estimate). */
+  checked?: IRoom | null;
   onChange: (patch: Partial<ILaunchValues>) => void;
   /** The launch profile chosen ('' for none) and choosing one. */
   profile?: string;
@@ -68,7 +70,8 @@ export function LaunchFormView(props: IViewProps): JSX.Element {
   const profiles = profileChoices(options);
   const t = totals(values);
   const fit = t
-    ? room(t, values.mode, values.resource_group, props.agents)
+    ? (props.checked ??
+      room(t, values.mode, values.resource_group, props.agents))
     : null;
   const image = props.images.find(i => i.name === values.image);
   const missing = image?.agents

@@ -207,6 +207,18 @@ export interface ILaunchRequest {
   notebook_dir?: string | null;
 }
 
+/**
+ * What a launch would meet now (`POST sessions?dry_run=1`): whether it would
+ * start at once and on which agent each host would run, or why it would wait.
+ */
+export interface ILaunchCheck {
+  starts_now: boolean;
+  /** Host name (main1, sub1, …) to agent, when it would start now. */
+  placement: Record<string, string>;
+  /** Why it would wait (PENDING), in the queue's words. */
+  reason: string;
+}
+
 /** A terminal of the server's terminal service, opened in one container. */
 export interface ITerminalModel {
   name: string;

@@ -2,10 +2,13 @@
  * The session's total resources (N × per container) and whether an agent has
  * room for it now, by the fit rule of `jupyter_cluster/core/scheduler.py`: a
  * container fits an agent when its CPU, memory and GPUs all fit in what is free
- * (shared memory is not counted). Pure: the launch dialog shows its answers.
+ * (shared memory is not counted). That estimate is shown at once; the server's
+ * dry run of the launch (`fromCheck`, which also knows the queue, the user's
+ * limits and the Swarms) replaces it when it answers. Pure: the launch dialog
+ * shows its answers.
  */
 
-import { ClusterMode, IAgent } from './api';
+import { ClusterMode, IAgent, ILaunchCheck } from './api';
 import { ILaunchValues, wholeNumber } from './form';
 import { getTrans } from './i18n';
 import { formatCpu, formatSize, parseCpu, parseSize } from './units';
@@ -103,6 +106,8 @@ export interface IRoom {
   spread: string[];
   /** One sentence for people. */
   message: string;
+  /** The server would refuse the launch (the user's limits, a name in use). */
+  refused?: boolean;
 }
 
 /** Whether one agent of the group has room for the session now (see scheduler.py). */
@@ -127,10 +132,7 @@ export function room(
     .map(a => ({ id: a.id, n: containersThatFit(a, t) }))
     .sort((a, b) => b.n - a.n);
   const best = fits.find(f => f.n >= t.size);
-  const all =
-    t.size === 1
-      ? trans.__('the container')
-      : trans.__('all %1 containers', t.size);
+  const all = allOf(t.size);
   if (best) {
     return {
       now: true,
@@ -183,6 +185,60 @@ export function room(
       group,
       all,
       most
+    )
+  };
+}
+
+/** How many containers, for people: "the container" or "all 3 containers". */
+function allOf(size: number): string {
+  const trans = getTrans();
+  return size === 1
+    ? trans.__('the container')
+    : trans.__('all %1 containers', size);
+}
+
+/**
+ * The server's dry run of the launch (`POST sessions?dry_run=1`) as the dialog
+ * shows it: where it would start, why it would wait, or (`refusal`: the
+ * server's message) why it would be refused.
+ */
+export function fromCheck(check: ILaunchCheck | { refusal: string }): IRoom {
+  const trans = getTrans();
+  if ('refusal' in check) {
+    return {
+      now: false,
+      agent: null,
+      spread: [],
+      refused: true,
+      message: trans.__('The launch would be refused: %1', check.refusal)
+    };
+  }
+  if (!check.starts_now) {
+    return {
+      now: false,
+      agent: null,
+      spread: [],
+      message: trans.__('The session would wait (PENDING): %1', check.reason)
+    };
+  }
+  const agents = [...new Set(Object.values(check.placement))];
+  const all = allOf(Object.keys(check.placement).length);
+  if (agents.length === 1) {
+    return {
+      now: true,
+      agent: agents[0],
+      spread: [],
+      message: trans.__('Agent %1 has room for %2 now.', agents[0], all)
+    };
+  }
+  return {
+    now: true,
+    agent: null,
+    spread: agents,
+    message: trans.__(
+      'No single agent has room for %1; they would be spread over %2.',
+      all,
+      agents.join(', ')
     )
   };
 }

@@ -67,9 +67,12 @@ function api(route) {
 /** Whether a response answers `method` on the API route (JupyterLab adds a
  * cache-busting query to every request). */
 function answers(response, method, route) {
+  const url = new URL(response.url());
   return (
     response.request().method() === method &&
-    new URL(response.url()).pathname === new URL(api(route)).pathname
+    url.pathname === new URL(api(route)).pathname &&
+    // the launch dialog's dry runs (POST sessions?dry_run=1) are not the launch
+    !url.searchParams.has('dry_run')
   );
 }
 
@@ -585,7 +588,11 @@ async function main() {
     await fillField('size', 2);
     await fillField('cpu', cpu.toFixed(3));
     await fillField('mem', '512m');
-    await waitForText('.jp-ClusterLaunch-room', 'PENDING');
+    // The server's dry run, not the dialog's own estimate: it names the queue.
+    await waitForText(
+      '.jp-ClusterLaunch-room',
+      'The session would wait (PENDING): 1st in the queue of resource group default'
+    );
     await page.locator('.jp-ClusterLaunch [name="start_kernel"]').uncheck();
     await shot('launch-dialog-no-room');
     const [response] = await Promise.all([

@@ -1,7 +1,8 @@
 import { Widget } from '@lumino/widgets';
 
+import { ClusterAPIError, ILaunchCheck } from '../api';
 import { LaunchDialog, LaunchForm } from '../dialog';
-import { initialValues } from '../form';
+import { ILaunchValues, initialValues } from '../form';
 import { hostNames } from '../formparts';
 import { agent, launchOptions } from './fixtures';
 import { act, render, setValue } from './render';
@@ -177,5 +178,111 @@ describe('LaunchDialog', () => {
     const { button, value } = await result;
     expect(button.accept).toBe(true);
     expect(value!.size).toBe('3');
+  });
+});
+
+describe("LaunchForm with the server's dry run", () => {
+  const WAIT =
+    '2nd in the queue of resource group default (first in, first out); ' +
+    'waiting behind 1 earlier session(s) (next: another user’s session)';
+  /** Longer than the form waits after the last change before it asks. */
+  const settle = () => new Promise(resolve => setTimeout(resolve, 450));
+  let form: LaunchForm;
+  let asked: ILaunchValues[];
+  let answer: () => Promise<ILaunchCheck>;
+
+  const room = () =>
+    form.node.querySelector('.jp-ClusterLaunch-room')!.textContent;
+
+  beforeEach(async () => {
+    const options = launchOptions();
+    asked = [];
+    answer = async () => ({ starts_now: false, placement: {}, reason: WAIT });
+    form = new LaunchForm({
+      options,
+      values: initialValues(options),
+      agents: [agent('local', 2, 24)],
+      images: [],
+      check: values => {
+        asked.push(values);
+        return answer();
+      }
+    });
+    Widget.attach(form, document.body);
+    await render(form);
+  });
+
+  afterEach(() => form.dispose());
+
+  it('shows the estimate at once, then the server’s answer for the values', async () => {
+    expect(room()).toMatch(/Room now.*Agent local has room/); // the estimate
+    await settle();
+    await render(form);
+    expect(room()).toBe(`No room nowThe session would wait (PENDING): ${WAIT}`);
+    expect(asked.length).toBe(1);
+
+    answer = async () => ({
+      starts_now: true,
+      placement: { main1: 'a1', sub1: 'a1', sub2: 'a2' },
+      reason: ''
+    });
+    const size = form.node.querySelector(
+      'input[name="size"]'
+    ) as HTMLInputElement;
+    const cpu = form.node.querySelector(
+      'input[name="cpu"]'
+    ) as HTMLInputElement;
+    await act(async () => setValue(size, '3'));
+    await act(async () => setValue(cpu, '0.5'));
+    await render(form);
+    expect(form.checked).toBeNull(); // the answer was for other values
+    await settle();
+    await render(form);
+    expect(asked.length).toBe(2); // typing quickly asks once, for the last values
+    expect(asked[1].size).toBe('3');
+    expect(asked[1].cpu).toBe('0.5');
+    expect(room()).toMatch(
+      /Room now.*No single agent has room for all 3 containers; they would be spread over a1, a2\./
+    );
+  });
+
+  it('says why the server would refuse the launch', async () => {
+    answer = async () => {
+      throw new ClusterAPIError(
+        'bob already has 3 active cluster session(s) and the limit is 3; terminate one first',
+        409
+      );
+    };
+    await act(async () => form.setAgents([agent('local', 2, 24)]));
+    await settle();
+    await render(form);
+    expect(room()).toBe(
+      'RefusedThe launch would be refused: bob already has 3 active cluster ' +
+        'session(s) and the limit is 3; terminate one first'
+    );
+  });
+
+  it('keeps the estimate when the server does not answer', async () => {
+    answer = async () => {
+      throw new ClusterAPIError('The Jupyter server did not answer', 0);
+    };
+    await act(async () => form.setAgents([agent('local', 2, 24)]));
+    await settle();
+    await render(form);
+    expect(form.checked).toBeNull();
+    expect(room()).toMatch(
+      /Room now.*Agent local has room for the container now/
+    );
+  });
+
+  it('does not ask while a value is wrong', async () => {
+    const mem = form.node.querySelector(
+      'input[name="mem"]'
+    ) as HTMLInputElement;
+    await settle();
+    const before = asked.length;
+    await act(async () => setValue(mem, 'lots'));
+    await settle();
+    expect(asked.length).toBe(before);
   });
 });

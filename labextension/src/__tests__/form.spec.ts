@@ -1,5 +1,11 @@
 import { initialValues, modes, toRequest, validate } from '../form';
-import { containersThatFit, describeTotals, room, totals } from '../room';
+import {
+  containersThatFit,
+  describeTotals,
+  fromCheck,
+  room,
+  totals
+} from '../room';
 import { agent, launchOptions } from './fixtures';
 
 describe('initialValues', () => {
@@ -192,6 +198,40 @@ describe('totals and room', () => {
     ).toBe(0);
     const gpu = totals({ ...values, gpu: '1' })!;
     expect(containersThatFit(agent('a', 8, 24, 'default', 2), gpu)).toBe(2);
+  });
+
+  it('words the server’s dry run as the estimate words its own', () => {
+    expect(
+      fromCheck({ starts_now: true, placement: { main1: 'big' }, reason: '' })
+    ).toEqual({
+      now: true,
+      agent: 'big',
+      spread: [],
+      message: 'Agent big has room for the container now.'
+    });
+    const spread = fromCheck({
+      starts_now: true,
+      placement: { main1: 'a1', sub1: 'a2', sub2: 'a2' },
+      reason: ''
+    });
+    expect(spread.spread).toEqual(['a1', 'a2']);
+    expect(spread.message).toBe(
+      'No single agent has room for all 3 containers; they would be spread over a1, a2.'
+    );
+    const waiting = fromCheck({
+      starts_now: false,
+      placement: {},
+      reason: '1st in the queue of resource group default (priority): …'
+    });
+    expect(waiting.now).toBe(false);
+    expect(waiting.message).toBe(
+      'The session would wait (PENDING): 1st in the queue of resource group default (priority): …'
+    );
+    const refused = fromCheck({ refusal: 'over the limit of 2 GPUs' });
+    expect(refused.refused).toBe(true);
+    expect(refused.message).toBe(
+      'The launch would be refused: over the limit of 2 GPUs'
+    );
   });
 
   it('says when one agent has room for all', () => {
