@@ -117,9 +117,17 @@ export class LaunchForm extends ReactWidget {
     super.dispose();
   }
 
-  /** The launch request of the values, as a key ('' while they are wrong). */
+  /**
+   * The launch request of the values, as a key ('' while they are wrong);
+   * whether a kernel starts changes nothing of where the session goes.
+   */
   private _requestKey(): string {
-    return this.isValid ? JSON.stringify(toRequest(this._values)) : '';
+    if (!this.isValid) {
+      return '';
+    }
+    const request = toRequest(this._values);
+    delete request.start_kernel;
+    return JSON.stringify(request);
   }
 
   /** Ask the server's dry run a moment after the last change. */

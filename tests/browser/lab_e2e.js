@@ -594,6 +594,13 @@ async function main() {
       'The session would wait (PENDING): 1st in the queue of resource group default'
     );
     await page.locator('.jp-ClusterLaunch [name="start_kernel"]').uncheck();
+    // Whether a kernel starts changes nothing of where it goes: the answer stays.
+    const kept = await textOf('.jp-ClusterLaunch-room');
+    if (!kept.includes('in the queue')) {
+      throw new Error(
+        `unchecking the kernel dropped the server's answer: ${kept}`
+      );
+    }
     await shot('launch-dialog-no-room');
     const [response] = await Promise.all([
       page.waitForResponse(r => answers(r, 'POST', 'sessions')),

@@ -1,9 +1,11 @@
-"""A dry run in team mode, as bob, his Unix user, with the CLI through the shared service.
+"""A dry run in team mode, as bob: his Unix user with the CLI, and his own server.
 
 ``launch --dry-run`` asks the service (``POST sessions?dry_run=1``) with bob's limits
 and folders, and nothing is made. ``kernelspec install`` asks it too: a kernelspec
 whose kernels the service would refuse for bob is written with a warning that says
-why (before, the warning was given for a local engine only).
+why (before, the warning was given for a local engine only). The Lab launch dialog
+asks bob's own server, which passes the dry run on to the service: at his session
+limit, it says the launch would be refused, as the launch then is.
 """
 
 from __future__ import annotations
@@ -11,9 +13,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from tests.support.constants import SMALL_FLAGS
+from tests.support.constants import API, SMALL_FLAGS
 
-from .support import Hub, active_sessions
+from .launch import MAX_SESSIONS
+from .support import Hub, active_sessions, end_sessions, launch
 
 CLI = "jupyter-cluster"
 
@@ -53,3 +56,24 @@ def test_a_kernelspec_the_service_would_refuse_bob_is_written_with_a_warning(
         for name in ("huge", "withdata", "small"):
             shutil.rmtree(kernels / name, ignore_errors=True)
     assert active_sessions(hub, "bob", team["bob"]) == []
+
+
+def test_bobs_server_passes_the_dry_run_on_and_it_counts_his_sessions(
+    hub: Hub, team: dict[str, str]
+) -> None:
+    token, small = team["bob"], {"cpu": 0.25, "mem": "256m"}
+    url = f"{API}/sessions?dry_run=1"
+    try:
+        found = hub.server_call("bob", "POST", url, token, json=small)
+        assert found.status_code == 200, found.text
+        assert found.json()["starts_now"] is True, found.json()
+        for _ in range(MAX_SESSIONS):
+            launch(hub, "bob", token, small)
+        refused = hub.server_call("bob", "POST", url, token, json=small)
+        assert refused.status_code == 409, refused.text
+        assert "limit" in refused.json()["message"], refused.json()
+        launched = hub.server_call("bob", "POST", f"{API}/sessions", token, json=small)
+        assert launched.status_code == 409 and launched.json() == refused.json()
+        assert len(active_sessions(hub, "bob", token)) == MAX_SESSIONS
+    finally:
+        end_sessions(hub, "bob", token)
