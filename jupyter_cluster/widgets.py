@@ -25,6 +25,7 @@ from .core.units import format_size
 from .errors import ClusterError
 from .widgets_hosts import HostsTable
 from .widgets_profiles import picker
+from .widgets_room import RoomLine
 
 MODE_HELP = {
     "single-node": "All containers on one agent; waits (PENDING) until one agent has room.",
@@ -44,8 +45,12 @@ class LaunchForm(w.VBox):
     )
 
     def __init__(
-        self, schema: dict[str, Any] | None = None, agents: list[dict[str, Any]] | None = None
+        self,
+        schema: dict[str, Any] | None = None,
+        agents: list[dict[str, Any]] | None = None,
+        ask_engine: bool = True,
     ):
+        """``ask_engine``: whether the line on room asks the engine's dry run."""
         self.schema = schema if schema is not None else notebook_api.launch_schema()
         self.agents = agents if agents is not None else notebook_api.agents()
         self.fields = {f["name"]: f for f in self.schema["fields"]}
@@ -127,6 +132,7 @@ class LaunchForm(w.VBox):
             rows=2,
         )
         self.total = w.HTML()
+        self.room = RoomLine(self.total, ask=ask_engine)
         self.error = w.HTML()
         self.launch_button = w.Button(description="Launch", button_style="primary", icon="rocket")
         self.launch_button.on_click(lambda _: self.launch())
@@ -194,7 +200,7 @@ class LaunchForm(w.VBox):
         try:
             spec = self.spec()
         except ClusterError as exc:
-            self.total.value = ""
+            self.room.update(None)
             self._show_error(exc)
             self.launch_button.disabled = True
             return
@@ -203,11 +209,12 @@ class LaunchForm(w.VBox):
         per, n = spec.resources, spec.size
         total = per.times(n)
         gpu = f", {total.gpu} GPU" if total.gpu else ""
-        self.total.value = (
+        head = (
             f"Total: {n} × ({_esc(per.describe())}) = <b>{total.cpu:g} CPU, "  # noqa: RUF001
             f"{format_size(total.mem)} memory{gpu}</b>; "
-            f"{_esc(room_note(self.agents, self.group.value, per, n, self.mode.value))}"
         )
+        estimate = room_note(self.agents, self.group.value, per, n, self.mode.value)
+        self.room.update(spec, head, estimate)
 
     def _show_error(self, exc: ClusterError) -> None:
         self.error.value = f"<span style='color:var(--jp-error-color1,#c00)'>{_esc(exc)}</span>"

@@ -186,6 +186,23 @@ async def form_state(kc: AsyncKernelClient) -> dict[str, Any]:
     return state
 
 
+#: Wait (up to 10 s) until the engine's dry run has answered for the form's values.
+ANSWERED = (
+    "import time\n"
+    "for _ in range(200):\n"
+    "    if form.room.answer:\n"
+    "        break\n"
+    "    time.sleep(0.05)\n"
+    "print(form.room.answer)"
+)
+
+
+async def answered(kc: AsyncKernelClient) -> str:
+    """The engine's answer on room for the form's values, once it came."""
+    cell = await ok_cell(kc, ANSWERED)
+    return cell.stdout.strip()
+
+
 async def test_launch_form_through_its_widgets(ws: Workspace) -> None:
     ws.ok_cli("folder", "create", "shared")
     (ws.folders_root / "shared" / "hello.txt").write_text("from the host\n")
@@ -204,15 +221,23 @@ async def test_launch_form_through_its_widgets(ws: Workspace) -> None:
         assert state["total"].startswith(
             "Total: 2 × (0.5 CPU, 256m memory, 64m shm) = <b>1 CPU, 512m memory</b>"  # noqa: RUF001
         )
-        assert state["total"].endswith("; fits on agent local now")
+        # The estimate first, then the engine's dry run in its place.
+        assert state["total"].endswith(
+            ("; fits on agent local now", "; would start now on local: main1, sub1")
+        ), state
+        assert await answered(kc) == "would start now on local: main1, sub1"
+        assert (await form_state(kc))["total"].endswith("; would start now on local: main1, sub1")
 
-        # More than the agent has: the form says it would wait, and still lets you launch.
+        # More than the agent has: the estimate says it would wait; the engine, which
+        # knows that no agent could ever hold it, says it would be refused. The form
+        # still lets you try.
         await ok_cell(
             kc,
             "free = form.agents[0]['free']['cpu']\nform.size.value = int(free / 0.5) + 1",
         )
         state = await form_state(kc)
-        assert "no single agent has room now: it will be PENDING" in state["total"]
+        said = await answered(kc)
+        assert said.startswith("would be refused: size: no agent of group 'default' can ever"), said
         assert state["disabled"] is False
 
         # A wrong memory size: the error is shown in the form, Launch is disabled, no traceback.

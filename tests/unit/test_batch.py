@@ -291,7 +291,7 @@ def test_the_notebook_form_sends_a_command_and_a_lifetime() -> None:
         max_gpu=0,
         resource_groups=("default",),
     )
-    form = LaunchForm(schema=describe(policy), agents=[])
+    form = LaunchForm(schema=describe(policy), agents=[], ask_engine=False)
     assert (form.values()["command"], form.values()["max_lifetime"]) == (None, None)
     form.command.value = "python train.py"
     form.lifetime.value = " 2h "

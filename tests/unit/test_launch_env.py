@@ -174,7 +174,7 @@ def test_the_notebook_form_sends_its_lines_as_variables() -> None:
     from jupyter_cluster.core.launch_form import describe
     from jupyter_cluster.widgets import LaunchForm
 
-    form = LaunchForm(schema=describe(POLICY), agents=[])
+    form = LaunchForm(schema=describe(POLICY), agents=[], ask_engine=False)
     assert form.values()["env"] is None
     form.env.value = f"MY_TOKEN={SECRET}\n\nB=2\n"
     assert form.values()["env"] == [f"MY_TOKEN={SECRET}", "B=2"]

@@ -94,7 +94,7 @@ def test_the_notebook_form_fills_its_fields_from_a_chosen_profile() -> None:
         {**SITE, "envy": {"fields": {"env": {"A": "1"}, "max_lifetime": "1h", "mem": "512m"}}}
     )
     schema = {**describe(POLICY), "profiles": listing(profiles, POLICY)}
-    form = LaunchForm(schema=schema, agents=[])
+    form = LaunchForm(schema=schema, agents=[], ask_engine=False)
     assert [label for label, _ in form.profile.options][1:] == [
         "pair: two small containers",
         "big: too big here (unavailable)",
