@@ -33,7 +33,8 @@ USAGE = """%cluster ls [--all]                    sessions
 %cluster exec SESSION --all -- CMD…    … in every container at once (lines prefixed)
 %cluster launch                        the launch form (profiles first)
 %cluster launch --profile NAME [FLAGS] launch a profile now, the flags on top
-                                       (the CLI's launch flags: --size, --cpu, --mem…)
+                                       (the CLI's launch flags: --size, --cpu, --mem…;
+                                       --dry-run: only say where it would start)
 %cluster top SESSION                   each container's CPU, memory, network, disk
 %cluster rm SESSION…                   terminate (or cancel) sessions"""
 
@@ -58,6 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     launch = sub.add_parser("launch", add_help=False)
     add_launch_arguments(launch)  # checked here; given_fields takes those given
     launch.add_argument("--profile", default=None)
+    launch.add_argument("--dry-run", action="store_true")
     sub.add_parser("top", add_help=False).add_argument("session")
     sub.add_parser("rm", add_help=False).add_argument("sessions", nargs="+")
     return parser
@@ -94,7 +96,7 @@ def run(argv: list[str]) -> Any:
         print(cli_format.usage_table(notebook_api.ClusterSession.attach(args.session).stats()))
     elif args.command == "launch":
         if args.profile is not None:
-            return _launch_profile(args.profile, argv[1:])
+            return _launch_profile(args.profile, argv[1:], dry_run=args.dry_run)
         if len(argv) > 1:
             raise MagicError("launch flags go with --profile NAME; %cluster launch: the form")
         from .widgets import LaunchForm
@@ -107,15 +109,22 @@ def run(argv: list[str]) -> Any:
     return None
 
 
-def _launch_profile(name: str, argv: list[str]) -> notebook_api.ClusterSession:
+def _launch_profile(
+    name: str, argv: list[str], dry_run: bool = False
+) -> notebook_api.ClusterSession | None:
     """``%cluster launch --profile NAME [flags]``: the profile's fields with the flags
     given on top, admitted by the engine's launch gate (an unknown profile, or one the
-    limits refuse, raises its reason), launched and waited for; prints the session."""
+    limits refuse, raises its reason), launched and waited for; prints the session.
+    With ``dry_run``, prints where it would start or why it would wait (the engine's
+    check raises what the launch would) and launches nothing."""
     from .cli.profile_commands import given_fields
 
     body = {"profile": name, **given_fields(argv)}
-    gate = BackgroundEngine.get().gate()
-    spec = gate.admit(body, local_owner()).spec
+    eng = BackgroundEngine.get()
+    spec = eng.gate().admit(body, local_owner()).spec
+    if dry_run:
+        print(eng.call(eng.engine.check(spec, owner=local_owner())).describe())
+        return None
     session = notebook_api.ClusterSession.launch_spec(spec)
     print(cli_format.session_details(session.model))
     return session
