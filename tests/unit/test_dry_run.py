@@ -85,6 +85,21 @@ async def test_a_higher_priority_comes_first_in_a_priority_queue(tmp_path: Path)
         await manager.close()
 
 
+async def test_in_a_fair_share_queue_who_holds_least_comes_first(tmp_path: Path) -> None:
+    agent = FakeAgent("local", cpu=1.0, ready_on_start=True)
+    manager = manager_over(tmp_path, {"local": agent}, queue_order="fair-share")
+    try:
+        await manager.launch(spec(cpu=1), owner="ada")  # ada holds the whole agent
+        await manager.submit(spec(cpu=1, name="adas-next"), owner="ada")
+        bobs = await manager.check(spec(cpu=1), owner="bob")  # holds nothing: first
+        assert bobs.reason.startswith("1st in the queue of resource group default (fair share): ")
+        adas = await manager.check(spec(cpu=1), owner="ada")
+        assert adas.reason.startswith("2nd in the queue"), adas.reason
+        assert "(next: adas-next)" in adas.reason
+    finally:
+        await manager.close()
+
+
 async def test_with_backfill_a_small_launch_would_start_past_a_big_one(tmp_path: Path) -> None:
     agent = FakeAgent("local", cpu=2.0, ready_on_start=True)
     parts = build(tmp_path, agent, pending_backfill=True)

@@ -27,7 +27,7 @@ from ...core import state
 from ...core.launch_check import LaunchCheck
 from ...core.launch_spec import LaunchSpec
 from ...core.models import Session
-from ...core.queue_order import LABELS, Waiting, dominant_share
+from ...core.queue_order import LABELS, Waiting, dominant_share, order_queue
 from ...core.quota import Quota
 from ...core.resources import Resources
 from ...errors import Conflict, InvalidRequest
@@ -155,28 +155,21 @@ class FirstPlacing(QueueRows):
             rows = [r for r in self._waiting_rows(db) if r.waiting.spec.resource_group == group]
             held = self._held(db)
         held.capacity = capacity_per_group(agents)
-        # It would come after everyone waiting now: its creation time is the latest.
+        # Ordered as the queue pass orders its group; it came after everyone waiting.
         me = Waiting(new.id, owner, float("inf"), spec)
-        ahead = [r for r in rows if not _is_first(me, [r.waiting], order, held)]
+        ordered = order_queue([*(r.waiting for r in rows), me], order, held.capacity, held.owners)
+        ahead = ordered[: ordered.index(me)]
         label = LABELS[order] + (", backfill" if backfill else "")
         result = place(spec, _holding(agents, held)) if backfill or not ahead else None
         if isinstance(result, Placement):
             return LaunchCheck.placed(result.agents)
         why = result.reason if result is not None else ""
-        keys = [r.waiting for r in ahead]
-        first = next(
-            (
-                r
-                for r in ahead
-                if _is_first(r.waiting, [k for k in keys if k is not r.waiting], order, held)
-            ),
-            None,
-        )
-        # Names are per owner: another user's is not told.
-        name = first.name if first is not None and first.waiting.owner == owner else ""
+        # The queue's head, named only to its owner (names are per owner).
+        names = {r.waiting.id: r.name for r in rows if r.waiting.owner == owner}
+        head = names.get(ahead[0].id, "") if ahead else ""
         return LaunchCheck.waiting(
             queue_reason(
-                spec, len(ahead) + 1, label, why=why, ahead=name or "another user's session"
+                spec, len(ahead) + 1, label, why=why, ahead=head or "another user's session"
             )
         )
 
