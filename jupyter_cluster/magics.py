@@ -120,10 +120,9 @@ def _launch_profile(
     from .cli.profile_commands import given_fields
 
     body = {"profile": name, **given_fields(argv)}
-    eng = BackgroundEngine.get()
-    spec = eng.gate().admit(body, local_owner()).spec
+    spec = BackgroundEngine.get().gate().admit(body, local_owner()).spec
     if dry_run:
-        print(eng.call(eng.engine.check(spec, owner=local_owner())).describe())
+        print(notebook_api.ClusterSession.check_spec(spec).describe())
         return None
     session = notebook_api.ClusterSession.launch_spec(spec)
     print(cli_format.session_details(session.model))

@@ -48,6 +48,11 @@ def agents() -> builtins.list[dict[str, Any]]:
     return eng.call(eng.engine.agents_info())
 
 
+async def _check(spec: LaunchSpec) -> LaunchCheck:
+    """The engine's dry run of ``spec`` for this process's user (on the engine loop)."""
+    return await engine().check(spec, owner=local_owner())
+
+
 @dataclass(frozen=True)
 class ExecResult:
     """What ``ClusterSession.exec`` returns."""
@@ -108,8 +113,7 @@ class ClusterSession:
         eng = BackgroundEngine.get()
 
         async def go() -> LaunchCheck:
-            spec = eng.engine.make_spec(**fields)
-            return await eng.engine.check(spec, owner=local_owner())
+            return await _check(eng.engine.make_spec(**fields))
 
         return await eng.acall(go())
 
@@ -117,6 +121,11 @@ class ClusterSession:
     def check(cls, **fields: Any) -> LaunchCheck:
         """Sync twin of :meth:`acheck`."""
         return BackgroundEngine.get().call(cls.acheck(**fields))
+
+    @classmethod
+    def check_spec(cls, spec: LaunchSpec) -> LaunchCheck:
+        """A dry run of :meth:`launch_spec`: an already validated spec."""
+        return BackgroundEngine.get().call(_check(spec))
 
     @classmethod
     async def aattach(cls, ref: str) -> ClusterSession:

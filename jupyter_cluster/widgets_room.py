@@ -58,7 +58,7 @@ class RoomLine:
 
     def _answered(self, spec: LaunchSpec, asked: Future[LaunchCheck]) -> None:
         """Called on the engine's loop: show the answer if the values are still ``spec``."""
-        if spec is not self._spec or asked.cancelled():
+        if asked.cancelled():
             return
         try:
             text = asked.result().describe()
