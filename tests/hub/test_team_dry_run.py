@@ -14,9 +14,10 @@ import shutil
 from pathlib import Path
 
 from tests.support.constants import API, SMALL_FLAGS
+from tests.support.waiting import wait_for
 
 from .launch import MAX_SESSIONS
-from .support import Hub, active_sessions, end_sessions, launch
+from .support import Hub, active_sessions, end_sessions, launch, ok, status, wait_running
 
 CLI = "jupyter-cluster"
 
@@ -77,3 +78,33 @@ def test_bobs_server_passes_the_dry_run_on_and_it_counts_his_sessions(
         assert len(active_sessions(hub, "bob", token)) == MAX_SESSIONS
     finally:
         end_sessions(hub, "bob", token)
+
+
+def test_bobs_dry_run_behind_alices_waiting_session_does_not_name_it(
+    hub: Hub, team: dict[str, str]
+) -> None:
+    """From the other side: bob fills the agent, alice's named launch waits; bob's dry
+    run says he would wait behind another user's session, and alice's says her own."""
+    alice, bob = team["alice"], team["bob"]
+    (agent,) = ok(hub.server_call("bob", "GET", f"{API}/agents", bob)).json()
+    free = float(agent["free"]["cpu"])
+    body = {"size": 1, "mem": "256m"}
+    url = f"{API}/sessions?dry_run=1"
+    try:
+        filler = launch(hub, "bob", bob, {**body, "cpu": free})
+        wait_running(hub, "bob", bob, filler["id"])
+        waiting = launch(hub, "alice", alice, {**body, "cpu": free / 2, "name": "alices-secret"})
+        wait_for(
+            lambda: status(hub, "alice", alice, waiting["id"])["status_reason"].startswith("1st"),
+            60,
+            "alice's session to wait first in the queue",
+        )
+        bobs = ok(hub.server_call("bob", "POST", url, bob, json={**body, "cpu": free})).json()
+        assert bobs["starts_now"] is False, bobs
+        assert "(next: another user's session)" in bobs["reason"], bobs
+        assert "alices-secret" not in bobs["reason"], bobs
+        hers = ok(hub.server_call("alice", "POST", url, alice, json={**body, "cpu": 0.25})).json()
+        assert "(next: alices-secret)" in hers["reason"], hers
+    finally:
+        end_sessions(hub, "alice", alice)
+        end_sessions(hub, "bob", bob)
