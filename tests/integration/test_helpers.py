@@ -18,7 +18,7 @@ import pytest
 
 from tests.support.agent_contract import docker_side
 from tests.support.constants import IMAGE
-from tests.support.docker import labelled
+from tests.support.docker import docker, labelled
 
 pytestmark = pytest.mark.docker
 
@@ -38,6 +38,13 @@ async def main():
 asyncio.run(main())
 """
 LABEL = "jupyter-cluster.test-helper"
+
+
+def running(label: str) -> list[str]:
+    """Ids of the running containers carrying ``label``: a helper only created is
+    not yet running, and an engine killed before its start leaves it created."""
+    found = docker("ps", "-q", "--filter", f"label={label}", "--filter", "status=running")
+    return found.stdout.split()
 
 
 async def test_a_helpers_exit_code_and_output_come_back(tmp_path: Path) -> None:
@@ -61,7 +68,7 @@ def test_a_helper_of_an_engine_killed_while_it_runs_is_removed(tmp_path: Path) -
     try:
         assert engine.stdout is not None and engine.stdout.readline().strip() == "started"
         deadline = time.monotonic() + 30
-        while not labelled(f"{LABEL}={value}")[0]:  # its helper runs
+        while not running(f"{LABEL}={value}"):  # its helper runs (not only created)
             assert time.monotonic() < deadline, "the helper never started"
             time.sleep(0.05)
         engine.kill()
