@@ -3,7 +3,8 @@
 A helper's exit code and output come back to the engine, and Docker removes the
 helper once it ends: an engine killed while its helper runs (a CLI interrupted
 mid-launch) leaves nothing behind, where before the helper stayed, exited, until
-someone removed it by hand.
+someone removed it by hand. One killed between creating its helper and starting it
+leaves it created, which Docker keeps: the next engine's helper run removes it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import pytest
 
 from tests.support.agent_contract import docker_side
 from tests.support.constants import IMAGE
-from tests.support.docker import docker, labelled
+from tests.support.docker import container_exists, docker, labelled
 
 pytestmark = pytest.mark.docker
 
@@ -86,3 +87,31 @@ def test_a_helper_of_an_engine_killed_while_it_runs_is_removed(tmp_path: Path) -
         left, _ = labelled(f"{LABEL}={value}")
         if left:
             subprocess.run(["docker", "rm", "-f", *left], check=False, capture_output=True)
+
+
+def _left_created(value: str, stamp: float) -> str:
+    """A helper as an engine killed between creating and starting it leaves it:
+    created, never run, stamped at ``stamp`` (seconds since the epoch); its id."""
+    labels = (
+        "--label",
+        f"{LABEL}={value}",
+        "--label",
+        f"jupyter-cluster.helper-started={stamp:.0f}",
+    )
+    return docker("create", *labels, "--entrypoint", "true", IMAGE).stdout.strip()
+
+
+def test_a_helper_left_created_is_removed_by_the_next_engines_helper(tmp_path: Path) -> None:
+    value = uuid.uuid4().hex
+    stale, recent = _left_created(value, time.time() - 600), _left_created(value, time.time())
+    try:
+        argv = [sys.executable, "-c", ENGINE, LABEL, value, "true", str(tmp_path), IMAGE]
+        root = Path(__file__).resolve().parents[2]
+        done = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert not container_exists(stale)
+        assert container_exists(recent)  # another engine may be about to start it
+        # The engine's own helper was removed when it ended: only `recent` is left.
+        assert labelled(f"{LABEL}={value}")[0] == [recent]
+    finally:
+        docker("rm", "-f", stale, recent, check=False)

@@ -16,32 +16,25 @@ the agent out of reach (a restarted host or agent container starts with an empty
 firewall: the Docker connection calls :func:`forget_host`); a failure is not
 remembered, so the next launch tries again.
 
-Docker removes the helper once it ends (see :mod:`.docker.beside`), even when its
-engine was killed meanwhile. One killed between creating and starting it stays
-(created, never run): each putting also removes helpers started more than
-:data:`STALE` seconds before, never one that another engine may still be reading.
+Docker removes the helper once it ends, even when its engine was killed meanwhile,
+and the next helper run on the host removes one left created by an engine killed
+before starting it (see :mod:`.docker.beside`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Iterable
 
 from ...core import naming
 from ...core.host_guard import guard_script
-from ...errors import AgentError, LaunchFailed
+from ...errors import LaunchFailed
 from .base import Agent
 
 #: The helper's label: no manager or session label, so that the reconciler and a
 #: failed launch's clean-up leave it alone while it runs (it removes itself).
 HELPER_LABELS = {naming.LABEL_PREFIX + "helper": "host-guard"}
-#: When a helper was started (seconds since the epoch, the engine's clock).
-STARTED_LABEL = naming.LABEL_PREFIX + "helper-started"
-#: Seconds after its start when a helper left behind is removed by the next putting:
-#: its script takes well under one, and another engine may still read its output.
-STALE = 120.0
 CAPABILITIES = ("NET_ADMIN", "NET_RAW")  # NET_RAW: iptables
 #: Seconds after which a launch (and a server's upkeep) puts the guard on a host
 #: again: ContainerHardening.guard_refresh's default.
@@ -117,10 +110,7 @@ WITHOUT = (
 
 
 async def _put_guard(agent: Agent, image: str) -> None:
-    labels = {**HELPER_LABELS, STARTED_LABEL: f"{time.time():.0f}"}
-    (code, output), _ = await asyncio.gather(
-        agent.run_on_host(image, guard_script(), CAPABILITIES, labels), sweep_helpers(agent)
-    )
+    code, output = await agent.run_on_host(image, guard_script(), CAPABILITIES, HELPER_LABELS)
     if code == 125 and "Unable to find image" in output:
         raise LaunchFailed(
             f"agent {agent.id} lacks {image}, the image that puts the guard of session "
@@ -135,18 +125,3 @@ async def _put_guard(agent: Agent, image: str) -> None:
             f"must have iptables, and the host a kernel with netfilter; {WITHOUT}"
         )
     _PUT[_key(agent)] = time.monotonic()
-
-
-async def sweep_helpers(agent: Agent) -> None:
-    """Remove the guard helpers on ``agent`` started more than :data:`STALE` seconds
-    ago (see the module docstring). Best effort: an agent that does not answer is
-    left as it is. Run beside every putting."""
-    now = time.time()
-    with contextlib.suppress(AgentError):
-        for helper in await agent.list_containers(HELPER_LABELS, detail=False):
-            try:
-                started = float(helper.labels.get(STARTED_LABEL, "0"))
-            except ValueError:
-                started = 0.0  # not ours to trust: as old as can be
-            if now - started > STALE:
-                await agent.remove_container(helper.id)
