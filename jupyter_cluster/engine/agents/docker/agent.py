@@ -36,6 +36,7 @@ from .models import (
     label_filter,
     listed_state,
 )
+from .network_leave import NetworkLeaving
 from .networks import DockerNetworks
 from .volumes import DockerVolumes
 
@@ -51,6 +52,7 @@ class DockerAgent(DockerContainerIO, DockerNetworks, DockerVolumes):
         self.connection = DockerConnection(config)
         self.gpu_finder = GpuFinder(self.connection, config)  # GPUs found once per connection
         self.device_probe = DeviceProbe(self.connection)
+        self.leaving = NetworkLeaving(self.connection)  # see .network_leave
 
     @property
     def id(self) -> str:
@@ -66,6 +68,7 @@ class DockerAgent(DockerContainerIO, DockerNetworks, DockerVolumes):
         except AgentError as exc:
             self.gpu_finder.forget()  # found again when the agent is back
             return unreachable_info(self.config, exc.message)
+        self.leaving.observe(str(data.get("ServerVersion", "")))
         gpus = await self.gpu_finder.report(data)  # pinned, cached, or probed (bounded)
         return agent_info(self.config, data, gpus)
 
@@ -151,7 +154,10 @@ class DockerAgent(DockerContainerIO, DockerNetworks, DockerVolumes):
         return None if container is None else container_state(container._container)
 
     async def remove_container(self, container_id: str) -> None:
-        """Kill and remove a container; gone (404) or being removed (409) is fine."""
+        """Kill and remove a container; gone (404) or being removed (409) is fine.
+        On an engine that can freeze when two containers of one network exit
+        together, the container first leaves its networks (see .network_leave)."""
+        await self.leaving.leave_networks(container_id)
         conn = self.connection
         container = conn.client.containers.container(container_id)
         await conn.call(

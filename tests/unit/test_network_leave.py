@@ -1,0 +1,84 @@
+"""Which Docker engines get their containers' departures one at a time per network,
+and that those departures wait for each other only on the same network.
+
+Docker before 20.10.27 can freeze when two containers of one network exit together
+(see ``jupyter_cluster.engine.agents.docker.network_leave``); the real engine's side
+is in ``tests/integration/test_network_leave.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from jupyter_cluster.engine.agents.docker.network_leave import KeyedLocks, deadlocks_on_leave
+
+
+@pytest.mark.parametrize(
+    ("version", "affected"),
+    [
+        ("20.10.24+dfsg1", True),  # Debian 12's docker.io
+        ("20.10.26", True),
+        ("20.10.27", False),
+        ("20.10.21", True),
+        ("19.03.15", True),
+        ("18.09", True),
+        ("17.03.2-ce", True),
+        ("22.06.0-beta.0", False),
+        ("23.0.1", False),
+        ("26.1.5+dfsg1", False),
+        ("4.9.3", False),  # Podman's own numbering: no libnetwork
+        ("1.13.1", False),
+        ("master-dockerproject-2024-01-01", False),
+        ("", False),
+    ],
+)
+def test_which_engines_can_freeze(version: str, affected: bool) -> None:
+    assert deadlocks_on_leave(version) is affected
+
+
+async def test_departures_on_one_network_wait_for_each_other() -> None:
+    locks = KeyedLocks()
+    inside: list[str] = []
+    most = 0
+
+    async def leave(network: str, name: str) -> None:
+        nonlocal most
+        async with locks.hold(network):
+            inside.append(f"{network}:{name}")
+            most = max(most, sum(1 for i in inside if i.startswith(f"{network}:")))
+            await asyncio.sleep(0.01)
+            inside.remove(f"{network}:{name}")
+
+    await asyncio.gather(*(leave("jc-a", f"sub{i}") for i in range(5)))
+    assert most == 1
+    assert len(locks) == 0  # forgotten once nobody holds or waits
+
+
+async def test_departures_on_other_networks_do_not_wait() -> None:
+    locks = KeyedLocks()
+    both = asyncio.Event()
+    held = 0
+
+    async def leave(network: str) -> None:
+        nonlocal held
+        async with locks.hold(network):
+            held += 1
+            if held == 2:
+                both.set()
+            await asyncio.wait_for(both.wait(), 2)  # would time out if they waited
+
+    await asyncio.gather(leave("jc-a"), leave("jc-b"))
+    assert len(locks) == 0
+
+
+async def test_a_failed_departure_frees_its_network() -> None:
+    locks = KeyedLocks()
+    with pytest.raises(RuntimeError):
+        async with locks.hold("jc-a"):
+            raise RuntimeError("Docker said no")
+    async with asyncio.timeout(1):
+        async with locks.hold("jc-a"):
+            pass
+    assert len(locks) == 0
