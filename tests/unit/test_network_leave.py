@@ -9,10 +9,17 @@ is in ``tests/integration/test_network_leave.py``.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
-from jupyter_cluster.engine.agents.docker.network_leave import KeyedLocks, deadlocks_on_leave
+from jupyter_cluster.engine.agents.docker.connection import DockerConnection
+from jupyter_cluster.engine.agents.docker.network_leave import (
+    KeyedLocks,
+    NetworkLeaving,
+    deadlocks_on_leave,
+)
+from jupyter_cluster.engine.agents.registry import agent_configs
 
 
 @pytest.mark.parametrize(
@@ -82,3 +89,16 @@ async def test_a_failed_departure_frees_its_network() -> None:
         async with locks.hold("jc-a"):
             pass
     assert len(locks) == 0
+
+
+@pytest.mark.parametrize(("version", "told"), [("20.10.24+dfsg1", True), ("26.1.5", False)])
+def test_an_engine_that_stops_answering_is_told_about_the_freeze_if_it_can_freeze(
+    tmp_path: Path, version: str, told: bool
+) -> None:
+    [config] = agent_configs([{"id": "local", "cpu": 2, "mem": "4g"}], str(tmp_path))
+    conn = DockerConnection(config)
+    NetworkLeaving(conn).observe(version)  # as the agent's info reports it
+    error = str(conn.failure("removing container 0123456789ab", asyncio.TimeoutError()))
+    assert "did not answer within" in error
+    assert ("restart dockerd there" in error) is told
+    assert ("moby/moby#42545" in error) is told

@@ -82,6 +82,9 @@ class DockerConnection:
         self._user_stream_client: aiodocker.Docker | None = None
         #: Why the engine could not be reached, and since when (None: it answers).
         self.unavailable: tuple[str, float] | None = None
+        #: Whether the engine is a Docker that can freeze when containers of one
+        #: network exit together (set by .network_leave once it knows the version).
+        self.may_freeze = False
 
     def _make(self, read_timeout: float | None, limit: int) -> aiodocker.Docker:
         context = ssl_context(self.config)
@@ -131,6 +134,12 @@ class DockerConnection:
                 f"{self.config.timeout:g} s while {action}"
             )
             hint = "is the agent overloaded or frozen? it gets no new containers meanwhile"
+            if self.may_freeze:
+                hint += (
+                    "; its Docker (before 20.10.27) can freeze for good when containers of "
+                    "one network exit together (moby/moby#42545): if `docker ps` on that "
+                    "host hangs too, restart dockerd there, or upgrade Docker"
+                )
         else:
             why = f"cannot reach the Docker engine at {where} ({exc or type(exc).__name__})"
             hint = "start dockerd (make setup does) or fix this agent's url in the configuration"

@@ -64,7 +64,7 @@ class NetworkLeaving:
 
     def observe(self, version: str) -> None:
         """Note the engine's version, as its info reports it (``ServerVersion``)."""
-        self._needed = deadlocks_on_leave(version)
+        self._needed = self.conn.may_freeze = deadlocks_on_leave(version)
 
     async def needed(self) -> bool:
         """Whether this agent's engine needs it (its version asked once, unless its
@@ -72,8 +72,8 @@ class NetworkLeaving:
         if self._needed is None:
             conn = self.conn
             data = await conn.call("reading its version", conn.client.version())
-            self._needed = deadlocks_on_leave(str(data.get("Version", "")))
-        return self._needed
+            self.observe(str(data.get("Version", "")))
+        return bool(self._needed)
 
     async def leave_networks(self, container_id: str) -> None:
         """Disconnect a running ``container_id`` from each of its networks, one
