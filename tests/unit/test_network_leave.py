@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,6 +21,7 @@ from jupyter_cluster.engine.agents.docker.network_leave import (
     deadlocks_on_leave,
 )
 from jupyter_cluster.engine.agents.registry import agent_configs
+from jupyter_cluster.errors import AgentError
 
 
 @pytest.mark.parametrize(
@@ -102,3 +104,69 @@ def test_an_engine_that_stops_answering_is_told_about_the_freeze_if_it_can_freez
     assert "did not answer within" in error
     assert ("restart dockerd there" in error) is told
     assert ("moby/moby#42545" in error) is told
+
+
+class _Container:
+    async def show(self) -> dict[str, Any]:  # never awaited: the stub answers
+        return {}
+
+
+class _Client:
+    """Enough of aiodocker's client for the requests to be made (not sent)."""
+
+    class containers:
+        @staticmethod
+        def container(container_id: str) -> _Container:
+            return _Container()
+
+
+class _Engine:
+    """A DockerConnection's ``call`` answering as a 20.10.24 engine whose session
+    containers each run on network ``n1``; disconnects take 10 ms, or with
+    ``frozen`` time out as a frozen engine's calls do."""
+
+    def __init__(self, frozen: bool = False) -> None:
+        self.client, self.frozen = _Client(), frozen
+        self.unavailable: tuple[str, float] | None = None
+        self.may_freeze = False
+        self.disconnects = self.inside = self.most = 0
+
+    async def call(self, action: str, request: Any, **_: Any) -> Any:
+        request.close()  # a coroutine of aiodocker's: made, never sent
+        if action.startswith("inspecting"):
+            networks = {"jc-s": {"NetworkID": "n1"}}
+            return {"State": {"Running": True}, "NetworkSettings": {"Networks": networks}}
+        assert action.startswith("disconnecting"), action
+        self.disconnects += 1
+        if self.frozen:
+            self.unavailable = ("did not answer", 0.0)
+            raise AgentError("agent local is unavailable: did not answer", "local")
+        self.inside += 1
+        self.most = max(self.most, self.inside)
+        await asyncio.sleep(0.01)
+        self.inside -= 1
+        return None
+
+
+async def test_each_container_leaves_once_and_one_at_a_time() -> None:
+    engine = _Engine()
+    leaving = NetworkLeaving(engine)  # type: ignore[arg-type]
+    leaving.observe("20.10.24+dfsg1")
+    await asyncio.gather(*(leaving.leave_networks(f"sub{i}") for i in range(4)))
+    assert (engine.disconnects, engine.most) == (4, 1)
+
+
+async def test_a_frozen_engine_is_waited_for_once_not_once_per_container() -> None:
+    engine = _Engine(frozen=True)
+    leaving = NetworkLeaving(engine)  # type: ignore[arg-type]
+    leaving.observe("20.10.24+dfsg1")
+    await asyncio.gather(*(leaving.leave_networks(f"sub{i}") for i in range(4)))
+    assert engine.disconnects == 1  # the others go straight on to their removal
+
+
+async def test_a_fixed_engine_is_asked_nothing() -> None:
+    engine = _Engine()
+    leaving = NetworkLeaving(engine)  # type: ignore[arg-type]
+    leaving.observe("26.1.5")
+    await asyncio.gather(*(leaving.leave_networks(f"sub{i}") for i in range(4)))
+    assert engine.disconnects == 0

@@ -84,6 +84,8 @@ class NetworkLeaving:
                 return
             for network_id in await self._networks(container_id):
                 async with self.networks.hold(network_id):
+                    if self.conn.unavailable is not None:
+                        return  # one wait for a frozen engine is enough: not one each
                     await self.conn.call(
                         f"disconnecting container {container_id[:12]} before its removal",
                         DockerNetwork(self.conn.client, network_id).disconnect(
