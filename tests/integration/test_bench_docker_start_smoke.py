@@ -10,32 +10,20 @@ diagnostic, not a timed test.
 from __future__ import annotations
 
 import re
-import sys
-import uuid
 
 import pytest
 
-from tests.support.constants import REPO
-from tests.support.docker import docker
-from tests.support.processes import run
+from tests.support.bench_runs import NOTHING, left_by, run_diagnostic
 
 pytestmark = pytest.mark.docker
 
-LABEL = "label=jupyter-cluster-bench.run-id"
-
 
 def test_the_docker_start_diagnostic_runs_and_reports() -> None:
-    script = REPO / "bench" / "bench_docker_start.py"
-    run_id = uuid.uuid4().hex[:12]  # what this run left, not another benchmark's
-    argv = (sys.executable, str(script), "--sizes", "1,2", "--repeat", "1", "--run-id", run_id)
-    result = run(argv, timeout=180)
-    assert result.returncode == 0, str(result)
+    result, run_id = run_diagnostic("docker_start", "--sizes", "1,2", "--repeat", "1")
     for phase in ("start", "create\\+start"):
         for network in ("user", "session", "followed", "bridge", "none"):
             medians = rf"^{phase} +{network} +1: \d+\.\d{{3}} s  2: \d+\.\d{{3}} s$"
             assert re.search(medians, result.stdout, re.M), result.stdout
             slope = rf"^{phase} +{network} +slope -?\d+\.\d{{3}} s per container \([+-]\d"
             assert re.search(slope, result.stdout, re.M), result.stdout
-    assert docker("ps", "-aq", "--filter", f"{LABEL}={run_id}").stdout.split() == []
-    assert docker("network", "ls", "-q", "--filter", f"{LABEL}={run_id}").stdout.split() == []
-    assert docker("volume", "ls", "-q", "--filter", f"{LABEL}={run_id}").stdout.split() == []
+    assert left_by(run_id) == NOTHING

@@ -9,24 +9,15 @@ it is a diagnostic, not a timed test.
 
 from __future__ import annotations
 
-import sys
-import uuid
-
 import pytest
 
-from tests.support.constants import REPO
-from tests.support.docker import docker
-from tests.support.processes import run
+from tests.support.bench_runs import NOTHING, left_by, run_diagnostic
 
 pytestmark = pytest.mark.docker
 
 
 def test_the_launch_cpu_breakdown_runs_and_reports() -> None:
-    script = REPO / "bench" / "bench_launch_cpu.py"
-    run_id = uuid.uuid4().hex[:12]  # what this run left, not another benchmark's
-    argv = (sys.executable, str(script), "--size", "2", "--repeat", "1", "--run-id", run_id)
-    result = run(argv, timeout=180)
-    assert result.returncode == 0, str(result)
+    result, run_id = run_diagnostic("launch_cpu", "--size", "2", "--repeat", "1")
     lines = result.stdout.splitlines()
     assert lines[0] == "CPU seconds of a size-2 launch, median of 1 runs each", result.stdout
     rows = {line.split()[0]: line.split()[1:] for line in lines[2:]}
@@ -34,6 +25,4 @@ def test_the_launch_cpu_breakdown_runs_and_reports() -> None:
     for name in ("(machine,", "dockerd", "containerd-shim", "(containers)", "(busiest", "(each"):
         ours, floor, _ = (float(x) for x in rows[name][-3:])
         assert ours > 0 and floor > 0, (name, result.stdout)
-    label = f"label=jupyter-cluster-bench.run-id={run_id}"
-    left = docker("ps", "-aq", "--filter", label).stdout.split()
-    assert left == [], "the floor's containers were left"
+    assert left_by(run_id) == NOTHING, "the floor's containers were left"

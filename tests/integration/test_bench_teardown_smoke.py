@@ -9,32 +9,22 @@ leave nothing of its run behind. Nothing is compared: a diagnostic, not a timed 
 from __future__ import annotations
 
 import re
-import sys
-import uuid
 
 import pytest
 
 from jupyter_cluster.engine.agents.docker.network_leave import deadlocks_on_leave
-from tests.support.constants import REPO
+from tests.support.bench_runs import NOTHING, left_by, run_diagnostic
 from tests.support.docker import docker
-from tests.support.processes import run
 
 pytestmark = pytest.mark.docker
 
-LABEL = "label=jupyter-cluster-bench.run-id"
-
 
 def test_the_teardown_diagnostic_runs_and_reports() -> None:
-    script = REPO / "bench" / "bench_teardown.py"
-    run_id = uuid.uuid4().hex[:12]  # what this run left, not another benchmark's
-    argv = (sys.executable, str(script), "--sizes", "2", "--repeat", "1", "--run-id", run_id)
-    result = run(argv, timeout=180)
-    assert result.returncode == 0, str(result)
+    result, run_id = run_diagnostic("teardown", "--sizes", "2", "--repeat", "1")
     version = docker("version", "--format", "{{.Server.Version}}").stdout.strip()
     said = f"Docker {version}: departures one at a time: {deadlocks_on_leave(version)}"
     assert said in result.stderr + result.stdout, str(result)
     for case in ("2 containers of one network removed at once", "2 containers removed one"):
         row = rf"^teardown +{case}.* +seconds +\d+(\.\d+)? m?s .* \d+\.\d\d"
         assert re.search(row, result.stdout, re.M), result.stdout
-    assert docker("ps", "-aq", "--filter", f"{LABEL}={run_id}").stdout.split() == []
-    assert docker("network", "ls", "-q", "--filter", f"{LABEL}={run_id}").stdout.split() == []
+    assert left_by(run_id) == NOTHING
