@@ -48,8 +48,10 @@ def agents() -> builtins.list[dict[str, Any]]:
     return eng.call(eng.engine.agents_info())
 
 
-async def _check(spec: LaunchSpec) -> LaunchCheck:
-    """The engine's dry run of ``spec`` for this process's user (on the engine loop)."""
+async def dry_run(spec: LaunchSpec) -> LaunchCheck:
+    """The engine's dry run of ``spec`` for this process's user, to be awaited on the
+    engine's loop; :class:`ClusterSession`'s checks and the launch form's line on
+    room (``widgets_room``) ask it."""
     return await engine().check(spec, owner=local_owner())
 
 
@@ -113,7 +115,7 @@ class ClusterSession:
         eng = BackgroundEngine.get()
 
         async def go() -> LaunchCheck:
-            return await _check(eng.engine.make_spec(**fields))
+            return await dry_run(eng.engine.make_spec(**fields))
 
         return await eng.acall(go())
 
@@ -125,7 +127,7 @@ class ClusterSession:
     @classmethod
     def check_spec(cls, spec: LaunchSpec) -> LaunchCheck:
         """A dry run of :meth:`launch_spec`: an already validated spec."""
-        return BackgroundEngine.get().call(_check(spec))
+        return BackgroundEngine.get().call(dry_run(spec))
 
     @classmethod
     async def aattach(cls, ref: str) -> ClusterSession:

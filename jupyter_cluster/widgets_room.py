@@ -19,8 +19,8 @@ from concurrent.futures import Future
 from functools import partial
 from typing import Any
 
+from . import session as notebook_api
 from .background_engine import BackgroundEngine
-from .config import local_owner
 from .core.launch_check import LaunchCheck
 from .core.models import LaunchSpec
 from .errors import Conflict, InvalidRequest, NotFound
@@ -52,8 +52,7 @@ class RoomLine:
             self._show(estimate)
         if spec is None or not self.ask:
             return
-        eng = BackgroundEngine.get()
-        asked = eng.submit(eng.engine.check(spec, owner=local_owner()))
+        asked = BackgroundEngine.get().submit(notebook_api.dry_run(spec))
         asked.add_done_callback(partial(self._answered, spec))
 
     def _answered(self, spec: LaunchSpec, asked: Future[LaunchCheck]) -> None:
