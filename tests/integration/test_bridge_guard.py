@@ -8,8 +8,8 @@ main1's listener and by its unpublished sshd, while root on the host, sub1 besid
 and ``nobody`` through main1's published SSH port all get through. A session
 launched with the guard off is reached by ``nobody`` the same way: the probe is one
 that would catch the leak. A guard helper left behind by an engine killed while it
-ran is removed by the next launch that puts the guard. (A firewall reset under a
-running session: ``tests/server/test_bridge_guard_refresh.py``.)
+ran, or before it started it, is removed by the next launch that puts the guard. (A
+firewall reset under a running session: ``tests/server/test_bridge_guard_refresh.py``.)
 """
 
 from __future__ import annotations
@@ -79,12 +79,22 @@ def _helper_left(started: float) -> str:
     return docker("run", "-d", *labels, "--entrypoint", "true", IMAGE).stdout.strip()
 
 
+def _helper_never_started(started: float) -> str:
+    """A guard helper as an engine killed between its create and its start leaves
+    it: created, never run, stamped at ``started``; its id."""
+    labels = ("--label", "jupyter-cluster.helper=host-guard")
+    labels += ("--label", f"jupyter-cluster.helper-started={started:.0f}")
+    return docker("create", *labels, "--entrypoint", "true", IMAGE).stdout.strip()
+
+
 def test_a_guard_helper_left_behind_is_removed_by_the_next_launch(ws: Workspace) -> None:
     stale, recent = _helper_left(time.time() - 600), _helper_left(time.time())
+    never_run = _helper_never_started(time.time() - 600)
     try:
         ws.launch("--size", "1", *SMALL_FLAGS, "--name", "sweeps")  # a new process: puts it
         assert not container_exists(stale)
+        assert not container_exists(never_run)
         assert container_exists(recent)  # another engine may still be reading it
         ws.ok_cli("rm", "sweeps")
     finally:
-        docker("rm", "-f", stale, recent, check=False)
+        docker("rm", "-f", stale, recent, never_run, check=False)
