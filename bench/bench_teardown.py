@@ -11,7 +11,8 @@ a fresh user-defined bridge, untimed; then, timed until every container and the
 network are gone, alternating:
 
 - **ours**: ``DockerAgent.remove_container`` for all of them at once (on such an
-  engine each first leaves the network, one at a time), then the network removed;
+  engine each first leaves the network, one at a time, the lock the engine
+  processes of one store share included), then the network removed;
 - **floor**: aiodocker's forced delete for all of them at once, then the network;
 - **one by one**: the same deletes, one after another (the other way to keep two
   containers of a network from exiting together), against the floor.
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import tempfile
 import time
@@ -97,7 +99,8 @@ async def measure(args: argparse.Namespace) -> list[dict[str, Any]]:
     docker = aiodocker.Docker()
     with tempfile.TemporaryDirectory() as data_root:
         [config] = agent_configs([{"id": "local", "cpu": 64, "mem": "64g"}], data_root)
-        agent: Any = make_agent(config)
+        # With the lock the engine processes of a store share, as ClusterManager's agents.
+        agent: Any = make_agent(config, lock_dir=os.path.join(data_root, "locks"))
         try:
             version = (await docker.version())["Version"]
             one_at_a_time = await agent.leaving.needed()

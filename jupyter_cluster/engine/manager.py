@@ -32,6 +32,7 @@ from __future__ import annotations
 import builtins
 import os
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
 from ..core.images import check_allowed
@@ -100,17 +101,19 @@ class ClusterManager(
         self.exec_log = ExecLog(self.db_path)
         #: Users' own launch profiles, in the store's file: see :mod:`.store.profiles`.
         self.profile_store = ProfileStore(self.db_path)
+        beside_store = os.path.dirname(os.path.abspath(self.db_path))
         self.log_archive = LogArchive(
-            os.path.join(os.path.dirname(os.path.abspath(self.db_path)), "logs"),
+            os.path.join(beside_store, "logs"),
             max_lines=self.log_keep_lines,
             max_bytes=parse_size(self.log_keep_size, "ClusterManager.log_keep_size"),
             keep_days=self.log_keep_days,
         )
         self.gpu_detection = GpuDetection(parent=self)
         configs = configured_agents(self, self.gpu_detection.probe, self.log)
-        self.pool = AgentPool(
-            configs, self.agent_factory or make_agent, pulls_images=self.pull_images
-        )
+        # The store's engine processes take turns there (see .agents.docker.network_leave).
+        locks = os.path.join(beside_store, "locks")
+        factory = self.agent_factory or partial(make_agent, lock_dir=locks)
+        self.pool = AgentPool(configs, factory, pulls_images=self.pull_images)
         self.hardening = ContainerHardening(parent=self)
         self.hardening.check_reserved_uid()  # refuse to run with a uid a host user has
         self.pool.guards.refresh = self.hardening.guard_refresh

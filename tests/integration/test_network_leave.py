@@ -78,6 +78,9 @@ def test_rm_takes_each_container_off_its_network_before_killing_it(ws: Workspace
     before = {ids[c] for c in ids if left[c] < killed[c]}
     if _engine_can_freeze():
         assert before == set(ids.values())  # every host left before its kill
+        # ... each in its turn among the store's processes, whose lock files are gone
+        locks = ws.db_path.parent / "locks"
+        assert locks.is_dir() and list(locks.iterdir()) == []
     else:
         assert before == set()  # unchanged: each left as it exited
 

@@ -170,3 +170,23 @@ async def test_a_fixed_engine_is_asked_nothing() -> None:
     leaving.observe("26.1.5")
     await asyncio.gather(*(leaving.leave_networks(f"sub{i}") for i in range(4)))
     assert engine.disconnects == 0
+
+
+@pytest.mark.parametrize("lock_dir", [True, False])
+async def test_two_processes_of_one_store_take_their_departures_in_turn(
+    tmp_path: Path, lock_dir: bool
+) -> None:
+    """Two NetworkLeaving objects stand for two engine processes (each its own
+    in-process locks); only the store's lock directory makes them take turns."""
+    engine = _Engine()
+    shared = str(tmp_path / "locks") if lock_dir else ""
+    first, second = (NetworkLeaving(engine, shared) for _ in range(2))  # type: ignore[arg-type]
+    for leaving in (first, second):
+        leaving.observe("20.10.24+dfsg1")
+    await asyncio.gather(
+        *(leaving.leave_networks(f"sub{i}") for i in range(3) for leaving in (first, second))
+    )
+    assert engine.disconnects == 6
+    assert engine.most == (1 if lock_dir else 2)
+    if lock_dir:
+        assert list((tmp_path / "locks").iterdir()) == []  # each holder removed its file

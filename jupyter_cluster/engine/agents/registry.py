@@ -178,8 +178,9 @@ def agent_configs(
     return configs
 
 
-def make_agent(config: AgentConfig) -> Agent:
-    """The real Docker agent for ``config`` (imported lazily: aiodocker is an edge)."""
+def make_agent(config: AgentConfig, lock_dir: str = "") -> Agent:
+    """The real Docker agent for ``config`` (imported lazily: aiodocker is an edge);
+    ``lock_dir`` as :class:`~.docker.agent.DockerAgent` takes it."""
     from .docker.agent import DockerAgent
 
-    return DockerAgent(config)
+    return DockerAgent(config, lock_dir)

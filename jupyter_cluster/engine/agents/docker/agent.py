@@ -47,12 +47,14 @@ PROBE_TIMEOUT = 5.0
 class DockerAgent(DockerContainerIO, DockerNetworks, DockerVolumes):
     """An agent backed by a Docker engine (local socket, or ``tcp://`` with TLS)."""
 
-    def __init__(self, config: AgentConfig) -> None:
+    def __init__(self, config: AgentConfig, lock_dir: str = "") -> None:
+        """``lock_dir``: a directory the engine processes of one store share (beside
+        the store), for the departures of :mod:`.network_leave`."""
         self.config = config
         self.connection = DockerConnection(config)
         self.gpu_finder = GpuFinder(self.connection, config)  # GPUs found once per connection
         self.device_probe = DeviceProbe(self.connection)
-        self.leaving = NetworkLeaving(self.connection)  # see .network_leave
+        self.leaving = NetworkLeaving(self.connection, lock_dir, config.timeout)
 
     @property
     def id(self) -> str:
