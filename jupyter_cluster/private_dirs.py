@@ -83,7 +83,7 @@ def hold(path: str) -> PrivateDir | None:
         if mark is None:
             return None
         fcntl.flock(mark, fcntl.LOCK_SH)
-        if _same_file(mark, os.path.join(path, MARK)):
+        if same_file(mark, os.path.join(path, MARK)):
             return PrivateDir(path, mark)
         os.close(mark)
     return None
@@ -114,7 +114,7 @@ def _remove_if_abandoned(path: str) -> bool:
             fcntl.flock(mark, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return False  # a live process holds it
-        if not _same_file(mark, os.path.join(path, MARK)):
+        if not same_file(mark, os.path.join(path, MARK)):
             return False  # another sweep moved it meanwhile
         doomed = os.path.join(os.path.dirname(path), f"{PREFIX}swept-{secrets.token_hex(8)}")
         os.rename(path, doomed)
@@ -150,8 +150,9 @@ def _private(info: os.stat_result) -> bool:
     )
 
 
-def _same_file(fd: int, path: str) -> bool:
-    """Whether ``path`` (not followed) is still the file open as ``fd``."""
+def same_file(fd: int, path: str) -> bool:
+    """Whether ``path`` (not followed) is still the file open as ``fd``: here, and
+    for the lock files of :mod:`.engine.agents.docker.file_lock`."""
     try:
         there = os.stat(path, follow_symlinks=False)
     except OSError:

@@ -6,11 +6,13 @@ process it is waited for, given up after its wait, and never leaves its file beh
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import stat
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,40 +30,39 @@ time.sleep(float(sys.argv[2]))
 """
 
 
-def _hold_in_another_process(path: Path, seconds: float) -> subprocess.Popen[str]:
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(path), str(seconds)], stdout=subprocess.PIPE, text=True
-    )
-    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
-    return holder
-
-
-async def test_a_lock_another_process_holds_is_waited_for(tmp_path: Path) -> None:
-    tmp_path.joinpath("locks").mkdir(mode=0o700)
-    holder = _hold_in_another_process(tmp_path / "locks" / "network-n1.lock", 0.4)
-    begin = time.monotonic()
+@contextlib.contextmanager
+def another_process_holding(directory: Path, seconds: float) -> Iterator[None]:
+    """``directory``'s lock ``network-n1`` held by another process for ``seconds``
+    (from when this is entered); that process ended on the way out."""
+    directory.mkdir(mode=0o700)
+    argv = [sys.executable, "-c", HOLDER, str(directory / "network-n1.lock"), str(seconds)]
+    holder = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
     try:
-        async with held(str(tmp_path / "locks"), "network-n1", wait=30) as had:
-            waited = time.monotonic() - begin
-            assert had
-            assert (tmp_path / "locks" / "network-n1.lock").exists()
-    finally:
-        holder.wait(10)
-    assert 0.3 < waited < 10
-    assert list((tmp_path / "locks").iterdir()) == []
-
-
-async def test_a_lock_held_past_its_wait_is_gone_on_without(tmp_path: Path) -> None:
-    tmp_path.joinpath("locks").mkdir(mode=0o700)
-    holder = _hold_in_another_process(tmp_path / "locks" / "network-n1.lock", 5)
-    begin = time.monotonic()
-    try:
-        async with held(str(tmp_path / "locks"), "network-n1", wait=0.3) as had:
-            assert not had
-        assert 0.3 <= time.monotonic() - begin < 3
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        yield
     finally:
         holder.kill()
         holder.wait(10)
+
+
+async def test_a_lock_another_process_holds_is_waited_for(tmp_path: Path) -> None:
+    locks = tmp_path / "locks"
+    with another_process_holding(locks, 0.4):
+        begin = time.monotonic()
+        async with held(str(locks), "network-n1", wait=30) as had:
+            waited = time.monotonic() - begin
+            assert had
+            assert (locks / "network-n1.lock").exists()
+    assert 0.3 < waited < 10
+    assert list(locks.iterdir()) == []
+
+
+async def test_a_lock_held_past_its_wait_is_gone_on_without(tmp_path: Path) -> None:
+    with another_process_holding(tmp_path / "locks", 5):
+        begin = time.monotonic()
+        async with held(str(tmp_path / "locks"), "network-n1", wait=0.3) as had:
+            assert not had
+        assert 0.3 <= time.monotonic() - begin < 3
 
 
 async def test_turns_in_one_process_too_and_the_directory_is_made_private(

@@ -24,6 +24,8 @@ import re
 import time
 from collections.abc import AsyncIterator
 
+from ....private_dirs import same_file
+
 log = logging.getLogger(__name__)
 
 #: Keys that are plain file names (Docker's ids and names are).
@@ -79,19 +81,9 @@ async def _acquire(directory: str, key: str, wait: float) -> int | None:
             os.close(fd)
             log.warning("going on without the lock %s: %s", path, exc)
             return None
-        if _same_file(fd, path):
+        if same_file(fd, path):
             return fd
         os.close(fd)  # its holder removed it as we locked it: lock the path's file
-
-
-def _same_file(fd: int, path: str) -> bool:
-    """Whether ``path`` still names the file open as ``fd``."""
-    try:
-        named = os.stat(path, follow_symlinks=False)
-    except FileNotFoundError:
-        return False
-    opened = os.fstat(fd)
-    return (named.st_dev, named.st_ino) == (opened.st_dev, opened.st_ino)
 
 
 def _release(path: str, fd: int) -> None:
