@@ -9,6 +9,9 @@ is in ``tests/integration/test_network_leave.py``.
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -190,3 +193,42 @@ async def test_two_processes_of_one_store_take_their_departures_in_turn(
     assert engine.most == (1 if lock_dir else 2)
     if lock_dir:
         assert list((tmp_path / "locks").iterdir()) == []  # each holder removed its file
+
+
+async def test_a_stuck_holder_in_another_process_is_waited_for_once_per_network(
+    tmp_path: Path,
+) -> None:
+    """A process that holds a network's lock for good (stopped, say) costs a
+    teardown one wait of ``lock_wait``, not one per container; the departures still
+    go on one at a time."""
+    locks = tmp_path / "locks"
+    locks.mkdir(mode=0o700)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_FOREVER, str(locks / "network-n1.lock")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        engine = _Engine()
+        leaving = NetworkLeaving(engine, str(locks), lock_wait=1.0)  # type: ignore[arg-type]
+        leaving.observe("20.10.24+dfsg1")
+        begin = time.monotonic()
+        await asyncio.gather(*(leaving.leave_networks(f"sub{i}") for i in range(4)))
+        took = time.monotonic() - begin
+    finally:
+        holder.kill()
+        holder.wait(10)
+    assert (engine.disconnects, engine.most) == (4, 1)
+    assert 1.0 <= took < 2.5  # one wait of 1 s; four would be 4 s
+    assert leaving.without_file_lock == {"n1"}
+
+
+#: Locks ``argv[1]`` as the file lock does, says so, and holds it until killed.
+HOLD_FOREVER = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("held", flush=True)
+time.sleep(600)
+"""

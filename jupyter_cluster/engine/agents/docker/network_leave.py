@@ -71,6 +71,9 @@ class NetworkLeaving:
         self._needed: bool | None = None  # asked once per connection
         self.networks = KeyedLocks()
         self.lock_dir, self.lock_wait = lock_dir, lock_wait
+        #: Networks whose file lock was not had in time: not waited for again, so a
+        #: stuck holder costs a teardown one wait, not one per container.
+        self.without_file_lock: set[str] = set()
 
     def observe(self, version: str) -> None:
         """Note the engine's version, as its info reports it (``ServerVersion``)."""
@@ -93,10 +96,8 @@ class NetworkLeaving:
             if not await self.needed():
                 return
             for network_id in await self._networks(container_id):
-                async with (
-                    self.networks.hold(network_id),
-                    file_lock.held(self.lock_dir, f"network-{network_id}", self.lock_wait),
-                ):
+                # This process's turns first (woken at once), then the other processes'.
+                async with self.networks.hold(network_id), self._others_turns(network_id):
                     if self.conn.unavailable is not None:
                         return  # one wait for a frozen engine is enough: not one each
                     await self.conn.call(
@@ -107,6 +108,16 @@ class NetworkLeaving:
                         missing=None,
                         gone=(404, 409),
                     )
+
+    @contextlib.asynccontextmanager
+    async def _others_turns(self, network_id: str) -> AsyncIterator[None]:
+        """The other engine processes' turns on ``network_id``; entered with this
+        process's turn held, so that one wait for a stuck holder serves them all."""
+        lock_dir = "" if network_id in self.without_file_lock else self.lock_dir
+        async with file_lock.held(lock_dir, f"network-{network_id}", self.lock_wait) as had:
+            if lock_dir and not had:
+                self.without_file_lock.add(network_id)
+            yield
 
     async def _networks(self, container_id: str) -> list[str]:
         """The ids of the networks a running container has an endpoint in."""
