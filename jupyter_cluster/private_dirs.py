@@ -132,7 +132,7 @@ def _open_mark(path: str, *, create: bool) -> int | None:
     except OSError:
         return None
     try:
-        if not _private(os.fstat(fd)):
+        if not private(os.fstat(fd)):
             return None
         flags = os.O_RDONLY | os.O_NOFOLLOW | (os.O_CREAT if create else 0)
         return os.open(MARK, flags, 0o600, dir_fd=fd)
@@ -142,7 +142,9 @@ def _open_mark(path: str, *, create: bool) -> int | None:
         os.close(fd)
 
 
-def _private(info: os.stat_result) -> bool:
+def private(info: os.stat_result) -> bool:
+    """Whether ``info`` (of a path not followed) is a directory of this user's that
+    nobody else can enter: here, and for :mod:`.engine.agents.docker.file_lock`."""
     return (
         stat.S_ISDIR(info.st_mode)
         and info.st_uid == os.getuid()

@@ -8,9 +8,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import pwd
+import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -96,3 +99,74 @@ async def test_a_key_that_is_not_a_plain_name_takes_no_lock(tmp_path: Path, key:
 async def test_no_directory_no_lock(tmp_path: Path) -> None:
     async with held("", "network-n1", wait=1) as had:
         assert not had
+
+
+@pytest.mark.parametrize("kind", ["open to others", "a link"])
+async def test_a_directory_not_this_users_alone_is_not_used(tmp_path: Path, kind: str) -> None:
+    """Locks in a directory others can enter could be held by them for good: the
+    caller goes on at once, without a lock, and writes nothing there."""
+    target = tmp_path / "elsewhere"
+    target.mkdir(mode=0o700)
+    locks = tmp_path / "locks"
+    if kind == "a link":
+        locks.symlink_to(target)
+    else:
+        locks.mkdir()
+        locks.chmod(0o777)
+    begin = time.monotonic()
+    async with held(str(locks), "network-n1", wait=5) as had:
+        assert not had
+    assert time.monotonic() - begin < 1
+    assert list(target.iterdir()) == [] and list(locks.iterdir()) == []
+
+
+#: Run as ``nobody``: in ``$1`` (a shared directory) make ``locks`` of its own and
+#: hold ``network-n1`` there for good; then try to make a lock in ``$2`` (ours).
+SQUAT = """
+import fcntl, os, sys, time
+os.mkdir(os.path.join(sys.argv[1], "locks"), 0o700)
+fd = os.open(os.path.join(sys.argv[1], "locks", "network-n1.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(fd, fcntl.LOCK_EX)
+try:
+    os.open(os.path.join(sys.argv[2], "network-n1.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    print("planted in ours", flush=True)
+except PermissionError:
+    print("held theirs; ours refused", flush=True)
+time.sleep(600)
+"""
+
+
+async def test_another_user_can_neither_hold_our_locks_nor_make_us_wait() -> None:
+    """Another Unix user of this machine cannot make a lock file in the store's own
+    locks directory; and where it made the directory first (a store configured in a
+    shared folder), its held lock costs our departures no wait."""
+    if os.geteuid() != 0:
+        if os.environ.get("CI"):  # CI runs as root: never hide this test there
+            pytest.fail("CI must run this test as root")
+        pytest.skip("needs root, to run commands as another user")
+    arena = Path(tempfile.mkdtemp(prefix="file-lock-test-", dir="/tmp"))
+    arena.chmod(0o755)  # the way to ours is open to anyone; ours itself is not
+    (arena / "cluster").mkdir(mode=0o755)
+    ours = arena / "cluster" / "locks"
+    async with held(str(ours), "network-n2", wait=1) as had:  # made as ClusterManager's is
+        assert had
+    shared = arena / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    nobody = pwd.getpwnam("nobody")
+    ids = (f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups")
+    argv = ["setpriv", *ids, "--", sys.executable, "-c", SQUAT, str(shared), str(ours)]
+    squatter = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, cwd="/")
+    try:
+        assert squatter.stdout is not None
+        assert squatter.stdout.readline() == "held theirs; ours refused\n"
+        assert (shared / "locks").stat().st_uid == nobody.pw_uid
+        begin = time.monotonic()
+        async with held(str(shared / "locks"), "network-n1", wait=5) as had:
+            assert not had
+        assert time.monotonic() - begin < 1
+        assert list(ours.iterdir()) == []
+    finally:
+        squatter.kill()
+        squatter.wait(10)
+        shutil.rmtree(arena)

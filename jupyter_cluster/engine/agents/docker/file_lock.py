@@ -10,7 +10,8 @@ and tries again.
 
 Best effort by design: callers use it to make something unlikely, never for
 correctness, so a lock that another process holds longer than ``wait`` seconds, or
-a directory that cannot be used, lets the caller go on without it.
+a directory that cannot be used (not a directory of this user's alone: a link, one
+others can enter), lets the caller go on without it.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import re
 import time
 from collections.abc import AsyncIterator
 
-from ....private_dirs import same_file
+from ....private_dirs import private, same_file
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +60,8 @@ async def _acquire(directory: str, key: str, wait: float) -> int | None:
     deadline = time.monotonic() + wait
     try:
         os.makedirs(directory, mode=0o700, exist_ok=True)
+        if not private(os.lstat(directory)):  # another user could hold its locks for good
+            raise PermissionError("not a directory of this user's that only it can enter")
     except OSError as exc:
         log.warning("going on without the lock %s: %s", path, exc)
         return None
