@@ -19,6 +19,7 @@ import time
 
 import pytest
 
+from jupyter_cluster.engine.agents.host_guard import HELPER_LABELS
 from tests.support.bridge_probe import (
     CONNECT,
     PORT,
@@ -29,7 +30,7 @@ from tests.support.bridge_probe import (
     wait_listening,
 )
 from tests.support.constants import SMALL_FLAGS
-from tests.support.docker import IMAGE, container_exists, docker
+from tests.support.docker import container_exists, docker, helper_left
 
 from .support import Workspace
 
@@ -71,25 +72,10 @@ def test_with_the_guard_off_another_local_user_connects(ws: Workspace) -> None:
     ws.ok_cli("rm", "open")
 
 
-def _helper_left(started: float) -> str:
-    """A guard helper as an engine killed while it ran leaves it: exited, with the
-    helper's labels, started at ``started`` (seconds since the epoch); its id."""
-    labels = ("--label", "jupyter-cluster.helper=host-guard")
-    labels += ("--label", f"jupyter-cluster.helper-started={started:.0f}")
-    return docker("run", "-d", *labels, "--entrypoint", "true", IMAGE).stdout.strip()
-
-
-def _helper_never_started(started: float) -> str:
-    """A guard helper as an engine killed between its create and its start leaves
-    it: created, never run, stamped at ``started``; its id."""
-    labels = ("--label", "jupyter-cluster.helper=host-guard")
-    labels += ("--label", f"jupyter-cluster.helper-started={started:.0f}")
-    return docker("create", *labels, "--entrypoint", "true", IMAGE).stdout.strip()
-
-
 def test_a_guard_helper_left_behind_is_removed_by_the_next_launch(ws: Workspace) -> None:
-    stale, recent = _helper_left(time.time() - 600), _helper_left(time.time())
-    never_run = _helper_never_started(time.time() - 600)
+    stale = helper_left(HELPER_LABELS, time.time() - 600, ran=True)
+    recent = helper_left(HELPER_LABELS, time.time(), ran=True)
+    never_run = helper_left(HELPER_LABELS, time.time() - 600, ran=False)
     try:
         ws.launch("--size", "1", *SMALL_FLAGS, "--name", "sweeps")  # a new process: puts it
         assert not container_exists(stale)

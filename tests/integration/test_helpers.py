@@ -19,7 +19,7 @@ import pytest
 
 from tests.support.agent_contract import docker_side
 from tests.support.constants import IMAGE
-from tests.support.docker import container_exists, docker, labelled
+from tests.support.docker import container_exists, docker, helper_left, labelled
 
 pytestmark = pytest.mark.docker
 
@@ -89,21 +89,10 @@ def test_a_helper_of_an_engine_killed_while_it_runs_is_removed(tmp_path: Path) -
             subprocess.run(["docker", "rm", "-f", *left], check=False, capture_output=True)
 
 
-def _left_created(value: str, stamp: float) -> str:
-    """A helper as an engine killed between creating and starting it leaves it:
-    created, never run, stamped at ``stamp`` (seconds since the epoch); its id."""
-    labels = (
-        "--label",
-        f"{LABEL}={value}",
-        "--label",
-        f"jupyter-cluster.helper-started={stamp:.0f}",
-    )
-    return docker("create", *labels, "--entrypoint", "true", IMAGE).stdout.strip()
-
-
 def test_a_helper_left_created_is_removed_by_the_next_engines_helper(tmp_path: Path) -> None:
     value = uuid.uuid4().hex
-    stale, recent = _left_created(value, time.time() - 600), _left_created(value, time.time())
+    stale = helper_left({LABEL: value}, time.time() - 600, ran=False)
+    recent = helper_left({LABEL: value}, time.time(), ran=False)
     try:
         argv = [sys.executable, "-c", ENGINE, LABEL, value, "true", str(tmp_path), IMAGE]
         root = Path(__file__).resolve().parents[2]

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from jupyter_cluster.core.egress import BRIDGE_PREFIX, HOST_CHAIN
+from jupyter_cluster.engine.agents.docker.beside import STARTED_LABEL
 
 from .constants import IMAGE, LABEL_MANAGER, LABEL_SESSION
 
@@ -86,6 +87,15 @@ def inspect(*ids: str) -> list[dict[str, Any]]:
 def container_exists(container_id: str) -> bool:
     """Whether Docker still knows the container."""
     return docker("inspect", container_id, check=False).returncode == 0
+
+
+def helper_left(labels: dict[str, str], stamped: float, *, ran: bool) -> str:
+    """A helper as an engine killed mid-way leaves it, carrying ``labels`` and the
+    stamp of ``stamped`` (seconds since the epoch): exited if it ``ran`` (killed
+    while it ran), else created and never started (killed before its start); its id."""
+    flags = [f"--label={k}={v}" for k, v in {**labels, STARTED_LABEL: f"{stamped:.0f}"}.items()]
+    how = ("run", "-d") if ran else ("create",)
+    return docker(*how, *flags, "--entrypoint", "true", IMAGE).stdout.strip()
 
 
 def running_hosts(session_id: str) -> dict[str, bool]:
