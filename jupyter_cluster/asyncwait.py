@@ -16,7 +16,7 @@ package uses one of them, never ``asyncio.wait_for``.
 The same mistake hides in ``with suppress(CancelledError): await task`` after
 ``task.cancel()``: it swallows the task's cancellation, as meant, and the caller's
 too. :func:`ended` and :func:`stopped` wait for a task's end and raise only the
-caller's cancellation.
+caller's cancellation; :func:`unless` runs work until a stop condition comes first.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import sys
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
-__all__ = ["ended", "stopped", "wait_set", "within"]
+__all__ = ["ended", "stopped", "unless", "wait_set", "within"]
 
 T = TypeVar("T")
 
@@ -99,6 +99,34 @@ async def stopped(task: asyncio.Future[Any]) -> None:
     the event hub's ``stop`` and the SSH tunnel's ``close``."""
     task.cancel()
     await _outcome(task)
+
+
+async def unless(work: Awaitable[T], stop: Awaitable[object]) -> tuple[bool, T | None]:
+    """Await ``work`` unless ``stop`` completes first; then ``work`` is cancelled and
+    its end awaited (its clean-up runs). Returns (True, its result) or (False, None);
+    an error of ``work`` is raised, and so is one of ``stop``'s (``work`` stopped
+    first). A cancellation of the caller cancels both, waits for ``work``'s end and
+    propagates: nothing is left running unowned (``asyncio.wait`` alone leaves its
+    tasks running when its caller is cancelled). Called by a launch that stops when
+    another process ends its session, and by the kernel provisioner's launch, which
+    stops with its Jupyter server."""
+    task = asyncio.ensure_future(work)
+    halt = asyncio.ensure_future(stop)
+    try:
+        await asyncio.wait((task, halt), return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        task.cancel()
+        await asyncio.wait((task,))
+        raise
+    finally:
+        halt.cancel()
+    if task.done():
+        return True, task.result()
+    task.cancel()
+    await _outcome(task)
+    if not halt.cancelled() and (error := halt.exception()) is not None:
+        raise error
+    return False, None
 
 
 async def _outcome(task: asyncio.Future[Any]) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
-from ..asyncwait import within
+from ..asyncwait import unless, within
 from ..config import local_owner
 from ..core.models import Session
 from ..core.quota import Quota
@@ -112,19 +112,13 @@ async def _unless_stopped(
     driving: Awaitable[Session], stop: asyncio.Event | None, seen: Callable[[], Session]
 ) -> Session:
     """Await ``driving``; if ``stop`` is set first, cancel it (the engine then cancels
-    or tears the session down) and raise LaunchFailed saying so."""
-    drive = asyncio.ensure_future(driving)
+    or tears the session down) and raise LaunchFailed saying so. Cancelling the caller
+    cancels ``driving`` too (see :func:`~jupyter_cluster.asyncwait.unless`)."""
     if stop is None:
-        return await drive
-    stopped = asyncio.ensure_future(stop.wait())
-    try:
-        await asyncio.wait({drive, stopped}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        stopped.cancel()
-    if drive.done():
-        return drive.result()
-    drive.cancel()
-    await asyncio.gather(drive, return_exceptions=True)
+        return await driving
+    finished, session = await unless(driving, stop.wait())
+    if finished and session is not None:
+        return session
     last = seen()
     raise LaunchFailed(
         f"the Jupyter server stopped while cluster session {last.name} was "
