@@ -22,6 +22,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from ..core import naming
 from ..core.state import ContainerStatus, oom_reason
@@ -135,7 +136,7 @@ class OomWatch:
             return None
         container = session.locate(found[1])
         count = container.oom_kills + 1
-        changes: dict[str, object] = {"oom_kills": count, "oom_killed_at": event.time}
+        changes: dict[str, Any] = {"oom_kills": count, "oom_killed_at": event.time}
         # An exited container keeps its exit reason (reconciliation may be first).
         if container.status is ContainerStatus.RUNNING:
             mem = session.spec.resources.mem

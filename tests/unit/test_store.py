@@ -211,6 +211,24 @@ def test_update_container_and_driver(store: Store) -> None:
         store.driver("missing")
 
 
+def test_a_launchs_progress_is_refused_once_the_session_is_no_longer_preparing(
+    store: Store,
+) -> None:
+    """A launch writes its containers' progress ``only_while`` PREPARING: once another
+    process ended the session, the write is refused and the ended record kept."""
+    s = add(store, size=2)
+    store.set_status(s.id, S.PREPARING)
+    got = store.update_container(s.id, "sub1", only_while=S.PREPARING, status="STARTING")
+    assert got.container("sub1").status is ContainerStatus.STARTING  # type: ignore[union-attr]
+    ended = store.set_status(s.id, S.TERMINATING, "terminated")
+    with pytest.raises(Conflict, match="is TERMINATING now, not PREPARING"):
+        store.update_container(s.id, "sub1", only_while=S.PREPARING, status="RUNNING")
+    after = store.require(s.id)
+    assert after.container("sub1").status is ContainerStatus.STARTING  # type: ignore[union-attr]
+    assert after.status is S.TERMINATING and after.updated_at == ended.updated_at
+    store.update_container(s.id, "sub1", status="TERMINATED")  # unguarded writes go on
+
+
 def test_a_change_to_one_container_rewrites_its_row_alone(store: Store) -> None:
     """A launch updates each container several times: rewriting all n rows each time
     made a launch O(n^2) in rows written. Now the session's row and the one

@@ -189,10 +189,20 @@ class Store(PlacingStore, LaunchRecords):
             self._write(db, new)
         return new
 
-    def update_container(self, session_id: str, host: str, **changes: Any) -> Session:
+    def update_container(
+        self,
+        session_id: str,
+        host: str,
+        *,
+        only_while: SessionStatus | None = None,
+        **changes: Any,
+    ) -> Session:
         """Change fields of one container (status, container_id, status_reason, …).
 
         Returns the updated session; raises NotFound for an unknown session or host.
+        With ``only_while``, raises Conflict (and changes nothing) unless the session
+        has that status: a launch reports its containers' progress only while the
+        session is PREPARING, never into one that another process ended meanwhile.
         """
         if "host" in changes:
             raise TypeError("a container's host cannot change")
@@ -203,6 +213,10 @@ class Store(PlacingStore, LaunchRecords):
         with self.tx() as db:
             old = self._get(db, session_id)
             old.locate(host)
+            if only_while is not None and old.status is not only_while:
+                raise Conflict(
+                    f"session {old.name} is {old.status.value} now, not {only_while.value}"
+                )
             containers = tuple(
                 replace(c, **changes) if c.host == host else c for c in old.containers
             )
