@@ -21,7 +21,7 @@ from typing import Any
 from ..config import local_owner, make_engine
 from ..core.batch import wait_code
 from ..core.models import Session
-from ..core.state import ENDED, FINAL, SETTLING, USABLE
+from ..core.state import ENDED, SETTLING, USABLE
 from ..engine.api import Engine
 from ..errors import ClusterError
 from ..paths import cluster_dir
@@ -167,7 +167,7 @@ async def _command(engine: Engine[Any], args: argparse.Namespace) -> int:
             args.goes_on = session.name
         else:
             session = await engine.drive(session.id, on_change=_progress)
-            if session.status in FINAL:  # cancelled (pending_timeout, rm) before it ran
+            if session.status not in USABLE:  # cancelled or ended (pending_timeout, rm)
                 raise ClusterError(
                     f"session {session.name}: {session.status.value} ({session.status_reason})"
                 )

@@ -10,9 +10,11 @@ containers' logs, and leaves nothing on the agents.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Callable, Sequence
 
+from ..asyncwait import unless
 from ..core.egress import AGENT
 from ..core.fast_network import GroupNetwork
 from ..core.images import auth_for
@@ -31,6 +33,11 @@ from .settings import ManagerSettings
 from .store.sessions import Store
 from .warm_pool import WarmPool
 
+PREPARING = SessionStatus.PREPARING
+#: Seconds between a launch's looks at whether another process ended its session.
+LEFT_POLL = 0.25
+#: Seconds a launch so stopped waits for that process's removal to finish.
+ENDING_WAIT = 30.0
 #: Called with the session each time it changes while a launch is driven.
 SessionCallback = Callable[[Session], None]
 #: The bind mounts of a launch's folders on an agent: (agent id, owner, spec).
@@ -69,23 +76,22 @@ class Preparation:
         """Bring a placed (PREPARING) session up and mark it RUNNING; any failure
         leaves it ERROR with nothing behind (raises :class:`LaunchFailed`)."""
 
+        # Progress goes into the store only while the session is PREPARING: once
+        # another process ended it (rm), the launch stops (Conflict) and writes nothing.
+        def update(host: str, **changes: object) -> None:
+            notify(self.store.update_container(session.id, host, only_while=PREPARING, **changes))
+
         async def progress(host: str, status: ContainerStatus, container_id: str | None) -> None:
             changes: dict[str, object] = {"status": status, "status_reason": ""}
             if container_id:
                 changes["container_id"] = container_id
-            notify(self.store.update_container(session.id, host, **changes))
+            update(host, **changes)
 
         async def pulling(agent_id: str, done: str) -> None:
             for container in session.containers:
                 if container.agent == agent_id:
-                    notify(
-                        self.store.update_container(
-                            session.id,
-                            container.host,
-                            status=ContainerStatus.PULLING,
-                            status_reason=f"agent {agent_id} {done}",
-                        )
-                    )
+                    reason = f"agent {agent_id} {done}"
+                    update(container.host, status=ContainerStatus.PULLING, status_reason=reason)
 
         clock = LaunchClock(session.id, session.hosts)
         try:
@@ -120,17 +126,22 @@ class Preparation:
                 image_auth=auth_for(session.spec.image, self.settings.registry_credentials),
                 pull_timeout=self.settings.image_pull_timeout,
                 pull_report=pulling,
+                ended_elsewhere=lambda: self._ended_elsewhere(session.id),
             )
-            await bring_up(session, ctx, progress)
+            brought, _ = await unless(bring_up(session, ctx, progress), self._left(session.id))
             self.store.add_timings(session.id, clock.timings)
         except LaunchFailed as exc:
             self._keep_timings(session.id, clock)
+            if self._ended_elsewhere(session.id):  # not a failure: see _stopped
+                return await self._stopped(session.id, notify)
             await self._fail_launch(session, str(exc), notify, clean_up=False)
             raise LaunchFailed(f"session {session.name} failed to launch: {exc}") from exc
         except Exception as exc:  # a bug or a lost store must not leave it PREPARING
             self._keep_timings(session.id, clock)
             await self._fail_launch(session, f"{type(exc).__name__}: {exc}", notify)
             raise LaunchFailed(f"session {session.name} failed to launch: {exc}") from exc
+        if not brought:  # stopped, and what it made removed (bring_up's clean-up)
+            return await self._stopped(session.id, notify)
         current = self.store.require(session.id)
         if current.status is not SessionStatus.PREPARING:  # terminated meanwhile
             await tear_down(current, self.pool.agents, self.store.manager_id)
@@ -139,6 +150,35 @@ class Preparation:
         self.store.set_driver(session.id, None)
         notify(session)
         return session
+
+    def _ended_elsewhere(self, session_id: str) -> bool:
+        """Whether the session is no longer PREPARING although this launch did not
+        end it: another process ended it (``rm``, or a reconciliation that took it
+        for abandoned), which also removes its containers and keeps their logs."""
+        state = self.store.launch_state(session_id)
+        return state is None or state.status is not SessionStatus.PREPARING
+
+    async def _left(self, session_id: str) -> None:
+        """Return once the session is ended elsewhere (polled every
+        ``LEFT_POLL`` seconds): the launch then stops at once rather than go on
+        making and starting containers for a session that is gone."""
+        while not self._ended_elsewhere(session_id):
+            await asyncio.sleep(LEFT_POLL)
+
+    async def _stopped(self, session_id: str, notify: SessionCallback) -> Session:
+        """The session as the process that ended it leaves it, for a launch it stopped:
+        what that process reports, not a failure of this launch (it is not ERROR, and
+        its history says who ended it). Its removal is given ``ENDING_WAIT`` seconds
+        to finish, so the launch reports the end (TERMINATED), not the way there."""
+        deadline = asyncio.get_running_loop().time() + ENDING_WAIT
+        current = self.store.require(session_id)
+        while current.status is SessionStatus.TERMINATING:
+            if asyncio.get_running_loop().time() >= deadline:
+                break
+            await asyncio.sleep(LEFT_POLL)
+            current = self.store.require(session_id)
+        notify(current)
+        return current
 
     def _keep_timings(self, session_id: str, clock: LaunchClock) -> None:
         """Keep the phases a failed launch got through (best effort)."""

@@ -255,12 +255,13 @@ async def bring_up(session: Session, ctx: LaunchContext, progress: ProgressCallb
         task.cancel()
     await asyncio.gather(*pending, return_exceptions=True)
     again: BaseException | None = None
-    if ctx.keep_logs is not None:  # a cancelled launch's too: why it hung is in them
+    elsewhere = ctx.ended_elsewhere()  # the process that ended it keeps logs, reports
+    if ctx.keep_logs is not None and not elsewhere:  # a cancelled launch's too
         try:
             await _keep_logs(session, ctx, ctx.keep_logs)
         except asyncio.CancelledError as exc:  # cancelled (again): still clean up
             again = exc
-    await tear_down(session, ctx.agents, ctx.manager_id)
+    await tear_down(session, ctx.agents, ctx.manager_id, report=not elsewhere)
     if again is not None:
         raise again
     if isinstance(failure, LaunchFailed):

@@ -51,6 +51,10 @@ class LaunchContext:
     network: GroupNetwork = field(default_factory=GroupNetwork)
     #: Which agent hosts have the guard of session bridges (the pool's).
     host_guards: HostGuards = field(default_factory=HostGuards)
+    #: Whether another process has ended the session meanwhile (``rm``): that process
+    #: keeps the containers' logs and reports its removal, so a launch stopped by it
+    #: removes what it made without either (asked by :func:`.bring_up.bring_up`).
+    ended_elsewhere: Callable[[], bool] = field(default=lambda: False)
 
     @property
     def guarded(self) -> bool:
