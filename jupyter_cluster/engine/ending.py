@@ -14,6 +14,7 @@ when a launch fails.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 
@@ -36,6 +37,7 @@ from .launch.overlay import placed_agents
 from .launch.overlay_views import OverlayViews
 from .launch.teardown import overlay_lookup, tear_down
 from .log_archive import LogArchive
+from .store.drivers import this_process
 from .store.sessions import Store
 
 log = logging.getLogger(__name__)
@@ -90,6 +92,19 @@ class SessionTerminator:
             reason = "" if said.startswith("waiting for ") or said == KERNEL_EXITING else said
         if session.status is not SessionStatus.ERROR:
             session = self.store.set_status(session.id, SessionStatus.TERMINATING, reason)
+        # Other processes' reconciliation leaves the removal to this one while it runs
+        # (see reconcile's _being_ended), and a launch of it in another process stops.
+        self.store.set_driver(session.id, this_process())
+        try:
+            return await self._remove(session, reason, was_preparing, reads_cpu)
+        finally:
+            with contextlib.suppress(ClusterError):  # e.g. deleted from the history
+                self.store.set_driver(session.id, None)
+
+    async def _remove(
+        self, session: Session, reason: str, was_preparing: bool, reads_cpu: bool
+    ) -> Session:
+        """:meth:`terminate`'s removal of a session marked TERMINATING (or ERROR)."""
         # Hosts being removed early (while main1's kernel exited) are theirs to end.
         early = self.early.running(session.id)
         skip = early.hosts if early is not None else frozenset()

@@ -22,7 +22,6 @@ from ..core import naming
 from ..core.agent_loss import lost_reason
 from ..core.models import Container, LaunchSpec, Session
 from ..core.state import (
-    KERNEL_EXITING,
     LIVE,
     SETTLING,
     ContainerStatus,
@@ -37,9 +36,10 @@ from .store.sessions import Store
 
 log = logging.getLogger(__name__)
 
-#: Seconds a live process that marked a session TERMINATING while its kernel exits
-#: is left to finish it (the kernel's own exit is bounded by jupyter_client's
-#: ``shutdown_wait_time``, seconds; the removal then takes about as long).
+#: Seconds a live process that marked a session TERMINATING (while its kernel exits,
+#: or as it removes the containers) is left to finish it (the kernel's own exit is
+#: bounded by jupyter_client's ``shutdown_wait_time``, seconds; a removal by the
+#: agents' timeouts).
 KERNEL_EXIT_GRACE = 120.0
 
 
@@ -143,6 +143,8 @@ class Reconciler:
         record = self.store.with_driver(session_id)
         session, driver = record or (None, None)
         live = session is not None and session.status in LIVE
+        if session is not None and session.updated_at >= self.started:
+            return  # changed since the scan began (ended, say): the scan may be stale
         if not live:
             # Only containers with no record at all are orphans to adopt: a session
             # that ended (perhaps while Docker was being scanned) keeps its history
@@ -181,23 +183,21 @@ class Reconciler:
                 await self._fail(session, f"the process launching it ({describe(driver)}) exited")
             return
         if session.status is SessionStatus.TERMINATING:
-            if not self._on_down_agents(session) and not self._kernel_exiting(session, driver):
+            if not self._on_down_agents(session) and not self._being_ended(session, driver):
                 await self.finish_termination(session_id)  # else once they answer again
             return
         if session.updated_at < self.started:
             await self._update_running(session, found)
 
-    def _kernel_exiting(self, session: Session, driver: Driver | None) -> bool:
-        """Whether a process (``driver``, read with ``session``) that still runs marked
-        ``session`` TERMINATING while its kernel exits (``state.KERNEL_EXITING``) less
-        than ``KERNEL_EXIT_GRACE`` seconds ago: that process keeps main1's last lines
-        and removes it, so finishing the termination here would cut them off. A
-        process that died, or took longer, is taken over."""
-        return (
-            session.status_reason == KERNEL_EXITING
-            and time.time() - session.updated_at < KERNEL_EXIT_GRACE
-            and driver_alive(driver)
-        )
+    def _being_ended(self, session: Session, driver: Driver | None) -> bool:
+        """Whether a process (``driver``, read with ``session``) that still runs is
+        ending ``session``: it marked it TERMINATING less than ``KERNEL_EXIT_GRACE``
+        seconds ago, while its kernel exits (it then keeps main1's last lines and
+        removes it) or as it removes the containers (``SessionTerminator.terminate``
+        records itself). Finishing the termination here too would remove the same
+        containers twice, each removal tripping over the other's. A process that
+        died, or took longer, is taken over."""
+        return time.time() - session.updated_at < KERNEL_EXIT_GRACE and driver_alive(driver)
 
     async def _update_running(
         self, session: Session, found: list[tuple[str, ContainerState]]
@@ -252,7 +252,7 @@ class Reconciler:
         if session.status is SessionStatus.PREPARING and driver_alive(driver):
             return
         if session.status is SessionStatus.TERMINATING:
-            if not self._kernel_exiting(session, driver):
+            if not self._being_ended(session, driver):
                 await self.finish_termination(session.id)
             return
         reason = (
