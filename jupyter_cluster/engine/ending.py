@@ -8,7 +8,9 @@ the manager; the reconciler calls it to finish an interrupted termination (or on
 that waited for an agent that did not answer), and the
 launcher (:mod:`.launching`) calls :meth:`~SessionTerminator.abandon` when the
 process driving a launch is cancelled and :meth:`~SessionTerminator.mark_containers`
-when a launch fails.
+when a launch fails. While it removes a session, the terminating process is the
+session's recorded driver: reconciliation elsewhere leaves the removal to it, and a
+launch of the session in another process stops (see :mod:`.preparing`).
 """
 
 from __future__ import annotations

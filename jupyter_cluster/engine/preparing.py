@@ -5,7 +5,9 @@ the queue placed a session: it makes the session's keys, takes a warm set when o
 fits (else makes room in the warm pool), and hands the containers' creation to
 :func:`.launch.bring_up.bring_up`, reporting each container's progress to the store
 and to whoever drives the launch. A failed launch keeps its timings and its
-containers' logs, and leaves nothing on the agents.
+containers' logs, and leaves nothing on the agents. A launch whose session another
+process ends meanwhile (``rm`` in a terminal) stops within ``LEFT_POLL`` seconds,
+removes what it made and returns the session as that process leaves it.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ are removed (logged) or adopted, per ``ClusterManager.orphan_policy``; running
 sessions whose containers died or whose agents are lost become RUNNING_DEGRADED; a
 termination that waits for a lost agent is finished once it answers; sessions whose
 containers are all gone, or whose launching process died, end in ERROR and are cleaned up.
+A removal that a live process is doing is left to it, and a session that changed
+after Docker was listed waits for the next pass (the listing may be stale).
 """
 
 from __future__ import annotations
