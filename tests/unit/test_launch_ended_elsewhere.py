@@ -85,9 +85,15 @@ async def test_a_launch_ended_elsewhere_before_its_containers_exist_makes_none(
     launcher, remover = engine(tmp_path, agent), engine(tmp_path, agent)
     spec = launcher.make_spec(image=DEFAULT_IMAGE, size=4, cpu=0.5, mem="64m", name="early")
     launch = asyncio.ensure_future(launcher.launch(spec))
-    while not [s for s in launcher.store.list() if s.status is SessionStatus.PREPARING]:
-        await asyncio.sleep(0.01)
-    session_id = launcher.store.list()[0].id
+
+    async def preparing() -> str:
+        while True:
+            found = [s for s in launcher.store.list() if s.status is SessionStatus.PREPARING]
+            if found:
+                return found[0].id
+            await asyncio.sleep(0.01)
+
+    session_id = await asyncio.wait_for(preparing(), 10)
     await remover.terminate(session_id)
     await asyncio.sleep(LEFT_POLL * 2)  # the launch has seen it by now
     gate.set()
