@@ -256,7 +256,7 @@ class ClusterService:
         """End a launch driven here before its session is terminated.
 
         A PENDING one is cancelled (it has made nothing yet). One being brought up
-        is terminated first and its launch then let fail, which removes what it
+        is terminated first; its launch then stops by itself and removes what it
         made (cancelling Docker calls in flight could leave a network behind); a
         kernel being started is let start. Both wait at most ``timeout``. Either
         way the session keeps ``reason`` (e.g. an admin's, which its owner reads).
