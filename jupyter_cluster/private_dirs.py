@@ -144,7 +144,7 @@ def _open_mark(path: str, *, create: bool) -> int | None:
 
 def private(info: os.stat_result) -> bool:
     """Whether ``info`` (of a path not followed) is a directory of this user's that
-    nobody else can enter: here, and for :mod:`.engine.agents.docker.file_lock`."""
+    nobody else can enter: here, and for :mod:`.file_lock`."""
     return (
         stat.S_ISDIR(info.st_mode)
         and info.st_uid == os.getuid()
@@ -154,7 +154,7 @@ def private(info: os.stat_result) -> bool:
 
 def same_file(fd: int, path: str) -> bool:
     """Whether ``path`` (not followed) is still the file open as ``fd``: here, and
-    for the lock files of :mod:`.engine.agents.docker.file_lock`."""
+    for the lock files of :mod:`.file_lock`."""
     try:
         there = os.stat(path, follow_symlinks=False)
     except OSError:

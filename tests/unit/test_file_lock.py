@@ -1,5 +1,5 @@
 """The lock the engine processes of one store share for containers' departures from
-a network (``jupyter_cluster.engine.agents.docker.file_lock``): held by another real
+a network (``jupyter_cluster.file_lock``): held by another real
 process it is waited for, given up after its wait, and never leaves its file behind.
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_cluster.engine.agents.docker.file_lock import held
+from jupyter_cluster.file_lock import held
 
 #: A process that locks ``argv[1]`` as the module does, says so, and holds it for
 #: ``argv[2]`` seconds.

@@ -35,8 +35,8 @@ from typing import Any
 
 from aiodocker.networks import DockerNetwork
 
+from .... import file_lock
 from ....errors import AgentError
-from . import file_lock
 from .connection import DockerConnection
 
 #: The first 20.10 release with the fix (moby/libnetwork#2679); 22.06 and later had it.

@@ -1,10 +1,13 @@
 """An exclusive lock shared by every engine process of one store: a file locked with
 flock(2) in a private directory beside the store.
 
-:mod:`.network_leave` takes it around each departure from a network, so that two
-processes removing containers of one session at once (a ``jupyter cluster rm``
-while the server ends the same session) also take them off its network one at a
-time between them. The file is removed by its holder as it lets go; a process that
+The Docker agent's :mod:`~.engine.agents.docker.network_leave` takes it around each
+departure from a network, so that two processes removing containers of one session
+at once (a ``jupyter cluster rm`` while the server ends the same session) also take
+them off its network one at a time between them; the engine's
+:class:`~.engine.ending.SessionTerminator` takes one per session around a removal,
+so that a second removal of the same session (a second ``rm``) waits for the first
+and finds it ended. The file is removed by its holder as it lets go; a process that
 locked the file just as it was removed sees that the path names another file now,
 and tries again.
 
@@ -25,7 +28,7 @@ import re
 import time
 from collections.abc import AsyncIterator
 
-from ....private_dirs import private, same_file
+from .private_dirs import private, same_file
 
 log = logging.getLogger(__name__)
 
