@@ -18,8 +18,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable
 
+from .. import file_lock
 from ..core.agent_loss import removal_waits_reason
 from ..core.models import Session
 from ..core.state import (
@@ -39,12 +41,17 @@ from .launch.overlay import placed_agents
 from .launch.overlay_views import OverlayViews
 from .launch.teardown import overlay_lookup, tear_down
 from .log_archive import LogArchive
-from .store.drivers import this_process
+from .store.drivers import driver_alive, this_process
 from .store.sessions import Store
 
 log = logging.getLogger(__name__)
 #: Extra clean-up sweeps (0.5 s apart) when terminating a session still PREPARING.
 TEAR_DOWN_RETRIES = 20
+#: Seconds between looks at another process's removal of the same session, and how
+#: long after its last change it is still taken to be at work (as reconciliation's
+#: ``KERNEL_EXIT_GRACE``: a kernel's exit, then the agents' timeouts).
+OTHER_REMOVAL_POLL = 0.25
+OTHER_REMOVAL_GRACE = 120.0
 
 
 class SessionTerminator:
@@ -58,22 +65,36 @@ class SessionTerminator:
         *,
         keep_logs: Callable[[], bool] = lambda: True,
         overlay_views: OverlayViews | None = None,
+        lock_dir: str = "",
     ) -> None:
         """``keep_logs`` says, at each termination, whether to keep the containers'
         logs (``ClusterManager.keep_logs``); ``overlay_views`` watches the Swarm
-        nodes' views of a removed overlay (the engine's; without, they are waited for)."""
+        nodes' views of a removed overlay (the engine's; without, they are waited for);
+        ``lock_dir``: where the store's processes take turns removing a session (the
+        engine's ``locks`` beside the store; "": no turns)."""
         self.store = store
         self.overlay_views = overlay_views
         self.pool = pool
         self.log_archive = log_archive
         self.keep_logs = keep_logs
         self.early = EarlyRemovals(store, pool, log_archive, keep_logs)
+        self.lock_dir = lock_dir
 
     async def terminate(self, ref: str, reason: str = "") -> Session:
         """Cancel a PENDING session, or remove every container and the network;
         ``reason`` (default: by the user) is kept in its history. What agents that do
         not answer hold is left for reconciliation: see :meth:`_wait_for`."""
-        session = self.store.resolve(ref)
+        session = await self._after_other_removal(self.store.resolve(ref))
+        if session.status is SessionStatus.PENDING or session.status in FINAL:
+            return await self._terminate(session, reason)  # nothing to remove
+        # One removal of a session at a time, among this store's processes and in this
+        # one: a second waits here, then finds the session ended (see .file_lock).
+        key = f"session-{session.id}"
+        async with file_lock.held(self.lock_dir, key, OTHER_REMOVAL_GRACE):
+            return await self._terminate(self.store.require(session.id), reason)
+
+    async def _terminate(self, session: Session, reason: str) -> Session:
+        """:meth:`terminate` of ``session`` as read once its removal is this one's."""
         if session.status is SessionStatus.PENDING:
             return self.store.set_status(
                 session.id, SessionStatus.CANCELLED, reason or "cancelled by the user"
@@ -102,6 +123,26 @@ class SessionTerminator:
         finally:
             with contextlib.suppress(ClusterError):  # e.g. deleted from the history
                 self.store.set_driver(session.id, None)
+
+    async def _after_other_removal(self, session: Session) -> Session:
+        """``session`` once no other live process is removing it: a second ``rm`` (or
+        a DELETE from the Lab while ``rm`` runs in a terminal) would remove the same
+        containers at the same moment, and one of the two fail on the other's
+        ("volume is in use"). It waits at most ``OTHER_REMOVAL_GRACE`` seconds after
+        that process's last change, and takes over if that process dies."""
+        while session.status is SessionStatus.TERMINATING and self._removed_elsewhere(session.id):
+            await asyncio.sleep(OTHER_REMOVAL_POLL)
+            session = self.store.require(session.id)
+        return session
+
+    def _removed_elsewhere(self, session_id: str) -> bool:
+        """Whether another process that still runs recorded itself as the remover of
+        ``session_id`` (see :meth:`terminate`) less than ``OTHER_REMOVAL_GRACE`` ago."""
+        state = self.store.launch_state(session_id)
+        if state is None or state.driver is None or state.driver == this_process():
+            return False
+        recent = time.time() - state.updated_at < OTHER_REMOVAL_GRACE
+        return recent and driver_alive(state.driver)
 
     async def _remove(
         self, session: Session, reason: str, was_preparing: bool, reads_cpu: bool

@@ -110,7 +110,7 @@ class ClusterManager(
         )
         self.gpu_detection = GpuDetection(parent=self)
         configs = configured_agents(self, self.gpu_detection.probe, self.log)
-        # The store's engine processes take turns there (see .agents.docker.network_leave).
+        # The store's engine processes take turns there (.agents.docker.network_leave, .ending).
         locks = os.path.join(beside_store, "locks")
         factory = self.agent_factory or partial(make_agent, lock_dir=locks)
         self.pool = AgentPool(configs, factory, pulls_images=self.pull_images)
@@ -137,6 +137,7 @@ class ClusterManager(
             self.log_archive,
             keep_logs=lambda: self.keep_logs,
             overlay_views=self.overlay_views,
+            lock_dir=locks,
         )
         self.launcher = SessionLauncher(
             self,
