@@ -10,7 +10,9 @@ launcher (:mod:`.launching`) calls :meth:`~SessionTerminator.abandon` when the
 process driving a launch is cancelled and :meth:`~SessionTerminator.mark_containers`
 when a launch fails. While it removes a session, the terminating process is the
 session's recorded driver: reconciliation elsewhere leaves the removal to it, and a
-launch of the session in another process stops (see :mod:`.preparing`).
+launch of the session in another process stops (see :mod:`.preparing`). A second
+removal of the same session, in this process or another, waits for the first (a
+lock file per session, :mod:`~jupyter_cluster.file_lock`).
 """
 
 from __future__ import annotations
