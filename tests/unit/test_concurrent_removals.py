@@ -11,39 +11,22 @@ the same process awaits the first.
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from jupyter_cluster.core.naming import DEFAULT_IMAGE
 from jupyter_cluster.core.state import ContainerStatus, SessionStatus
 from jupyter_cluster.engine.ending import OTHER_REMOVAL_POLL
-from jupyter_cluster.engine.store.drivers import this_process
 
 from .test_drivers import exited_pid
 from .test_reconcile import one_agent
-
-
-@pytest.fixture
-def other_process() -> Iterator[int]:
-    """A process that runs for the test's length: ``rm`` in another terminal."""
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    yield proc.pid
-    proc.kill()
-    proc.wait()
+from .test_reconcile_ending import being_removed
 
 
 async def test_a_removal_another_live_process_is_doing_is_awaited(
     tmp_path: Path, other_process: int
 ) -> None:
-    manager, agent = one_agent(tmp_path)
-    session = await manager.launch(manager.make_spec(image=DEFAULT_IMAGE, size=3))
+    manager, agent, session = await being_removed(tmp_path, 3, other_process, "idle for 2 hours")
     store = manager.store
-    store.set_status(session.id, SessionStatus.TERMINATING, "idle for 2 hours")
-    store.set_driver(session.id, this_process(other_process))
     second = asyncio.ensure_future(manager.terminate(session.id))
     await asyncio.sleep(4 * OTHER_REMOVAL_POLL)
     assert not second.done()
@@ -63,10 +46,7 @@ async def test_a_removal_another_live_process_is_doing_is_awaited(
 
 
 async def test_a_removal_whose_process_died_is_taken_over_at_once(tmp_path: Path) -> None:
-    manager, agent = one_agent(tmp_path)
-    session = await manager.launch(manager.make_spec(image=DEFAULT_IMAGE, size=3))
-    manager.store.set_status(session.id, SessionStatus.TERMINATING, "terminated")
-    manager.store.set_driver(session.id, this_process(exited_pid()))
+    manager, agent, session = await being_removed(tmp_path, 3, exited_pid())
     ended = await asyncio.wait_for(manager.terminate(session.id), 5)
     assert ended.status is SessionStatus.TERMINATED
     assert agent.containers == {} and agent.networks == {} and agent.volumes == {}

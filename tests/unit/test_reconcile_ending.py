@@ -12,37 +12,38 @@ containers that are gone by now (no "no live record" warning for it).
 from __future__ import annotations
 
 import logging
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from jupyter_cluster.core.models import Session
 from jupyter_cluster.core.naming import DEFAULT_IMAGE
 from jupyter_cluster.core.state import SessionStatus
+from jupyter_cluster.engine.agents.fake import FakeAgent
+from jupyter_cluster.engine.manager import ClusterManager
 from jupyter_cluster.engine.store.drivers import this_process
 
 from .test_drivers import exited_pid
 from .test_reconcile import one_agent
 
 
-@pytest.fixture
-def other_process() -> Iterator[int]:
-    """A process that runs for the test's length: ``rm`` in another terminal."""
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    yield proc.pid
-    proc.kill()
-    proc.wait()
+async def being_removed(
+    tmp_path: Path, size: int, remover: int, reason: str = "terminated"
+) -> tuple[ClusterManager, FakeAgent, Session]:
+    """A running session of ``size`` on a fake agent, marked TERMINATING (``reason``)
+    by the process ``remover``, which recorded itself as it removes: what another
+    process sees while ``rm`` is at work, or after it died there."""
+    manager, agent = one_agent(tmp_path)
+    session = await manager.launch(manager.make_spec(image=DEFAULT_IMAGE, size=size))
+    manager.store.set_status(session.id, SessionStatus.TERMINATING, reason)
+    manager.store.set_driver(session.id, this_process(remover))
+    return manager, agent, session
 
 
 async def test_a_removal_another_live_process_is_doing_is_left_to_it(
     tmp_path: Path, other_process: int
 ) -> None:
-    manager, agent = one_agent(tmp_path)
-    session = await manager.launch(manager.make_spec(image=DEFAULT_IMAGE, size=2))
-    manager.store.set_status(session.id, SessionStatus.TERMINATING, "terminated")
-    manager.store.set_driver(session.id, this_process(other_process))
+    manager, agent, session = await being_removed(tmp_path, 2, other_process)
     await manager.refresh()
     assert manager.store.require(session.id).status is SessionStatus.TERMINATING
     assert len(agent.containers) == 2  # not removed under the other process's feet
@@ -50,10 +51,7 @@ async def test_a_removal_another_live_process_is_doing_is_left_to_it(
 
 
 async def test_a_removal_whose_process_died_is_finished(tmp_path: Path) -> None:
-    manager, agent = one_agent(tmp_path)
-    session = await manager.launch(manager.make_spec(image=DEFAULT_IMAGE, size=2))
-    manager.store.set_status(session.id, SessionStatus.TERMINATING, "terminated")
-    manager.store.set_driver(session.id, this_process(exited_pid()))
+    manager, agent, session = await being_removed(tmp_path, 2, exited_pid())
     await manager.refresh()
     ended = manager.store.require(session.id)
     assert ended.status is SessionStatus.TERMINATED and ended.status_reason == "terminated"
@@ -86,16 +84,16 @@ async def test_a_session_that_ended_during_the_scan_is_no_orphan(
     manager, agent = one_agent(tmp_path)
     session = await manager.launch(manager.make_spec(image=DEFAULT_IMAGE, size=2))
     real_list = agent.list_containers
-    scans = []
+    scans: list[list[object]] = []
 
     async def stale_scan(labels: object, **how: object) -> object:
         found = await real_list(labels, **how)  # type: ignore[arg-type]
         if not scans:  # the session ends (elsewhere) right after Docker was listed
-            scans.append(found)
+            scans.append(list(found))
             await manager.terminate(session.id)
         return found
 
-    agent.list_containers = stale_scan  # type: ignore[method-assign]
+    agent.list_containers = stale_scan  # type: ignore[method-assign,assignment]
     with caplog.at_level(logging.WARNING):
         await manager.refresh()
     assert scans and len(scans[0]) == 2  # the scan did list its two containers
