@@ -76,7 +76,8 @@ class Preparation:
 
     async def run(self, session: Session, notify: SessionCallback) -> Session:
         """Bring a placed (PREPARING) session up and mark it RUNNING; any failure
-        leaves it ERROR with nothing behind (raises :class:`LaunchFailed`)."""
+        leaves it ERROR with nothing behind (raises :class:`LaunchFailed`). A session
+        another process ended meanwhile is returned as that process leaves it."""
 
         # Progress goes into the store only while the session is PREPARING: once
         # another process ended it (rm), the launch stops (Conflict) and writes nothing.
