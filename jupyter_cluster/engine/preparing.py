@@ -40,6 +40,8 @@ PREPARING = SessionStatus.PREPARING
 LEFT_POLL = 0.25
 #: Seconds a launch so stopped waits for that process's removal to finish.
 ENDING_WAIT = 30.0
+#: Most sweeps of what is left after a launch so stopped (see Preparation._sweep).
+STOPPED_SWEEPS = 10
 #: Called with the session each time it changes while a launch is driven.
 SessionCallback = Callable[[Session], None]
 #: The bind mounts of a launch's folders on an agent: (agent id, owner, spec).
@@ -175,6 +177,7 @@ class Preparation:
         to finish, so the launch reports the end (TERMINATED), not the way there."""
         deadline = asyncio.get_running_loop().time() + ENDING_WAIT
         current = self.store.require(session_id)
+        await self._sweep(current)
         while current.status is SessionStatus.TERMINATING:
             if asyncio.get_running_loop().time() >= deadline:
                 break
@@ -182,6 +185,18 @@ class Preparation:
             current = self.store.require(session_id)
         notify(current)
         return current
+
+    async def _sweep(self, session: Session) -> None:
+        """After a stopped launch, remove what is still there of ``session`` (found by
+        label and name, as the end of a finished launch does), quietly, and again while
+        something stays (``STOPPED_SWEEPS`` times, 0.5 s apart): a Docker call of the
+        launch may have finished after both its own clean-up and the other process's
+        removal looked, and neither would look again."""
+        for sweep in range(STOPPED_SWEEPS):
+            if sweep:
+                await asyncio.sleep(0.5)
+            if not await tear_down(session, self.pool.agents, self.store.manager_id, report=False):
+                return
 
     def _keep_timings(self, session_id: str, clock: LaunchClock) -> None:
         """Keep the phases a failed launch got through (best effort)."""
