@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import Callable
 
 from .. import file_lock
@@ -41,19 +40,16 @@ from .cpu_time import read_before_removal, record
 from .early_removal import EarlyRemovals
 from .launch.overlay import placed_agents
 from .launch.overlay_views import OverlayViews
-from .launch.teardown import overlay_lookup, tear_down
+from .launch.teardown import overlay_lookup, tear_down, tear_down_again
 from .log_archive import LogArchive
-from .store.drivers import driver_alive, this_process
+from .store.drivers import ENDING_GRACE, still_ending, this_process
 from .store.sessions import Store
 
 log = logging.getLogger(__name__)
 #: Extra clean-up sweeps (0.5 s apart) when terminating a session still PREPARING.
 TEAR_DOWN_RETRIES = 20
-#: Seconds between looks at another process's removal of the same session, and how
-#: long after its last change it is still taken to be at work (as reconciliation's
-#: ``KERNEL_EXIT_GRACE``: a kernel's exit, then the agents' timeouts).
+#: Seconds between looks at another process's removal of the same session.
 OTHER_REMOVAL_POLL = 0.25
-OTHER_REMOVAL_GRACE = 120.0
 
 
 class SessionTerminator:
@@ -92,7 +88,7 @@ class SessionTerminator:
         # One removal of a session at a time, among this store's processes and in this
         # one: a second waits here, then finds the session ended (see .file_lock).
         key = f"session-{session.id}"
-        async with file_lock.held(self.lock_dir, key, OTHER_REMOVAL_GRACE):
+        async with file_lock.held(self.lock_dir, key, ENDING_GRACE):
             return await self._terminate(self.store.require(session.id), reason)
 
     async def _terminate(self, session: Session, reason: str) -> Session:
@@ -118,7 +114,7 @@ class SessionTerminator:
         if session.status is not SessionStatus.ERROR:
             session = self.store.set_status(session.id, SessionStatus.TERMINATING, reason)
         # Other processes' reconciliation leaves the removal to this one while it runs
-        # (see reconcile's _being_ended), and a launch of it in another process stops.
+        # (see .store.drivers.still_ending), and a launch of it in another process stops.
         self.store.set_driver(session.id, this_process())
         try:
             return await self._remove(session, reason, was_preparing, reads_cpu)
@@ -130,21 +126,20 @@ class SessionTerminator:
         """``session`` once no other live process is removing it: a second ``rm`` (or
         a DELETE from the Lab while ``rm`` runs in a terminal) would remove the same
         containers at the same moment, and one of the two fail on the other's
-        ("volume is in use"). It waits at most ``OTHER_REMOVAL_GRACE`` seconds after
-        that process's last change, and takes over if that process dies."""
+        ("volume is in use"). It waits as long as that process is
+        :func:`~.store.drivers.still_ending` the session, and takes over after."""
         while session.status is SessionStatus.TERMINATING and self._removed_elsewhere(session.id):
             await asyncio.sleep(OTHER_REMOVAL_POLL)
             session = self.store.require(session.id)
         return session
 
     def _removed_elsewhere(self, session_id: str) -> bool:
-        """Whether another process that still runs recorded itself as the remover of
-        ``session_id`` (see :meth:`terminate`) less than ``OTHER_REMOVAL_GRACE`` ago."""
+        """Whether another process recorded itself as the remover of ``session_id``
+        (see :meth:`terminate`) and is still ending it."""
         state = self.store.launch_state(session_id)
-        if state is None or state.driver is None or state.driver == this_process():
+        if state is None or state.driver == this_process():
             return False
-        recent = time.time() - state.updated_at < OTHER_REMOVAL_GRACE
-        return recent and driver_alive(state.driver)
+        return still_ending(state.updated_at, state.driver)
 
     async def _remove(
         self, session: Session, reason: str, was_preparing: bool, reads_cpu: bool
@@ -185,18 +180,15 @@ class SessionTerminator:
         # While PREPARING, the launching process (maybe another one) may still be
         # creating containers, which keeps the network busy: sweep again until it
         # has seen TERMINATING and stopped.
-        for _ in range(TEAR_DOWN_RETRIES if was_preparing else 0):
-            if not problems:
-                break
-            await asyncio.sleep(0.5)
-            problems = await tear_down(
-                session,
-                self.pool.agents,
-                self.store.manager_id,
-                lost=lost,
-                views=self.overlay_views,
-                report=False,
-            )
+        problems = await tear_down_again(
+            session,
+            self.pool.agents,
+            self.store.manager_id,
+            problems,
+            TEAR_DOWN_RETRIES if was_preparing else 0,
+            lost=lost,
+            views=self.overlay_views,
+        )
         if problems:
             raise ClusterError(
                 f"could not remove everything of session {session.name}: " + "; ".join(problems)

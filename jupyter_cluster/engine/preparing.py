@@ -29,7 +29,7 @@ from .agents.pool import AgentPool
 from .ending import SessionTerminator
 from .launch.bring_up import LaunchContext, bring_up
 from .launch.keys import generate_session_keys
-from .launch.teardown import tear_down
+from .launch.teardown import tear_down, tear_down_again
 from .log_archive import LogArchive
 from .settings import ManagerSettings
 from .store.sessions import Store
@@ -189,14 +189,12 @@ class Preparation:
     async def _sweep(self, session: Session) -> None:
         """After a stopped launch, remove what is still there of ``session`` (found by
         label and name, as the end of a finished launch does), quietly, and again while
-        something stays (``STOPPED_SWEEPS`` times, 0.5 s apart): a Docker call of the
-        launch may have finished after both its own clean-up and the other process's
-        removal looked, and neither would look again."""
-        for sweep in range(STOPPED_SWEEPS):
-            if sweep:
-                await asyncio.sleep(0.5)
-            if not await tear_down(session, self.pool.agents, self.store.manager_id, report=False):
-                return
+        something stays (``STOPPED_SWEEPS`` times in all): a Docker call of the launch
+        may have finished after both its own clean-up and the other process's removal
+        looked, and neither would look again."""
+        agents, manager_id = self.pool.agents, self.store.manager_id
+        problems = await tear_down(session, agents, manager_id, report=False)
+        await tear_down_again(session, agents, manager_id, problems, STOPPED_SWEEPS - 1)
 
     def _keep_timings(self, session_id: str, clock: LaunchClock) -> None:
         """Keep the phases a failed launch got through (best effort)."""

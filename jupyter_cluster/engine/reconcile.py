@@ -33,16 +33,10 @@ from ..errors import AgentError, ClusterError, Conflict
 from .adoption import adopt_session
 from .agents.base import Agent, ContainerState, not_running_reason
 from .launch.teardown import tear_down
-from .store.drivers import Driver, describe, driver_alive
+from .store.drivers import describe, driver_alive, still_ending
 from .store.sessions import Store
 
 log = logging.getLogger(__name__)
-
-#: Seconds a live process that marked a session TERMINATING (while its kernel exits,
-#: or as it removes the containers) is left to finish it (the kernel's own exit is
-#: bounded by jupyter_client's ``shutdown_wait_time``, seconds; a removal by the
-#: agents' timeouts).
-KERNEL_EXIT_GRACE = 120.0
 
 
 class Reconciler:
@@ -185,21 +179,11 @@ class Reconciler:
                 await self._fail(session, f"the process launching it ({describe(driver)}) exited")
             return
         if session.status is SessionStatus.TERMINATING:
-            if not self._on_down_agents(session) and not self._being_ended(session, driver):
+            if not self._on_down_agents(session) and not still_ending(session.updated_at, driver):
                 await self.finish_termination(session_id)  # else once they answer again
             return
         if session.updated_at < self.started:
             await self._update_running(session, found)
-
-    def _being_ended(self, session: Session, driver: Driver | None) -> bool:
-        """Whether a process (``driver``, read with ``session``) that still runs is
-        ending ``session``: it marked it TERMINATING less than ``KERNEL_EXIT_GRACE``
-        seconds ago, while its kernel exits (it then keeps main1's last lines and
-        removes it) or as it removes the containers (``SessionTerminator.terminate``
-        records itself). Finishing the termination here too would remove the same
-        containers twice, each removal tripping over the other's. A process that
-        died, or took longer, is taken over."""
-        return time.time() - session.updated_at < KERNEL_EXIT_GRACE and driver_alive(driver)
 
     async def _update_running(
         self, session: Session, found: list[tuple[str, ContainerState]]
@@ -254,7 +238,7 @@ class Reconciler:
         if session.status is SessionStatus.PREPARING and driver_alive(driver):
             return
         if session.status is SessionStatus.TERMINATING:
-            if not self._being_ended(session, driver):
+            if not still_ending(session.updated_at, driver):
                 await self.finish_termination(session.id)
             return
         reason = (

@@ -15,9 +15,9 @@ import pytest
 from jupyter_cluster.core.models import Session
 from jupyter_cluster.core.naming import DEFAULT_IMAGE
 from jupyter_cluster.core.state import KERNEL_EXITING, ContainerStatus, SessionStatus
-from jupyter_cluster.engine import reconcile
 from jupyter_cluster.engine.agents.fake import FakeAgent
 from jupyter_cluster.engine.manager import ClusterManager
+from jupyter_cluster.engine.store import drivers
 from jupyter_cluster.engine.store.drivers import Driver, this_process
 from jupyter_cluster.errors import AgentError
 
@@ -234,7 +234,7 @@ async def test_a_kernel_exit_that_takes_too_long_is_taken_over(
 ) -> None:
     session = await launch(manager, 1)
     await manager.remove_subs(session.id)
-    monkeypatch.setattr(reconcile, "KERNEL_EXIT_GRACE", 0.0)
+    monkeypatch.setattr(drivers, "ENDING_GRACE", 0.0)
     await manager.refresh()
     assert manager.store.require(session.id).status is SessionStatus.TERMINATED
     assert not fake(manager).containers

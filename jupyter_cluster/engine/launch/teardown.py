@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 from ...core import naming
 from ...core.models import Session
@@ -129,6 +130,27 @@ async def tear_down(
         lost |= unreachable
     for problem in problems if report else ():
         log.warning("clean-up of session %s: %s", session.id, problem)
+    return problems
+
+
+async def tear_down_again(
+    session: Session,
+    agents: Mapping[str, Agent],
+    manager_id: str,
+    problems: list[str],
+    tries: int,
+    **how: Any,
+) -> list[str]:
+    """While ``problems`` (a :func:`tear_down`'s) remain, :func:`tear_down` once more
+    0.5 s later, at most ``tries`` times, unreported; the problems left. For a session
+    whose launch (maybe in another process) may still be making something: called by
+    the terminator after removing a session still PREPARING, and by a launch that
+    another process's removal stopped. ``how``: more of :func:`tear_down`'s options."""
+    for _ in range(tries):
+        if not problems:
+            break
+        await asyncio.sleep(0.5)
+        problems = await tear_down(session, agents, manager_id, report=False, **how)
     return problems
 
 

@@ -14,9 +14,15 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from typing import NamedTuple
 
 _BOOT_ID = "/proc/sys/kernel/random/boot_id"
+#: Seconds a live process that marked a session TERMINATING (while its kernel exits,
+#: or as it removes the containers) is left to finish it (the kernel's own exit is
+#: bounded by jupyter_client's ``shutdown_wait_time``; a removal by the agents'
+#: timeouts).
+ENDING_GRACE = 120.0
 
 
 class Driver(NamedTuple):
@@ -85,3 +91,12 @@ def driver_alive(driver: Driver | None) -> bool:
 def describe(driver: Driver | None) -> str:
     """``pid N`` for reasons that name a launch's process ("unrecorded" if none)."""
     return f"pid {driver.pid}" if driver else "unrecorded"
+
+
+def still_ending(updated_at: float, driver: Driver | None) -> bool:
+    """Whether ``driver``, recorded on a TERMINATING session last changed at
+    ``updated_at``, is still taken to be ending it: that process runs, and the change
+    is less than :data:`ENDING_GRACE` seconds old. A process that died, or took
+    longer, is taken over. Asked by reconciliation (which then leaves the removal to
+    it) and by a second removal (which waits for it, see ``engine.ending``)."""
+    return time.time() - updated_at < ENDING_GRACE and driver_alive(driver)
