@@ -17,6 +17,11 @@ The same mistake hides in ``with suppress(CancelledError): await task`` after
 ``task.cancel()``: it swallows the task's cancellation, as meant, and the caller's
 too. :func:`ended` and :func:`stopped` wait for a task's end and raise only the
 caller's cancellation; :func:`unless` runs work until a stop condition comes first.
+
+A clean-up that runs because its caller was cancelled can be cancelled again (a
+launch's ``unless`` stops it while it already cleans up after a failure; a caller
+cancels twice): cut short, it leaves behind what it was removing. :func:`through`
+runs such work to its end whatever cancels the caller meanwhile.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import sys
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
-__all__ = ["ended", "stopped", "unless", "wait_set", "within"]
+__all__ = ["ended", "stopped", "through", "unless", "wait_set", "within"]
 
 T = TypeVar("T")
 
@@ -116,17 +121,36 @@ async def unless(work: Awaitable[T], stop: Awaitable[object]) -> tuple[bool, T |
         await asyncio.wait((task, halt), return_when=asyncio.FIRST_COMPLETED)
     except asyncio.CancelledError:
         task.cancel()
-        await asyncio.wait((task,))
+        await through(asyncio.wait((task,)))
         raise
     finally:
         halt.cancel()
     if task.done():
         return True, task.result()
     task.cancel()
-    await _outcome(task)
+    await through(_outcome(task))
     if not halt.cancelled() and (error := halt.exception()) is not None:
         raise error
     return False, None
+
+
+async def through(work: Awaitable[T]) -> T:
+    """Await ``work`` to its end even if the caller is cancelled meanwhile, once or
+    more; its result is returned, or the caller's cancellation raised once it ended.
+    For clean-ups that must not be cut short (see the module's docstring): a launch's
+    removal of what it made, a creation's undoing when its caller left. ``work``
+    must end by itself (every Docker request is bounded, see :func:`within`)."""
+    task = asyncio.ensure_future(work)
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.wait((task,))
+        except asyncio.CancelledError:
+            cancelled = True
+    if cancelled:  # the caller's cancellation goes on (an error of ``work`` chained)
+        error = None if task.cancelled() else task.exception()
+        raise asyncio.CancelledError from error
+    return task.result()
 
 
 async def _outcome(task: asyncio.Future[Any]) -> None:
