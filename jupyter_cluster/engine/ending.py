@@ -178,8 +178,12 @@ class SessionTerminator:
             report=False,  # raised below
         )
         # While PREPARING, the launching process (maybe another one) may still be
-        # creating containers, which keeps the network busy: sweep again until it
-        # has seen TERMINATING and stopped.
+        # creating containers, which keeps the network busy: it stops once it sees
+        # TERMINATING and removes what it made, holding its lock meanwhile (see
+        # .preparing); then sweep again while something stays.
+        if was_preparing:
+            async with file_lock.held(self.lock_dir, launch_lock_key(session.id), ENDING_GRACE):
+                pass
         problems = await tear_down_again(
             session,
             self.pool.agents,
@@ -232,6 +236,12 @@ class SessionTerminator:
             self.store.set_status(session_id, SessionStatus.CANCELLED, "cancelled while waiting")
         elif session.status in ALLOCATING:
             await self.terminate(session_id, LAUNCH_INTERRUPTED)
+
+
+def launch_lock_key(session_id: str) -> str:
+    """The lock a launch of ``session_id`` holds while it brings the session up and,
+    stopped, removes what it made; a removal of the session waits for it."""
+    return f"launch-{session_id}"
 
 
 def _left(session: Session, skip: frozenset[str]) -> Session:

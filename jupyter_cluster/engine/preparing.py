@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
+from .. import file_lock
 from ..asyncwait import unless
 from ..core.egress import AGENT
 from ..core.fast_network import GroupNetwork
@@ -26,8 +27,8 @@ from ..core.timings import LaunchClock
 from ..errors import LaunchFailed
 from .agents.base import BindMount, Limits
 from .agents.pool import AgentPool
-from .ending import SessionTerminator
-from .launch.bring_up import LaunchContext, bring_up
+from .ending import SessionTerminator, launch_lock_key
+from .launch.bring_up import LaunchContext, ProgressCallback, bring_up
 from .launch.keys import generate_session_keys
 from .launch.teardown import tear_down, tear_down_again
 from .log_archive import LogArchive
@@ -99,6 +100,32 @@ class Preparation:
                     update(container.host, status=ContainerStatus.PULLING, status_reason=reason)
 
         clock = LaunchClock(session.id, session.hosts)
+        # A removal of the session (maybe in another process) waits until this launch
+        # has stopped and removed what it made (see SessionTerminator).
+        lock_dir = self.terminator.lock_dir
+        async with file_lock.held(lock_dir, launch_lock_key(session.id), 0):
+            brought = await self._bring_up(session, clock, notify, progress, pulling)
+            current = self.store.require(session.id)
+            if current.status is not PREPARING:  # ended elsewhere, maybe once brought
+                await self._sweep(current)
+        if not brought or current.status is not PREPARING:
+            return await self._stopped(session.id, notify)
+        session = self.store.set_status(session.id, SessionStatus.RUNNING, "")
+        self.store.set_driver(session.id, None)
+        notify(session)
+        return session
+
+    async def _bring_up(
+        self,
+        session: Session,
+        clock: LaunchClock,
+        notify: SessionCallback,
+        progress: ProgressCallback,
+        pulling: Callable[[str, str], Awaitable[None]],
+    ) -> bool:
+        """:meth:`run`'s bring-up: whether it was brought up (False: stopped as its
+        session was ended elsewhere, what it made removed). A failure leaves it ERROR
+        and raises :class:`LaunchFailed`."""
         try:
             keys = generate_session_keys(session.id, session.hosts)
             self.store.save_keys(session.id, keys)
@@ -135,26 +162,17 @@ class Preparation:
             )
             brought, _ = await unless(bring_up(session, ctx, progress), self._left(session.id))
             self.store.add_timings(session.id, clock.timings)
+            return brought
         except LaunchFailed as exc:
             self._keep_timings(session.id, clock)
             if self._ended_elsewhere(session.id):  # not a failure: see _stopped
-                return await self._stopped(session.id, notify)
+                return False
             await self._fail_launch(session, str(exc), notify, clean_up=False)
             raise LaunchFailed(f"session {session.name} failed to launch: {exc}") from exc
         except Exception as exc:  # a bug or a lost store must not leave it PREPARING
             self._keep_timings(session.id, clock)
             await self._fail_launch(session, f"{type(exc).__name__}: {exc}", notify)
             raise LaunchFailed(f"session {session.name} failed to launch: {exc}") from exc
-        if not brought:  # stopped, and what it made removed (bring_up's clean-up)
-            return await self._stopped(session.id, notify)
-        current = self.store.require(session.id)
-        if current.status is not SessionStatus.PREPARING:  # terminated meanwhile
-            await tear_down(current, self.pool.agents, self.store.manager_id)
-            return current
-        session = self.store.set_status(session.id, SessionStatus.RUNNING, "")
-        self.store.set_driver(session.id, None)
-        notify(session)
-        return session
 
     def _ended_elsewhere(self, session_id: str) -> bool:
         """Whether the session is no longer PREPARING although this launch did not
@@ -177,7 +195,6 @@ class Preparation:
         to finish, so the launch reports the end (TERMINATED), not the way there."""
         deadline = asyncio.get_running_loop().time() + ENDING_WAIT
         current = self.store.require(session_id)
-        await self._sweep(current)
         while current.status is SessionStatus.TERMINATING:
             if asyncio.get_running_loop().time() >= deadline:
                 break

@@ -7,7 +7,8 @@ ends the session. The launch must then stop within a fraction of a second, remov
 what it made, write nothing more into the ended session's record, and return the
 session as the other process left it (TERMINATED, "terminated"): not fail with a
 start-up error of its own, and not go on making and starting containers for a
-session that is gone.
+session that is gone. A removal, for its part, returns only once the launch has
+removed what it made, even what Docker was still making when the launch stopped.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ from pathlib import Path
 
 from jupyter_cluster.core.naming import DEFAULT_IMAGE
 from jupyter_cluster.core.state import ContainerStatus, SessionStatus
+from jupyter_cluster.engine.agents.base import ContainerSpec
 from jupyter_cluster.engine.agents.fake import FakeAgent
 from jupyter_cluster.engine.manager import ClusterManager
 from jupyter_cluster.engine.preparing import LEFT_POLL
+from jupyter_cluster.errors import AgentError
 
 
 def engine(tmp_path: Path, agent: FakeAgent) -> ClusterManager:
@@ -94,13 +97,90 @@ async def test_a_launch_ended_elsewhere_before_its_containers_exist_makes_none(
             await asyncio.sleep(0.01)
 
     session_id = await asyncio.wait_for(preparing(), 10)
-    await remover.terminate(session_id)
+    # The removal waits for the launch, which waits for Docker's answer (the gate).
+    removal = asyncio.ensure_future(remover.terminate(session_id))
     await asyncio.sleep(LEFT_POLL * 2)  # the launch has seen it by now
     gate.set()
+    await asyncio.wait_for(removal, 5)
     stopped = await asyncio.wait_for(launch, 5)
     assert stopped.status is SessionStatus.TERMINATED
     await asyncio.sleep(0.2)
     assert agent.containers == {} and agent.networks == {} and agent.volumes == {}
     assert not [call for call, _ in agent.calls if call == "start_container"]
+    await launcher.close()
+    await remover.close()
+
+
+def held_creation(agent: FakeAgent, hostname: str) -> tuple[asyncio.Event, asyncio.Event]:
+    """Make ``agent``'s creation of ``hostname`` wait for a gate, as Docker's answer
+    to a creation in flight; (asked: the creation was asked for, the gate)."""
+    asked, gate = asyncio.Event(), asyncio.Event()
+    real_create = agent.create_container
+
+    async def create(spec: ContainerSpec) -> str:
+        if spec.hostname == hostname:
+            asked.set()
+            await gate.wait()
+        return await real_create(spec)
+
+    agent.create_container = create  # type: ignore[method-assign]
+    return asked, gate
+
+
+def session_named(manager: ClusterManager, name: str) -> str:
+    return next(s.id for s in manager.store.list() if s.name == name)
+
+
+async def test_a_removal_returns_once_the_launch_removed_what_docker_was_still_making(
+    tmp_path: Path,
+) -> None:
+    agent = FakeAgent("local", ready_on_start=False)
+    asked, gate = held_creation(agent, "sub1")
+    launcher, remover = engine(tmp_path, agent), engine(tmp_path, agent)
+    spec = launcher.make_spec(image=DEFAULT_IMAGE, size=2, cpu=0.5, mem="64m", name="held")
+    launch = asyncio.ensure_future(launcher.launch(spec))
+    await asyncio.wait_for(asked.wait(), 10)
+    removal = asyncio.ensure_future(remover.terminate(session_named(launcher, "held")))
+    await asyncio.sleep(4 * LEFT_POLL)  # the launch has stopped: it waits for sub1
+    assert not removal.done()  # sub1 is still being made: not removed yet
+    gate.set()
+    ended = await asyncio.wait_for(removal, 5)
+    assert ended.status is SessionStatus.TERMINATED and ended.status_reason == "terminated"
+    assert (await asyncio.wait_for(launch, 5)).status is SessionStatus.TERMINATED
+    assert agent.containers == {} and agent.networks == {} and agent.volumes == {}
+    await launcher.close()
+    await remover.close()
+
+
+async def test_a_launch_stopped_while_it_cleans_up_after_a_failure_cleans_up_to_the_end(
+    tmp_path: Path,
+) -> None:
+    """main1 fails to start while sub1 is being made; the launch's clean-up waits for
+    sub1 to remove it, and the session's removal elsewhere stops the launch then: the
+    clean-up must not be cut short (a CI run left sub1 of a TERMINATED session)."""
+    agent = FakeAgent("local", ready_on_start=False)
+    asked, gate = held_creation(agent, "sub1")
+    real_start = agent.start_container
+
+    async def start(container_id: str) -> None:
+        if agent.containers[container_id].spec.hostname == "main1":
+            await asked.wait()
+            raise AgentError("agent local: main1 would not start", "local")
+        await real_start(container_id)
+
+    agent.start_container = start  # type: ignore[method-assign]
+    launcher, remover = engine(tmp_path, agent), engine(tmp_path, agent)
+    spec = launcher.make_spec(image=DEFAULT_IMAGE, size=2, cpu=0.5, mem="64m", name="torn")
+    launch = asyncio.ensure_future(launcher.launch(spec))
+    await asyncio.wait_for(asked.wait(), 10)
+    await asyncio.sleep(0.1)  # main1 failed: the launch cleans up, waiting for sub1
+    removal = asyncio.ensure_future(remover.terminate(session_named(launcher, "torn")))
+    await asyncio.sleep(4 * LEFT_POLL)  # the launch has seen the removal by now
+    gate.set()
+    await asyncio.wait_for(removal, 5)
+    stopped = await asyncio.wait_for(launch, 5)
+    assert stopped.status is SessionStatus.TERMINATED and stopped.status_reason == "terminated"
+    await asyncio.sleep(0.1)  # a creation still in flight would show now
+    assert agent.containers == {} and agent.networks == {} and agent.volumes == {}
     await launcher.close()
     await remover.close()

@@ -26,6 +26,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
+from ...asyncwait import through
 from ...core import naming
 from ...core.models import Container, Session
 from ...core.state import ContainerStatus
@@ -248,27 +249,34 @@ async def bring_up(session: Session, ctx: LaunchContext, progress: ProgressCallb
         failure = exc
     if failure is None:
         return
-    pending: list[asyncio.Future[Any]] = [*tasks, networking, guarding]
-    if shared is not None:
-        pending.append(shared.made)
-    for task in pending:
-        task.cancel()
-    await asyncio.gather(*pending, return_exceptions=True)
-    again: BaseException | None = None
-    elsewhere = ctx.ended_elsewhere()  # the process that ended it keeps logs, reports
-    if ctx.keep_logs is not None and not elsewhere:  # a cancelled launch's too
-        try:
-            await _keep_logs(session, ctx, ctx.keep_logs)
-        except asyncio.CancelledError as exc:  # cancelled (again): still clean up
-            again = exc
-    await tear_down(session, ctx.agents, ctx.manager_id, report=not elsewhere)
-    if again is not None:
-        raise again
+    # Cancelled again while it cleans up (the launch's stop, a second cancel), the
+    # clean-up goes on: cut short, it would leave what Docker was still making.
+    await through(_clean_up(session, ctx, [*tasks, networking, guarding], shared))
     if isinstance(failure, LaunchFailed):
         raise failure
     if isinstance(failure, ClusterError):
         raise LaunchFailed(str(failure)) from failure
     raise failure
+
+
+async def _clean_up(
+    session: Session,
+    ctx: LaunchContext,
+    pending: list[asyncio.Future[Any]],
+    shared: SharedFiles | None,
+) -> None:
+    """After a failed or cancelled :func:`bring_up`: stop its ``pending`` work (each
+    creation in flight waits for Docker's answer, see :mod:`.creating`), keep the
+    containers' logs, and remove everything the launch made."""
+    if shared is not None:
+        pending.append(shared.made)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    elsewhere = ctx.ended_elsewhere()  # the process that ended it keeps logs, reports
+    if ctx.keep_logs is not None and not elsewhere:  # a cancelled launch's too
+        await _keep_logs(session, ctx, ctx.keep_logs)
+    await tear_down(session, ctx.agents, ctx.manager_id, report=not elsewhere)
 
 
 async def _across_agents(session: Session, ctx: LaunchContext, main_id: str) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import TypeVar
 
+from ...asyncwait import through
 from ...errors import AgentError
 from ..agents.base import DEFAULT_BRIDGE, Agent, ContainerSpec, FileEntry
 
@@ -37,13 +38,19 @@ async def made(call: Awaitable[T], undo: Callable[[T], Awaitable[None]] | None =
     try:
         return await asyncio.shield(task)
     except asyncio.CancelledError:
-        await asyncio.wait({task}, timeout=ANSWER_WAIT)
-        if not task.done():
-            task.cancel()
-        elif not task.cancelled() and task.exception() is None and undo is not None:
-            with contextlib.suppress(AgentError):
-                await undo(task.result())
+        await through(_undone(task, undo))  # not cut short by a second cancel
         raise
+
+
+async def _undone(task: asyncio.Future[T], undo: Callable[[T], Awaitable[None]] | None) -> None:
+    """:func:`made`'s caller left: wait for Docker's answer to ``task`` (at most
+    :data:`ANSWER_WAIT` seconds), then ``undo`` what it made."""
+    await asyncio.wait({task}, timeout=ANSWER_WAIT)
+    if not task.done():
+        task.cancel()
+    elif not task.cancelled() and task.exception() is None and undo is not None:
+        with contextlib.suppress(AgentError):
+            await undo(task.result())
 
 
 async def create_container(agent: Agent, spec: ContainerSpec) -> str:
