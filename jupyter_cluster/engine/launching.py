@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import replace
 
+from ..asyncwait import through
 from ..core import naming
 from ..core.fast_network import GroupNetwork
 from ..core.images import check_allowed
@@ -246,5 +247,5 @@ class SessionLauncher:
             notify(session)
             return await self.preparation.run(session, notify)
         except asyncio.CancelledError:
-            await self.terminator.abandon(session_id)
+            await through(self.terminator.abandon(session_id))  # even if cancelled again
             raise

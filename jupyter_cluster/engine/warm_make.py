@@ -21,6 +21,7 @@ import uuid
 from collections.abc import Callable
 from typing import Protocol
 
+from ..asyncwait import through
 from ..core import naming
 from ..core.host_guard import warm_bridge
 from ..core.warm import WarmShape
@@ -102,7 +103,7 @@ async def make_set(
         guarding.cancel()
         await asyncio.gather(guarding, return_exceptions=True)
         built = [(a, made[h]) for h, a, _ in hosts if h in made]
-        await asyncio.shield(pool.remove_parts(net_agent.id, network, built))
+        await through(pool.remove_parts(net_agent.id, network, built))
         raise
 
 
@@ -147,6 +148,6 @@ async def make_container(
             await prestarted(agent, container_id)
     except BaseException:
         with contextlib.suppress(AgentError):
-            await agent.remove_container(container_id)
+            await through(agent.remove_container(container_id))
         raise
     return container_id
