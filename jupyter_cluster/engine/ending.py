@@ -12,7 +12,9 @@ when a launch fails. While it removes a session, the terminating process is the
 session's recorded driver: reconciliation elsewhere leaves the removal to it, and a
 launch of the session in another process stops (see :mod:`.preparing`). A second
 removal of the same session, in this process or another, waits for the first (a
-lock file per session, :mod:`~jupyter_cluster.file_lock`).
+lock file per session, :mod:`~jupyter_cluster.file_lock`); a removal of a session
+still being launched waits until the launch has stopped and removed what it made
+(the launch's lock, :func:`launch_lock_key`), so it returns with nothing left.
 """
 
 from __future__ import annotations
