@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.support.constants import CLI, READY, SMALL_FLAGS
-from tests.support.docker import running_hosts, session_objects
+from tests.support.docker import docker, running_hosts, session_objects
 from tests.support.waiting import eventually
 
 from .support import EventStream, call, jp_async, ok_http, stream_url, wait_status
@@ -149,3 +149,30 @@ async def test_a_failed_launch_shows_error_and_delete_right_away(
         final = await ok_http(jp_fetch, "sessions", hasty["id"])
         assert final["status"] in ("CANCELLED", "TERMINATED"), final
         assert session_objects(hasty["id"]) == ([], []), delay
+
+
+@jp_async
+async def test_a_lab_delete_while_rm_runs_in_a_terminal_both_end_it_and_leave_nothing(
+    jp_fetch: Any, cluster: Any
+) -> None:
+    """The Lab's delete of a session (a DELETE) while ``jupyter cluster rm`` of it runs
+    in a terminal: one waits for the other (the session's lock), both succeed, and
+    nothing is left. Sessions of four containers have the start-up files' volume,
+    where two removals at once tripped ("volume is in use"); the DELETE comes at a
+    few moments of the ``rm``'s run."""
+    for delay in (0.2, 0.5, 0.8):
+        session = await ok_http(jp_fetch, "sessions", method="POST", body={"size": 4})
+        await wait_status(jp_fetch, session["id"], "RUNNING")
+        removing = asyncio.ensure_future(cli("rm", session["id"]))
+        await asyncio.sleep(delay)  # the CLI's Python is starting, or removing
+        code, _, _ = await call(jp_fetch, "sessions", session["id"], method="DELETE")
+        assert code == 204, delay
+        code, out, err = await removing
+        assert code == 0, (delay, out, err)
+        assert f"{session['id']}: TERMINATED" in out, (delay, out, err)
+        assert "WARNING" not in err and "could not" not in err, (delay, err)
+        ended = await ok_http(jp_fetch, "sessions", session["id"])
+        assert (ended["status"], ended["status_reason"]) == ("TERMINATED", "terminated"), ended
+        assert session_objects(session["id"]) == ([], []), delay
+        volumes = docker("volume", "ls", "-q", "--filter", f"name={session['id'][:12]}")
+        assert volumes.stdout.strip() == "", (delay, volumes.stdout)
