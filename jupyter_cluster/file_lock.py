@@ -7,9 +7,10 @@ at once (a ``jupyter cluster rm`` while the server ends the same session) also t
 them off its network one at a time between them; the engine's
 :class:`~.engine.ending.SessionTerminator` takes one per session around a removal,
 so that a second removal of the same session (a second ``rm``) waits for the first
-and finds it ended. The file is removed by its holder as it lets go; a process that
-locked the file just as it was removed sees that the path names another file now,
-and tries again.
+and finds it ended; and a launch holds one while it brings its session up, which a
+removal of the session waits for, so that it returns with nothing left. The file
+is removed by its holder as it lets go; a process that locked the file just as it
+was removed sees that the path names another file now, and tries again.
 
 Best effort by design: callers use it to make something unlikely, never for
 correctness, so a lock that another process holds longer than ``wait`` seconds, or

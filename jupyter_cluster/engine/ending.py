@@ -89,8 +89,7 @@ class SessionTerminator:
             return await self._terminate(session, reason)  # nothing to remove
         # One removal of a session at a time, among this store's processes and in this
         # one: a second waits here, then finds the session ended (see .file_lock).
-        key = f"session-{session.id}"
-        async with file_lock.held(self.lock_dir, key, ENDING_GRACE):
+        async with file_lock.held(self.lock_dir, session_lock_key(session.id), ENDING_GRACE):
             return await self._terminate(self.store.require(session.id), reason)
 
     async def _terminate(self, session: Session, reason: str) -> Session:
@@ -238,6 +237,11 @@ class SessionTerminator:
             self.store.set_status(session_id, SessionStatus.CANCELLED, "cancelled while waiting")
         elif session.status in ALLOCATING:
             await self.terminate(session_id, LAUNCH_INTERRUPTED)
+
+
+def session_lock_key(session_id: str) -> str:
+    """The lock a removal of ``session_id`` holds; a second removal waits for it."""
+    return f"session-{session_id}"
 
 
 def launch_lock_key(session_id: str) -> str:

@@ -30,7 +30,7 @@ from .agents.pool import AgentPool
 from .ending import SessionTerminator, launch_lock_key
 from .launch.bring_up import LaunchContext, ProgressCallback, bring_up
 from .launch.keys import generate_session_keys
-from .launch.teardown import tear_down, tear_down_again
+from .launch.teardown import tear_down
 from .log_archive import LogArchive
 from .settings import ManagerSettings
 from .store.sessions import Store
@@ -41,8 +41,6 @@ PREPARING = SessionStatus.PREPARING
 LEFT_POLL = 0.25
 #: Seconds a launch so stopped waits for that process's removal to finish.
 ENDING_WAIT = 30.0
-#: Most sweeps of what is left after a launch so stopped (see Preparation._sweep).
-STOPPED_SWEEPS = 10
 #: Called with the session each time it changes while a launch is driven.
 SessionCallback = Callable[[Session], None]
 #: The bind mounts of a launch's folders on an agent: (agent id, owner, spec).
@@ -106,8 +104,10 @@ class Preparation:
         async with file_lock.held(lock_dir, launch_lock_key(session.id), 0):
             brought = await self._bring_up(session, clock, notify, progress, pulling)
             current = self.store.require(session.id)
-            if current.status is not PREPARING:  # ended elsewhere, maybe once brought
-                await self._sweep(current)
+            if brought and current.status is not PREPARING:  # ended as it was brought up
+                # Stopped earlier, bring_up's clean-up removed what it made; brought,
+                # nothing did yet (the removal elsewhere looked while it was making).
+                await tear_down(current, self.pool.agents, self.store.manager_id, report=False)
         if not brought or current.status is not PREPARING:
             return await self._stopped(session.id, notify)
         session = self.store.set_status(session.id, SessionStatus.RUNNING, "")
@@ -202,16 +202,6 @@ class Preparation:
             current = self.store.require(session_id)
         notify(current)
         return current
-
-    async def _sweep(self, session: Session) -> None:
-        """After a stopped launch, remove what is still there of ``session`` (found by
-        label and name, as the end of a finished launch does), quietly, and again while
-        something stays (``STOPPED_SWEEPS`` times in all): a Docker call of the launch
-        may have finished after both its own clean-up and the other process's removal
-        looked, and neither would look again."""
-        agents, manager_id = self.pool.agents, self.store.manager_id
-        problems = await tear_down(session, agents, manager_id, report=False)
-        await tear_down_again(session, agents, manager_id, problems, STOPPED_SWEEPS - 1)
 
     def _keep_timings(self, session_id: str, clock: LaunchClock) -> None:
         """Keep the phases a failed launch got through (best effort)."""

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from jupyter_cluster.engine.ending import launch_lock_key, session_lock_key
 from jupyter_cluster.file_lock import held
 
 #: A process that locks ``argv[1]`` as the module does, says so, and holds it for
@@ -121,14 +122,15 @@ async def test_a_directory_not_this_users_alone_is_not_used(tmp_path: Path, kind
 
 
 #: Run as ``nobody``: in ``$1`` (a shared directory) make ``locks`` of its own and
-#: hold ``network-n1`` there for good; then try to make a lock in ``$2`` (ours).
+#: hold the lock ``$3`` there for good; then try to make that lock in ``$2`` (ours).
 SQUAT = """
 import fcntl, os, sys, time
+name = sys.argv[3] + ".lock"
 os.mkdir(os.path.join(sys.argv[1], "locks"), 0o700)
-fd = os.open(os.path.join(sys.argv[1], "locks", "network-n1.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+fd = os.open(os.path.join(sys.argv[1], "locks", name), os.O_RDWR | os.O_CREAT, 0o600)
 fcntl.flock(fd, fcntl.LOCK_EX)
 try:
-    os.open(os.path.join(sys.argv[2], "network-n1.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    os.open(os.path.join(sys.argv[2], name), os.O_RDWR | os.O_CREAT, 0o600)
     print("planted in ours", flush=True)
 except PermissionError:
     print("held theirs; ours refused", flush=True)
@@ -136,10 +138,14 @@ time.sleep(600)
 """
 
 
-async def test_another_user_can_neither_hold_our_locks_nor_make_us_wait() -> None:
+@pytest.mark.parametrize(
+    "key", ["network-n1", session_lock_key("s1"), launch_lock_key("s1")], ids=str
+)
+async def test_another_user_can_neither_hold_our_locks_nor_make_us_wait(key: str) -> None:
     """Another Unix user of this machine cannot make a lock file in the store's own
     locks directory; and where it made the directory first (a store configured in a
-    shared folder), its held lock costs our departures no wait."""
+    shared folder), its held lock costs us no wait: not a network departure, not a
+    removal of a session, not one waiting for a launch."""
     if os.geteuid() != 0:
         if os.environ.get("CI"):  # CI runs as root: never hide this test there
             pytest.fail("CI must run this test as root")
@@ -155,14 +161,14 @@ async def test_another_user_can_neither_hold_our_locks_nor_make_us_wait() -> Non
     shared.chmod(0o1777)
     nobody = pwd.getpwnam("nobody")
     ids = (f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups")
-    argv = ["setpriv", *ids, "--", sys.executable, "-c", SQUAT, str(shared), str(ours)]
+    argv = ["setpriv", *ids, "--", sys.executable, "-c", SQUAT, str(shared), str(ours), key]
     squatter = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, cwd="/")
     try:
         assert squatter.stdout is not None
         assert squatter.stdout.readline() == "held theirs; ours refused\n"
         assert (shared / "locks").stat().st_uid == nobody.pw_uid
         begin = time.monotonic()
-        async with held(str(shared / "locks"), "network-n1", wait=5) as had:
+        async with held(str(shared / "locks"), key, wait=5) as had:
             assert not had
         assert time.monotonic() - begin < 1
         assert list(ours.iterdir()) == []

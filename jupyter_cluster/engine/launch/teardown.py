@@ -144,8 +144,8 @@ async def tear_down_again(
     """While ``problems`` (a :func:`tear_down`'s) remain, :func:`tear_down` once more
     0.5 s later, at most ``tries`` times, unreported; the problems left. For a session
     whose launch (maybe in another process) may still be making something: called by
-    the terminator after removing a session still PREPARING, and by a launch that
-    another process's removal stopped. ``how``: more of :func:`tear_down`'s options."""
+    the terminator after removing a session still PREPARING (and waiting for its
+    launch to let go). ``how``: more of :func:`tear_down`'s options."""
     for _ in range(tries):
         if not problems:
             break
