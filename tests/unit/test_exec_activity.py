@@ -87,7 +87,7 @@ def test_the_log_keeps_execs_per_process_and_who_still_runs(tmp_path: Path) -> N
     again = ExecLog(tmp_path / "cluster.db")
     assert again.activity(sid) == (last, [gone])
     # a session unused for KEEP_LAST seconds is forgotten, its leftover records too
-    with again._open().tx() as db:
+    with again.tables.open().tx() as db:
         db.execute("UPDATE exec_last SET at = at - ?", (KEEP_LAST + 1,))
     other = again.began("another-session", this_process())
     assert again.activity(sid) == (None, [])

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from .drivers import Driver, this_process
-from .sqlite_file import Transactions, open_private
+from .sqlite_file import LazyTables
 
 _SCHEMA = (
     # The store's files from before this module kept the same ``execs`` table.
@@ -38,29 +38,20 @@ class ExecLog:
     """The exec log in the SQLite file ``path``, opened at its first use."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = os.fspath(path)
-        self._transactions: Transactions | None = None
-
-    def _open(self) -> Transactions:
-        if self._transactions is None:
-            self._transactions = Transactions(open_private(self.path))
-            with self._transactions.tx() as db:
-                for statement in _SCHEMA:
-                    db.execute(statement)
-        return self._transactions
+        self.tables = LazyTables(path, _SCHEMA)
 
     def began(self, session_id: str, driver: Driver) -> int:
         """Record that process ``driver`` runs a command in a container of the session,
         which is used now; the record's id for :meth:`ended`."""
         now = time.time()
-        with self._open().tx() as db:
+        with self.tables.open().tx() as db:
             self._touch(db, session_id, now)
             sql = "INSERT INTO execs (session_id, pid, host, started) VALUES (?, ?, ?, ?)"
             return int(db.execute(sql, (session_id, *driver)).lastrowid or 0)
 
     def ended(self, exec_id: int) -> None:
         """The command ``exec_id`` has ended: forget it; its session was used now."""
-        with self._open().tx() as db:
+        with self.tables.open().tx() as db:
             row = db.execute("SELECT session_id FROM execs WHERE id = ?", (exec_id,)).fetchone()
             if row is not None:
                 self._touch(db, row[0], time.time())
@@ -92,7 +83,7 @@ class ExecLog:
     def activity(self, session_id: str) -> tuple[float | None, list[Driver]]:
         """When a command in the session last began or ended (None: never here), and
         the processes of those recorded as running (the idle watcher asks)."""
-        with self._open().tx(write=False) as db:
+        with self.tables.open().tx(write=False) as db:
             sql = "SELECT at FROM exec_last WHERE session_id = ?"
             found = db.execute(sql, (session_id,)).fetchone()
             sql = "SELECT pid, host, started FROM execs WHERE session_id = ? ORDER BY id"
@@ -101,6 +92,4 @@ class ExecLog:
 
     def close(self) -> None:
         """Close the file, if it was opened."""
-        if self._transactions is not None:
-            self._transactions.close()
-            self._transactions = None
+        self.tables.close()

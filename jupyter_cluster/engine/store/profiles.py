@@ -13,7 +13,7 @@ import os
 
 from ...core.profiles import Profile, make_profile
 from ...errors import NotFound
-from .sqlite_file import Transactions, open_private
+from .sqlite_file import LazyTables
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS profiles (owner TEXT NOT NULL, name TEXT NOT NULL,"
@@ -25,20 +25,11 @@ class ProfileStore:
     """The ``profiles`` table of the SQLite file ``path``, opened at its first use."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = os.fspath(path)
-        self._transactions: Transactions | None = None
-
-    def _open(self) -> Transactions:
-        if self._transactions is None:
-            self._transactions = Transactions(open_private(self.path))
-            with self._transactions.tx() as db:
-                for statement in _SCHEMA:
-                    db.execute(statement)
-        return self._transactions
+        self.tables = LazyTables(path, _SCHEMA)
 
     def list(self, owner: str) -> dict[str, Profile]:
         """``owner``'s profiles by name."""
-        with self._open().tx(write=False) as db:
+        with self.tables.open().tx(write=False) as db:
             rows = db.execute(
                 "SELECT name, description, fields FROM profiles WHERE owner = ? ORDER BY name",
                 (owner,),
@@ -50,7 +41,7 @@ class ProfileStore:
 
     def save(self, owner: str, profile: Profile) -> None:
         """Keep ``profile`` as ``owner``'s (replacing one of the same name)."""
-        with self._open().tx() as db:
+        with self.tables.open().tx() as db:
             db.execute(
                 "INSERT INTO profiles VALUES (?, ?, ?, ?) ON CONFLICT (owner, name) DO UPDATE"
                 " SET description = excluded.description, fields = excluded.fields",
@@ -59,7 +50,7 @@ class ProfileStore:
 
     def remove(self, owner: str, name: str) -> None:
         """Delete ``owner``'s profile ``name``; NotFound when they have none so named."""
-        with self._open().tx() as db:
+        with self.tables.open().tx() as db:
             gone = db.execute(
                 "DELETE FROM profiles WHERE owner = ? AND name = ?", (owner, name)
             ).rowcount
@@ -68,6 +59,4 @@ class ProfileStore:
 
     def close(self) -> None:
         """Close the file (the manager's ``close``)."""
-        if self._transactions is not None:
-            self._transactions.close()
-            self._transactions = None
+        self.tables.close()

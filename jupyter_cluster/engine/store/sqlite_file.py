@@ -1,10 +1,11 @@
 """Opening a private SQLite file shared by several processes, and its transactions.
 
-The store (:mod:`.sessions`) and the exec log (:mod:`.exec_log`) both keep their tables
-in SQLite files that several processes of one user open at once: the CLI, a Jupyter
-server, kernel provisioners. :func:`open_private` makes such a file mode 0600 from
-birth and opens it for sharing (WAL, a 10 s busy timeout); :class:`Transactions`
-runs the short transactions every write is made of.
+The store (:mod:`.sessions`), the exec log (:mod:`.exec_log`) and the launch profiles
+(:mod:`.profiles`) keep their tables in SQLite files that several processes of one
+user open at once: the CLI, a Jupyter server, kernel provisioners. :func:`open_private`
+makes such a file mode 0600 from birth and opens it for sharing (WAL, a 10 s busy
+timeout); :class:`Transactions` runs the short transactions every write is made of;
+:class:`LazyTables` opens a file, and makes its tables, only once they are used.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 
@@ -70,3 +71,30 @@ class Transactions:
         """Close the connection; no transaction can run afterwards."""
         with self.lock:
             self.db.close()
+
+
+class LazyTables:
+    """The tables made by ``schema`` (``CREATE … IF NOT EXISTS`` statements) in the
+    SQLite file ``path``, opened at their first use: a process that never reads them
+    (most CLI commands) opens nothing. Held by the exec log and the profiles."""
+
+    def __init__(self, path: str | os.PathLike[str], schema: Sequence[str]) -> None:
+        self.path = os.fspath(path)
+        self.schema = tuple(schema)
+        self._transactions: Transactions | None = None
+
+    def open(self) -> Transactions:
+        """The file's transactions; opens it and makes the tables the first time."""
+        if self._transactions is None:
+            transactions = Transactions(open_private(self.path))
+            with transactions.tx() as db:
+                for statement in self.schema:
+                    db.execute(statement)
+            self._transactions = transactions
+        return self._transactions
+
+    def close(self) -> None:
+        """Close the file, if it was opened; a later use opens it again."""
+        if self._transactions is not None:
+            self._transactions.close()
+            self._transactions = None
