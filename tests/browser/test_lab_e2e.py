@@ -2,7 +2,8 @@
 
 The extension must be installed the way ``pip install`` installs it (prebuilt, in
 ``share/jupyter/labextensions/jupyter-cluster``) and the server extension enabled by
-its config file. A ``jupyter lab`` runs on 127.0.0.1 with a token, in temporary
+its config file. A ``jupyter lab`` runs on 127.0.0.1 with a token and the options
+``make lab`` gives it (the adaptive warm pool, read from the Makefile), in temporary
 Jupyter data, config, runtime, settings and workspace directories; the node script
 ``lab_e2e.js`` (playwright-core driving Debian's chromium) clicks through it: the
 launcher tile, the launch dialog (size 3), a notebook on the session's kernel, the
@@ -43,6 +44,7 @@ from tests.support.lab import (
     LAB_ARGS,
     assert_results,
     browser_problems,
+    make_lab_options,
     run_script,
     write_lab_settings,
 )
@@ -108,7 +110,8 @@ class Lab:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    """``jupyter lab`` on 127.0.0.1 with a token, in temporary Jupyter directories."""
+    """``jupyter lab`` on 127.0.0.1 with a token, in temporary Jupyter directories,
+    with the options ``make lab`` gives it (the adaptive warm pool)."""
     base = tmp_path_factory.mktemp("lab")
     dirs = {name: base / name for name in ("data", "config", "runtime", "settings", "ws", "root")}
     for path in dirs.values():
@@ -138,6 +141,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
                 f"--IdentityProvider.token={token}",
                 f"--ServerApp.root_dir={dirs['root']}",
                 *LAB_ARGS,
+                *make_lab_options(),  # what `make lab` gives a new user's Lab
                 # e.g. --debug, to see every request when a run needs explaining
                 *os.environ.get("JUPYTER_CLUSTER_E2E_LAB_ARGS", "").split(),
             ],

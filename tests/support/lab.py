@@ -35,6 +35,28 @@ ARTIFACTS_ROOT = Path(os.environ.get("JUPYTER_CLUSTER_ARTIFACTS") or REPO / "tes
 
 #: Command-line options of the server (``jupyter lab`` or ``jupyterhub-singleuser``).
 LAB_ARGS = ("--LabApp.expose_app_in_browser=True", "--ClusterApp.events_poll_interval=0.2")
+
+
+def make_lab_options(makefile: Path = REPO / "Makefile") -> list[str]:
+    """The configuration options (``--Class.trait=value``) that the Makefile's ``lab``
+    target, the README's first command, gives ``jupyter lab``: the browser tests' Lab
+    runs with them too (the adaptive warm pool among them), so that it is the Lab a
+    new user gets. Fails if the target or its ``jupyter lab`` line is gone."""
+    lines = makefile.read_text().splitlines()
+    start = next((i for i, line in enumerate(lines) if re.match(r"lab\s*:", line)), None)
+    assert start is not None, f"{makefile} has no lab target"
+    recipe = []
+    for line in lines[start + 1 :]:
+        if not line.startswith("\t"):
+            break
+        recipe.append(line.strip().removesuffix("\\"))
+    words = " ".join(recipe).split()
+    runs = [i for i, w in enumerate(words[:-1]) if w.endswith("/jupyter") and words[i + 1] == "lab"]
+    assert runs, f"the lab target of {makefile} runs no jupyter lab: {recipe}"
+    at = runs[0] + 1
+    return [w for w in words[at + 1 :] if re.fullmatch(r"--[A-Za-z]\w*\.\w+=\S+", w)]
+
+
 #: JupyterLab settings (plugin id under ``@jupyterlab`` → values).
 LAB_SETTINGS = {
     "terminal-extension/plugin": {"screenReaderMode": True},
