@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.constants import CLI, SMALL_FLAGS
-from tests.support.docker import docker, session_objects
+from tests.support.docker import session_objects, session_volumes
 
 from .support import Workspace
 
@@ -32,5 +32,4 @@ def test_two_rm_at_once_both_succeed_and_leave_nothing(ws: Workspace) -> None:
         ended = ws.show(session["id"])
         assert ended["status"] == "TERMINATED" and ended["status_reason"] == "terminated"
         assert session_objects(session["id"]) == ([], [])
-        volumes = docker("volume", "ls", "-q", "--filter", f"name={session['id'][:12]}")
-        assert volumes.stdout.strip() == "", volumes.stdout
+        assert session_volumes(session["id"]) == []

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from tests.support.constants import CLI, SMALL_FLAGS
-from tests.support.docker import docker, session_objects
+from tests.support.docker import session_objects, session_volumes
 from tests.support.waiting import wait_for
 
 from .support import Workspace
@@ -60,5 +60,4 @@ def test_rm_from_another_terminal_stops_a_foreground_launch(ws: Workspace) -> No
     assert ended["status"] == "TERMINATED" and ended["status_reason"] == "terminated", ended
     assert [c["status"] for c in ended["containers"]] == ["TERMINATED"] * 3, ended
     assert session_objects(shown["id"]) == ([], [])
-    volumes = docker("volume", "ls", "-q", "--filter", f"name={shown['id'][:12]}").stdout
-    assert volumes.strip() == "", volumes
+    assert session_volumes(shown["id"]) == []

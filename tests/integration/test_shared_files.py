@@ -19,7 +19,7 @@ import pytest
 
 from jupyter_cluster.core import naming
 from tests.support.constants import SMALL_FLAGS
-from tests.support.docker import docker
+from tests.support.docker import docker, session_volumes
 
 from .support import Workspace
 
@@ -27,12 +27,6 @@ pytestmark = pytest.mark.docker
 
 SHARED = naming.SHARED_FILES_DIR
 KEY = f"{naming.RUNTIME_DIR}/ssh_host_ed25519_key.pub"
-
-
-def volumes_of(session_id: str) -> list[str]:
-    """Names of the volumes Docker has with the session's label."""
-    label = f"{naming.LABEL_SESSION}={session_id}"
-    return docker("volume", "ls", "-q", "--filter", f"label={label}").stdout.split()
 
 
 def root_in(container: str, script: str) -> tuple[int, str]:
@@ -44,7 +38,7 @@ def root_in(container: str, script: str) -> tuple[int, str]:
 def test_subs_start_from_the_volume_and_it_goes_with_the_session(ws: Workspace) -> None:
     session = ws.launch("--size", "3", *SMALL_FLAGS)
     sid = str(session["id"])
-    assert volumes_of(sid) == [f"jc-{sid[:12]}-files"]
+    assert session_volumes(sid) == [f"jc-{sid[:12]}-files"]
     names = {h: f"jc-{sid[:12]}-{h}" for h in ("main1", "sub1", "sub2")}
     entrypoints = {
         h: json.loads(docker("inspect", "--format", "{{json .Config.Entrypoint}}", n).stdout)
@@ -85,7 +79,7 @@ def test_subs_start_from_the_volume_and_it_goes_with_the_session(ws: Workspace) 
     code, said = root_in(names["sub2"], f"touch {SHARED}/x")
     assert code != 0 and "Read-only file system" in said, said
     # Another user of the agent host, where Docker keeps the volume's files.
-    where = docker("volume", "inspect", "--format", "{{.Mountpoint}}", volumes_of(sid)[0])
+    where = docker("volume", "inspect", "--format", "{{.Mountpoint}}", session_volumes(sid)[0])
     key = f"{where.stdout.strip()}/sub2/tree{naming.RUNTIME_DIR}/ssh_host_ed25519_key"
     nobody = pwd.getpwnam("nobody")
     ids = (f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups")
@@ -93,14 +87,14 @@ def test_subs_start_from_the_volume_and_it_goes_with_the_session(ws: Workspace) 
     assert read.returncode != 0 and "Permission denied" in read.stderr, read
     assert subprocess.run(["cat", key], capture_output=True).returncode == 0, "the probe can fail"
     assert ws.cli("rm", sid).returncode == 0
-    assert volumes_of(sid) == []
+    assert session_volumes(sid) == []
 
 
 @pytest.mark.parametrize("size", [1, 2])
 def test_a_session_of_one_or_two_containers_makes_no_volume(ws: Workspace, size: int) -> None:
     session = ws.launch("--size", str(size), *SMALL_FLAGS)
     sid = str(session["id"])
-    assert volumes_of(sid) == []
+    assert session_volumes(sid) == []
     hosts = ["main1", "sub1"][:size]
     assert ws.sh(sid, hosts[-1], "cat /home/config/hostfile").split() == hosts
     assert ws.cli("rm", sid).returncode == 0

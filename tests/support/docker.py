@@ -74,6 +74,13 @@ def session_objects(session_id: str) -> tuple[list[str], list[str]]:
     return labelled(f"{LABEL_SESSION}={session_id}")
 
 
+def session_volumes(session_id: str) -> list[str]:
+    """Names of the volumes Docker has for one session (by its label): its start-up
+    files' volume while it runs, none once it is removed."""
+    label = f"label={LABEL_SESSION}={session_id}"
+    return docker("volume", "ls", "-q", "--filter", label).stdout.split()
+
+
 def manager_objects(manager_id: str) -> tuple[list[str], list[str]]:
     """Containers and networks Docker has for one manager (by its label)."""
     return labelled(f"{LABEL_MANAGER}={manager_id}")
