@@ -12,6 +12,7 @@ from importlib.resources import files as package_files
 
 from ..asyncwait import within
 from ..core import naming
+from ..core.kernel_command import FROZEN_OFF
 from ..errors import AgentError
 from .agents.base import Agent
 from .launch.warm_adoption import WARM_ENV_FILE, WARM_GO_FIFO
@@ -32,7 +33,9 @@ WAIT_SCRIPT = (
 
 
 # main1 first starts, as work, an interpreter that imports ipykernel ahead and waits
-# for its kernel (runtime/prestart.py; the kernel's start-up hands it over). Without
+# for its kernel (runtime/prestart.py; the kernel's start-up hands it over); with the
+# interpreter options of the kernel command it stands for (core.kernel_command's
+# WARM_KERNEL_WORDS), since they cannot change once it runs. Without
 # python3 or setpriv in the image, kernels start the usual way.
 def prestart_script(uid: int) -> str:
     """The warm main1's prestart, as work with ``uid`` (ContainerHardening.work_uid)."""
@@ -41,7 +44,7 @@ def prestart_script(uid: int) -> str:
         f"if command -v python3 >/dev/null && command -v setpriv >/dev/null; then "
         f"mkdir -p -m 0700 {naming.PRESTART_DIR} && chown {owner} {naming.PRESTART_DIR} && "
         f"mkfifo -m 0600 {naming.PRESTART_DIR}/go && chown {owner} {naming.PRESTART_DIR}/go && "
-        f"(setpriv --reuid={uid} --regid={uid} --clear-groups python3 {PRESTART} "
+        f"(setpriv --reuid={uid} --regid={uid} --clear-groups python3 {FROZEN_OFF} {PRESTART} "
         f"</dev/null 2>&1 &); else echo '{PRESTART_NOT_READY}: no python3 or setpriv'; fi; "
     )
 

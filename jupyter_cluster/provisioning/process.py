@@ -16,6 +16,7 @@ import signal
 from collections.abc import Mapping, Sequence
 
 from ..core import naming
+from ..core.kernel_command import WARM_KERNEL_WORDS, kernel_argv, kernel_env
 from ..core.lines import printable
 from ..engine.agents.base import Executor
 from ..errors import AgentError, ClusterError
@@ -53,7 +54,7 @@ PRESTART_DIR = naming.PRESTART_DIR
 # attached until that process ends. The FIFO is opened read-write so a dead reader
 # can never block the write; whether the reader lives is checked just before.
 _HANDOFF = (
-    f'if [ -p "{PRESTART_DIR}/go" ] && [ "$1 $2 $3" = "python3 -m ipykernel_launcher" ] '
+    f'if [ -p "{PRESTART_DIR}/go" ] && [ "$1 $2 $3 $4" = "{" ".join(WARM_KERNEL_WORDS)}" ] '
     f'&& kill -0 "$(cat {PRESTART_DIR}/pid 2>/dev/null)" 2>/dev/null; then '
     f'printf "%s\\n" "$JC_LOG_MARK" >>"{LOG_FIFO}"; '
     f'exec 3<>"{PRESTART_DIR}/go" && printf %s "$JC_HANDOFF" >&3 && exec 3>&- || exit 124; '
@@ -68,8 +69,6 @@ SAID_MAX = 8192
 #: The kernel's user as uid:gid, so it can be started before start.sh has added
 #: ``work`` to an image that lacks it.
 KERNEL_USER = f"{naming.WORK_UID}:{naming.WORK_UID}"  # unless the route says otherwise
-#: The in-container ``%cluster`` magic (runtime/incluster.py, copied in at creation).
-MAGIC_EXTENSION = "jupyter_cluster"
 #: "0" in the kernel's environment: the extension leaves its garbage collector as is
 #: (runtime/incluster.py's GC_FREEZE_ENV, which must be the same).
 GC_FREEZE_ENV = "JUPYTER_CLUSTER_GC_FREEZE"
@@ -116,12 +115,11 @@ class KernelProcess:
         (mode 0600, owned by work) just before it runs ``cmd``; ``cwd`` its working
         directory in main1 (see core.workdir).
         """
-        if any("ipykernel" in part for part in cmd):
-            cmd = [*cmd, f"--ext={MAGIC_EXTENSION}"]  # %cluster, loaded in every kernel
-        kernel_env = {"PYTHONPATH": naming.PYTHON_DIR, **env}
+        cmd = kernel_argv(cmd)  # as a local kernel runs (see core.kernel_command)
+        environment = kernel_env(env, naming.PYTHON_DIR)
         handoff = {
-            "argv": list(cmd),
-            "env": kernel_env,
+            "argv": cmd,
+            "env": environment,
             "cwd": cwd,
             "log": LOG_FIFO,
             "pid_file": self.pid_file,
@@ -137,7 +135,7 @@ class KernelProcess:
                 on_output=self._heard,
                 user=self.user,
                 env={
-                    **kernel_env,
+                    **environment,
                     "JC_PID_FILE": self.pid_file,
                     "JC_CWD": cwd,
                     "JC_CONNECTION_FILE": self.connection_file,

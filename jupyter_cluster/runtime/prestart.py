@@ -6,10 +6,11 @@ ipykernel (most of a kernel's start-up time), then blocks on a FIFO that only
 ``work`` can open. When a session takes the container, the kernel's start-up
 (provisioning/process.py) writes one JSON message there: the kernel's argv, its
 environment, its connection file's path and text, the pid file and the log FIFO.
-This process then becomes that kernel, exactly as ``python3 -m ipykernel_launcher``
-would have: nothing of it existed before the session (no connection key, no
-session environment, no user code). It serves one kernel; a restart starts a new
-process the usual way. Runs inside containers (python3 only, no jupyter_cluster).
+This process then becomes that kernel, exactly as ``python3 -Xfrozen_modules=off -m
+ipykernel_launcher`` would have (it is started with that option): nothing of it
+existed before the session (no connection key, no session environment, no user
+code). It serves one kernel; a restart starts a new process the usual way. Runs
+inside containers (python3 only, no jupyter_cluster).
 """
 
 import json
@@ -21,11 +22,16 @@ RUN = "/run/jupyter-cluster-kernel"
 FIFO = RUN + "/go"
 READY = "jupyter-cluster: kernel interpreter ready"
 NOT_READY = "jupyter-cluster: no kernel interpreter ahead"
+#: ipykernel's variable for its launcher (core/kernel_command.py's PARENT_ENV).
+PARENT_ENV = "JPY_PARENT_PID"
 
 
 def main() -> None:
     """Import ahead, wait for the handoff, run the kernel."""
     os.setsid()  # the kernel leads its own process group, like an exec'd one
+    # ipykernel reads this as it is imported, and the kernel's environment has it too
+    # (provisioning's kernel_env): launched by a manager, so no note for a terminal.
+    os.environ[PARENT_ENV] = "1"
     try:
         from ipykernel import kernelapp  # the slow part, done ahead
     except Exception as exc:  # kernels will start the usual way (and say why)
@@ -55,7 +61,8 @@ def main() -> None:
     with open(message["connection_file"], "w") as f:
         f.write(message["connection"])
     os.umask(old)
-    sys.argv = ["ipykernel_launcher", *message["argv"][3:]]
+    argv = message["argv"]  # python3 [options] -m ipykernel_launcher ARGS
+    sys.argv = ["ipykernel_launcher", *argv[argv.index("ipykernel_launcher") + 1 :]]
     kernelapp.launch_new_instance()
 
 

@@ -205,13 +205,15 @@ def test_a_kernel_started_in_a_users_server_runs_in_main1_over_ssh(
 
         wait_for(kernel_runs, 240, "the session's kernel to run", seen=lambda: seen)
         code = (
-            "import os, socket, subprocess\n"
+            "import os, socket, subprocess, sys\n"
             "print(socket.gethostname(), os.path.exists('/var/run/docker.sock'))\n"
             "print(subprocess.run(['ssh', 'sub1', 'hostname'], capture_output=True,"
-            " text=True).stdout)"
+            " text=True).stdout)\n"
+            # started over SSH as a local kernel starts (core.kernel_command)
+            "print(sys._xoptions.get('frozen_modules'), os.environ.get('JPY_PARENT_PID'))"
         )
         out = asyncio.run(_execute(hub, "alice", alice, seen["kernel_id"], code))
-        assert out.split() == ["main1", "False", "sub1"], out
+        assert out.split() == ["main1", "False", "sub1", "off", "1"], out
         kernels = ok(hub.server_call("alice", "GET", "api/kernels", alice)).json()
         assert seen["kernel_id"] in {k["id"] for k in kernels}
         # main1 publishes its SSH port only: no kernel port other host users could reach

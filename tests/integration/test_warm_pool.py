@@ -169,6 +169,10 @@ async def test_a_kernel_on_a_warm_set_is_the_prestarted_interpreter_and_behaves(
             assert keeper.warm.table.ready() == []  # its set was taken
             cmdline = "open(f'/proc/{os.getpid()}/cmdline').read().replace(chr(0), ' ')"
             assert "prestart.py" in await json_of(kc, cmdline)
+            # started ahead as the kernel it becomes would be (core.kernel_command)
+            frozen = "__import__('sys')._xoptions.get('frozen_modules')"
+            assert await json_of(kc, frozen) == "off"
+            assert await json_of(kc, "os.environ.get('JPY_PARENT_PID')") == "1"
             assert await json_of(kc, "os.environ['BACKENDAI_SESSION_ID']") == session_id
             assert await json_of(kc, "os.getcwd()") == "/home/work"
             cell = await ok_cell(kc, "%cluster hosts")
@@ -185,6 +189,13 @@ async def test_a_kernel_on_a_warm_set_is_the_prestarted_interpreter_and_behaves(
             await km.restart_kernel()
             await kc.wait_for_ready(timeout=60)
             assert "ipykernel_launcher" in await json_of(kc, cmdline)
+            assert await json_of(kc, frozen) == "off"
+            main1 = (await keeper.get(session_id)).containers[0].container_id or ""
+            log = subprocess.run(
+                ["docker", "logs", main1], capture_output=True, text=True, check=True
+            )
+            said = log.stdout + log.stderr
+            assert "Debugger warning" not in said and "Ctrl-C will not work" not in said, said
             assert await json_of(kc, "os.environ['BACKENDAI_CLUSTER_HOST']") == "main1"
         finally:
             kc.stop_channels()

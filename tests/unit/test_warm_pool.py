@@ -197,10 +197,11 @@ async def test_a_spread_session_launches_cold_beside_the_pool(tmp_path: Path) ->
 def test_the_pool_and_the_prestarted_interpreter_agree_on_their_lines() -> None:
     """runtime/prestart.py runs in containers without this package: its constants are
     copies, kept equal here."""
-    from jupyter_cluster.core import naming
+    from jupyter_cluster.core import kernel_command, naming
     from jupyter_cluster.engine import warm_pool
     from jupyter_cluster.runtime import prestart
 
     assert prestart.READY == warm_pool.PRESTART_READY
     assert prestart.NOT_READY == warm_pool.PRESTART_NOT_READY
     assert prestart.RUN == naming.PRESTART_DIR
+    assert prestart.PARENT_ENV == kernel_command.PARENT_ENV
