@@ -89,7 +89,11 @@ def kernel_json(
     """The kernel.json of a cluster kernelspec (``profile``: the launch profile its
     ``config`` was resolved from)."""
     metadata: dict[str, Any] = {
-        "kernel_provisioner": {"provisioner_name": PROVISIONER_NAME, "config": config}
+        "kernel_provisioner": {"provisioner_name": PROVISIONER_NAME, "config": config},
+        # What JupyterLab's debugger looks for, as ipykernel's own kernelspec has it
+        # (whatever is installed): the kernel is ipykernel, started so that debugpy
+        # sees every module (core.kernel_command).
+        "debugger": True,
     }
     if profile:
         metadata["cluster_profile"] = profile

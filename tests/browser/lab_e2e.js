@@ -18,7 +18,8 @@
  *
  * It clicks what a person clicks: the "Cluster Session" launcher tile, the
  * launch dialog (size 3), a notebook on the session's kernel (a cell printing
- * BACKENDAI_CLUSTER_HOSTS and `!ssh sub2 hostname`), the log panel on sub1, a
+ * BACKENDAI_CLUSTER_HOSTS and `!ssh sub2 hostname`, then JupyterLab's debugger
+ * switched on and off: its variables list the kernel's), the log panel on sub1, a
  * terminal in sub1 (`hostname`), a second launch that must wait (PENDING, with
  * its reason) and is cancelled, the palette, the dark theme, and terminate from
  * the sidebar; also the live usage graphs of the running session, and the log
@@ -443,6 +444,29 @@ async function main() {
       '.jp-NotebookPanel .jp-Cell:first-child .jp-OutputArea-output'
     );
     await shot('notebook-outputs');
+  });
+
+  await step('debugger', async () => {
+    // JupyterLab offers its debugger for the cluster kernel (the kernelspec says it
+    // supports it) and starts it in main1: the kernel's variables (the cell above
+    // imported os) show in the debugger's sidebar. Switched off again after.
+    const bug = '.jp-NotebookPanel-toolbar jp-button.jp-DebuggerBugButton';
+    const enable = page.locator(`${bug}[title="Enable Debugger"]`).first();
+    await enable.waitFor({ timeout: TIMEOUT });
+    results.outputs.debuggerOffered =
+      (await enable.getAttribute('aria-disabled')) === 'false';
+    await enable.click();
+    const disable = page.locator(`${bug}[title="Disable Debugger"]`).first();
+    await disable.waitFor({ timeout: TIMEOUT });
+    const variables = page.locator('.jp-DebuggerVariables');
+    await variables
+      .getByText('os', { exact: true })
+      .first()
+      .waitFor({ timeout: TIMEOUT });
+    results.outputs.debuggerVariables = (await variables.innerText()).trim();
+    await shot('debugger');
+    await disable.click();
+    await enable.waitFor({ timeout: TIMEOUT });
   });
 
   await step('usage-graphs', async () => {

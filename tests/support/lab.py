@@ -154,6 +154,9 @@ def assert_results(results: dict[str, Any], output: str, artifacts: Path) -> Non
     outputs = results["outputs"]
     assert "HOSTS=main1,sub1,sub2" in outputs["notebook"], outputs
     assert "sub2" in outputs["notebook"].split(), outputs
+    # JupyterLab's debugger, offered for the cluster kernel, ran in main1.
+    assert outputs["debuggerOffered"] is True, outputs
+    assert "os" in outputs["debuggerVariables"].split(), outputs["debuggerVariables"]
     assert "HOST=sub1 USER=work" in outputs["terminal"], outputs
     assert READY in outputs["logs"], outputs
     assert re.fullmatch(r"\d+ of \d+", outputs["logSearch"]), outputs
@@ -167,6 +170,7 @@ def assert_results(results: dict[str, Any], output: str, artifacts: Path) -> Non
         "launcher",
         "launch-dialog-size3",
         "notebook-outputs",
+        "debugger",
         "logs-sub1",
         "terminal-sub1",
         "sidebar-pending",

@@ -44,3 +44,15 @@ def test_kernelspec_install_writes_the_description_and_the_logo(tmp_path: Path) 
     ksm = KernelSpecManager(kernel_dirs=[os.fspath(spec_dir.parent)])
     found = Path(ksm.get_all_specs()["c4"]["resource_dir"])
     assert (found / "logo-svg.svg").read_bytes().startswith(b"<svg")
+
+
+def test_a_kernelspec_offers_jupyterlabs_debugger(tmp_path: Path) -> None:
+    """JupyterLab enables its debugger for a kernel whose kernelspec says
+    ``metadata.debugger`` (as ipykernel's own does); the kernel in main1 is ipykernel."""
+    with pytest.raises(SystemExit) as done:
+        main(["kernelspec", "install", "c2", "--size", "2", "--prefix", str(tmp_path)])
+    assert done.value.code == 0
+    ksm = KernelSpecManager(kernel_dirs=[os.fspath(tmp_path / "share" / "jupyter" / "kernels")])
+    spec = ksm.get_kernel_spec("c2")
+    assert spec.metadata["debugger"] is True
+    assert spec.metadata["kernel_provisioner"]["provisioner_name"] == "cluster-provisioner"
