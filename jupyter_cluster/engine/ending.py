@@ -112,11 +112,16 @@ class SessionTerminator:
         if not reason and session.status is SessionStatus.TERMINATING:
             said = session.status_reason
             reason = "" if said.startswith("waiting for ") or said == KERNEL_EXITING else said
-        if session.status is not SessionStatus.ERROR:
-            session = self.store.set_status(session.id, SessionStatus.TERMINATING, reason)
         # Other processes' reconciliation leaves the removal to this one while it runs
-        # (see .store.drivers.still_ending), and a launch of it in another process stops.
-        self.store.set_driver(session.id, this_process())
+        # (see .store.drivers.still_ending), and a launch of it in another process
+        # stops: recorded with the status, so that no process sees it TERMINATING
+        # with no remover (and removes it at the same time).
+        if session.status is not SessionStatus.ERROR:
+            session = self.store.set_status(
+                session.id, SessionStatus.TERMINATING, reason, driver=this_process()
+            )
+        else:
+            self.store.set_driver(session.id, this_process())
         try:
             return await self._remove(session, reason, was_preparing, reads_cpu)
         finally:

@@ -110,8 +110,7 @@ class Preparation:
                 await tear_down(current, self.pool.agents, self.store.manager_id, report=False)
         if not brought or current.status is not PREPARING:
             return await self._stopped(session.id, notify)
-        session = self.store.set_status(session.id, SessionStatus.RUNNING, "")
-        self.store.set_driver(session.id, None)
+        session = self.store.set_status(session.id, SessionStatus.RUNNING, "", driver=None)
         notify(session)
         return session
 

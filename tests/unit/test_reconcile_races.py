@@ -137,3 +137,31 @@ async def test_a_submitted_session_is_never_stored_without_its_driver(tmp_path: 
     record = manager.store.with_driver(session.id)
     assert record is not None and record[1] == seen[0]
     await manager.terminate(session.id)
+
+
+async def test_status_and_driver_change_together_at_running_and_at_removal(
+    tmp_path: Path,
+) -> None:
+    """What another process reads right after each status change: a launch that
+    finished has no launcher recorded any more, and a session being removed has its
+    remover recorded already (else a second removal would not wait for it)."""
+    manager, _agent = one_agent(tmp_path)
+    real_set_status = manager.store.set_status
+    seen: list[tuple[SessionStatus, Driver | None]] = []
+
+    def set_and_look(session_id: str, *args: Any, **kwargs: Any) -> Any:
+        done = real_set_status(session_id, *args, **kwargs)
+        state = manager.store.launch_state(session_id)  # what another process reads now
+        assert state is not None
+        seen.append((state.status, state.driver))
+        return done
+
+    manager.store.set_status = set_and_look  # type: ignore[method-assign]
+    session = await manager.launch(manager.make_spec(image=DEFAULT_IMAGE))
+    assert session.status is SessionStatus.RUNNING
+    await manager.terminate(session.id)
+    drivers = dict(seen)
+    assert drivers[SessionStatus.RUNNING] is None, seen
+    remover = drivers[SessionStatus.TERMINATING]
+    assert remover is not None and remover.pid == os.getpid(), seen
+    assert seen[-1][0] is SessionStatus.TERMINATED, seen

@@ -209,6 +209,11 @@ def test_update_container_and_driver(store: Store) -> None:
     assert store.driver(s.id) is None
     with pytest.raises(NotFound):
         store.driver("missing")
+    # set_status records a driver given with it, or clears it (None), in its transaction
+    store.set_status(s.id, S.RUNNING, driver=Driver(7, "laptop", "boot:17"))
+    assert store.with_driver(s.id) == (store.get(s.id), Driver(7, "laptop", "boot:17"))
+    store.set_status(s.id, S.TERMINATING, "rm", driver=None)
+    assert store.driver(s.id) is None
 
 
 def test_a_launchs_progress_is_refused_once_the_session_is_no_longer_preparing(

@@ -15,6 +15,7 @@ store and their history.
 from __future__ import annotations
 
 import builtins
+import enum
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -32,6 +33,12 @@ from .rows import OWNED, refuse_taken_name, status_in
 
 #: Fewest characters of an id that ``resolve`` takes as its prefix.
 MIN_PREFIX = 4
+
+
+class Keep(enum.Enum):
+    """:meth:`Store.set_status`'s default: leave what is recorded as it is."""
+
+    DRIVER = "driver"
 
 
 class Store(PlacingStore, LaunchRecords):
@@ -163,9 +170,17 @@ class Store(PlacingStore, LaunchRecords):
             return self._select(db, "WHERE " + " AND ".join(where), params, newest=limit)
 
     def set_status(
-        self, session_id: str, status: SessionStatus, reason: str | None = None
+        self,
+        session_id: str,
+        status: SessionStatus,
+        reason: str | None = None,
+        *,
+        driver: Driver | Keep | None = Keep.DRIVER,
     ) -> Session:
         """Move a session to ``status`` if the state machine allows it; return it.
+        With ``driver`` (a process, or None to clear it), the session's driver is
+        recorded in the same transaction: no other process sees the new status with
+        the old driver (e.g. a removal no process is yet recorded as doing).
 
         Raises Conflict (refused transition) or NotFound. ``reason=None`` clears the
         reason on a change of status and keeps it otherwise. ``ended_at`` is set
@@ -187,6 +202,9 @@ class Store(PlacingStore, LaunchRecords):
                     )
                 )
             self._write(db, new)
+            if not isinstance(driver, Keep):
+                pid, host, started = driver or (None, None, None)
+                db.execute(SET_DRIVER, (pid, host, started, session_id))
         return new
 
     def update_container(
