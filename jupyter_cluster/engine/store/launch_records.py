@@ -9,6 +9,7 @@ launch path saves, loads and deletes keys.
 
 from __future__ import annotations
 
+import enum
 import json
 import sqlite3
 from typing import NamedTuple
@@ -21,6 +22,12 @@ from .rows import SessionRows
 
 #: Records which process drives (launches or ends) a session.
 SET_DRIVER = "UPDATE sessions SET driver_pid = ?, driver_host = ?, driver_started = ? WHERE id = ?"
+
+
+class Keep(enum.Enum):
+    """``Store.set_status``'s default: leave the recorded driver as it is."""
+
+    DRIVER = "driver"
 
 
 class LaunchState(NamedTuple):

@@ -15,7 +15,6 @@ store and their history.
 from __future__ import annotations
 
 import builtins
-import enum
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -27,18 +26,12 @@ from ...core.quota import Quota
 from ...core.state import ENDED, ContainerStatus, SessionStatus
 from ...errors import Conflict, InvalidRequest, NotFound
 from .drivers import Driver
-from .launch_records import SET_DRIVER, LaunchRecords
+from .launch_records import SET_DRIVER, Keep, LaunchRecords
 from .placing import PlacingStore
 from .rows import OWNED, refuse_taken_name, status_in
 
 #: Fewest characters of an id that ``resolve`` takes as its prefix.
 MIN_PREFIX = 4
-
-
-class Keep(enum.Enum):
-    """:meth:`Store.set_status`'s default: leave what is recorded as it is."""
-
-    DRIVER = "driver"
 
 
 class Store(PlacingStore, LaunchRecords):
