@@ -28,6 +28,8 @@ from .naming import WORK_HOME
 #: Where the server's folder appears in every container of a session. Not under
 #: /home/work, where data folders are mounted by name.
 MOUNT_POINT = "/mnt/lab"
+#: jupyter_server's variable with a notebook kernel's notebook (a path on the server).
+SESSION_NAME_ENV = "JPY_SESSION_NAME"
 #: The setting that turns the mount off (named in notes).
 SETTING = "c.ClusterProvisioner.mount_notebook_dir"
 #: A root-owned root folder's note (the kernel's first output): it is read-only.
@@ -164,3 +166,13 @@ def in_data_folder(plan: Workdir, cwd: str | None, folders: Mapping[str, str]) -
             target = f"{WORK_HOME}/{name}" + ("" if relative == "." else f"/{relative}")
             return Workdir(None, target)
     return plan
+
+
+def notebook_in_main1(plan: Workdir, server_path: str | None) -> str | None:
+    """Where the notebook jupyter_server names ``server_path`` (:data:`SESSION_NAME_ENV`,
+    a path on the server) is in main1: in the kernel's folder, when the kernel starts
+    in the notebook's folder (mounted from the server, or a data folder); None when
+    it starts in /home/work, where the notebook is not. Never the server's own path."""
+    if not server_path or plan.cwd == WORK_HOME:
+        return None
+    return posixpath.join(plan.cwd, posixpath.basename(server_path))

@@ -37,7 +37,7 @@ from traitlets import Bool
 from ..config import launch_settings, local_owner
 from ..core.models import Session
 from ..core.state import USABLE
-from ..core.workdir import Workdir, home
+from ..core.workdir import SESSION_NAME_ENV, Workdir, home, notebook_in_main1
 from ..errors import ClusterError
 from ..reach.ports import kernel_side_connection
 from .endings import launching
@@ -122,7 +122,9 @@ class ClusterProvisioner(LaunchOptions, NotebookDir, KernelEnding):  # type: ign
         inner = KernelProcess.connection_path(self.kernel_id)
         cmd = [part.replace("{connection_file}", inner) for part in self.kernel_spec.argv]
         cmd += kwargs.pop("extra_arguments", [])
-        kwargs.pop("env", None)
+        # The server's environment stays on the server; only the notebook's name
+        # (jupyter_server's) is carried over, as main1 sees it (see _name_notebook).
+        notebook = (kwargs.pop("env", None) or {}).get(SESSION_NAME_ENV)
         attach = kwargs.pop("cluster_session_id", None)
         drive = kwargs.pop(DRIVE_KWARG, None)  # a notebook in Lab's data-folders drive
         if attach:
@@ -133,7 +135,7 @@ class ClusterProvisioner(LaunchOptions, NotebookDir, KernelEnding):  # type: ign
                 self._workdir = await self.drive_workdir(self.engine, drive, None)
             else:
                 self._workdir = self.new_session_workdir(self.engine, kwargs)
-            self._note_workdir(env)
+            self._note_workdir(env, notebook)
             await self._launch_session(cmd, env)
         else:
             session = await self.engine.get(self.session_id)
@@ -143,7 +145,7 @@ class ClusterProvisioner(LaunchOptions, NotebookDir, KernelEnding):  # type: ign
                 self._workdir = await self.drive_workdir(self.engine, drive, session)
             else:
                 self._workdir = self.running_session_workdir(self.engine, session, kwargs)
-            self._note_workdir(env)
+            self._note_workdir(env, notebook)
             self._reached(await self._link.attach(session, self.connection_info))
             env = {**self._link.route.kernel_env(session), **env}
         return {**kwargs, "cmd": cmd, "env": env}
@@ -156,12 +158,18 @@ class ClusterProvisioner(LaunchOptions, NotebookDir, KernelEnding):  # type: ign
             env[GC_FREEZE_ENV] = "0"
         return env
 
-    def _note_workdir(self, env: dict[str, str]) -> None:
+    def _note_workdir(self, env: dict[str, str], notebook: str | None) -> None:
         """Put why the kernel does not start in its notebook's folder (if so) into
-        ``env``, for its first output, and the server's log."""
+        ``env``, for its first output, and the server's log; and, as jupyter_server
+        tells a local kernel, where its notebook is (``notebook``: the server's
+        path), as main1 sees it, when it is there: ipykernel's ``__session__``, and
+        what tools such as experiment trackers read to find the notebook."""
         if self._workdir.note:
             self.log.info("cluster kernel %s: %s", self.kernel_id, self._workdir.note)
             env[NOTE_ENV] = self._workdir.note
+        inside = notebook_in_main1(self._workdir, notebook)
+        if inside is not None:
+            env.setdefault(SESSION_NAME_ENV, inside)
 
     async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> KernelConnectionInfo:
         """Run the kernel as ``work`` in main1 (unless already started) and hand back

@@ -150,6 +150,41 @@ async def test_the_kernel_starts_in_the_notebooks_folder_in_every_container(
     assert session["size"] == 2
 
 
+@jp_async
+async def test_a_notebooks_kernel_is_told_where_its_notebook_is_in_main1(
+    jp_fetch: Any, jp_ws_fetch: Any, cluster: Any, notebook_folder: Path, jp_root_dir: Path
+) -> None:
+    """Opened as Lab opens a notebook (``POST /api/sessions``), the kernel gets
+    jupyter_server's ``JPY_SESSION_NAME`` as a local one does (ipykernel's
+    ``__session__``, what experiment trackers read), naming the notebook where main1
+    has it: it reads the notebook there. The server's own path is not passed on."""
+    notebook = notebook_folder / "analysis.ipynb"
+    notebook.write_text(
+        json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    )
+    os.chown(notebook, OWNER, OWNER)
+    body = {
+        "path": "proj/analysis.ipynb",
+        "name": "analysis.ipynb",
+        "type": "notebook",
+        "kernel": {"name": "jupyter-cluster-session"},
+    }
+    made = await jp_fetch("api", "sessions", method="POST", body=json.dumps(body))
+    jupyter_session = json.loads(made.body)
+    ws = await jp_ws_fetch("api", "kernels", jupyter_session["kernel"]["id"], "channels")
+    try:
+        code = (
+            "import json, os; name = os.environ['JPY_SESSION_NAME']; "
+            "print(name, json.load(open(name))['nbformat'])"
+        )
+        assert "".join(await run_cell(ws, code)) == "/mnt/lab/proj/analysis.ipynb 4\n"
+        everything = "".join(await run_cell(ws, "import os; print(dict(os.environ))"))
+        assert str(jp_root_dir.resolve()) not in everything, everything
+    finally:
+        ws.close()
+        await jp_fetch("api", "sessions", jupyter_session["id"], method="DELETE")
+
+
 READ_BACK = """
 import errno, os, subprocess
 print(os.getcwd(), open("data.csv").read())

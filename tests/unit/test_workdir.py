@@ -20,6 +20,7 @@ from jupyter_cluster.core.workdir import (
     in_data_folder,
     inside,
     map_cwd,
+    notebook_in_main1,
     plan_workdir,
     read_only_root,
 )
@@ -197,3 +198,17 @@ def test_a_notebook_in_a_mounted_data_folder_starts_there_unless_the_root_is_mou
     assert elsewhere == refused and elsewhere.note
     mounted = plan_workdir(cwd="/srv/lab/p", **FACTS)
     assert in_data_folder(mounted, "/srv/lab/p", {"lab": "/srv/lab"}) == mounted
+
+
+def test_the_notebook_is_named_where_main1_has_it_and_only_there() -> None:
+    """JPY_SESSION_NAME (jupyter_server's, a path on the server) becomes the notebook's
+    path in main1 when the kernel starts in its folder; else it is not passed on."""
+    server = "/srv/lab/proj/analysis.ipynb"
+    mounted = map_cwd("/srv/lab", "/srv/lab/proj")
+    assert notebook_in_main1(mounted, server) == "/mnt/lab/proj/analysis.ipynb"
+    at_root = map_cwd("/srv/lab", "/srv/lab")
+    assert notebook_in_main1(at_root, "/srv/lab/a.ipynb") == "/mnt/lab/a.ipynb"
+    outside = map_cwd("/srv/lab", "/elsewhere")
+    assert outside.cwd == "/home/work" and notebook_in_main1(outside, server) is None
+    assert notebook_in_main1(map_cwd(None, "/srv/lab/proj"), server) is None
+    assert notebook_in_main1(mounted, None) is None and notebook_in_main1(mounted, "") is None
