@@ -30,7 +30,8 @@ def main() -> None:
     """Import ahead, wait for the handoff, run the kernel."""
     os.setsid()  # the kernel leads its own process group, like an exec'd one
     # ipykernel reads this as it is imported, and the kernel's environment has it too
-    # (provisioning's kernel_env): launched by a manager, so no note for a terminal.
+    # (core/kernel_command.py's kernel_env): launched by a manager, so no note for a
+    # terminal.
     os.environ[PARENT_ENV] = "1"
     try:
         from ipykernel import kernelapp  # the slow part, done ahead
