@@ -77,6 +77,9 @@ async def test_a_drive_notebooks_kernel_mounts_its_folder_and_starts_in_it(
         assert written.stat().st_uid == OWNER
         # The server's root folder is not mounted for it.
         assert await run_cell(ws, "print(os.path.exists('/mnt/lab'))") == ["False\n"]
+        # Told where its notebook is, as a local kernel is (JPY_SESSION_NAME): in main1.
+        name = await run_cell(ws, "print(os.environ['JPY_SESSION_NAME'])")
+        assert name == [f"/home/work/{NAME}/nb.ipynb\n"], name
     finally:
         ws.close()
     [session] = await ok_http(jp_fetch, "sessions")
@@ -112,6 +115,9 @@ async def test_a_bad_or_foreign_drive_path_mounts_nothing_and_says_why(
     try:
         first = await run_cell(ws, "import os; print(os.getcwd())")
         assert first[-1] == "/home/work\n"
+        # Its notebook is not in main1: no name for it (and none of the server's).
+        named = await run_cell(ws, "print(os.environ.get('JPY_SESSION_NAME'))")
+        assert named == ["None\n"], named
         note = "".join(first[:-1])
         assert note.startswith("jupyter-cluster: no data folder is mounted") or note.startswith(
             "jupyter-cluster: the notebook's data folder"
