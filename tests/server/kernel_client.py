@@ -25,6 +25,11 @@ KEPT = {
     "error": ("ename",),
     "kernel_info_reply": ("status", "protocol_version", "implementation"),
     "shutdown_reply": ("status", "restart"),
+    "input_request": ("prompt", "password"),
+    "complete_reply": ("status",),
+    "inspect_reply": ("status", "found"),
+    "is_complete_reply": ("status",),
+    "comm_info_reply": ("status",),
 }
 
 
