@@ -16,6 +16,7 @@ from jupyter_cluster.core import naming
 from jupyter_cluster.core.models import Session
 from jupyter_cluster.core.state import SessionStatus
 from jupyter_cluster.engine.manager import ClusterManager
+from tests.support.debugger import stops_at_a_breakpoint
 from tests.support.kernels import json_of, ok_cell, reply_to, start_client
 
 from .support import Workspace
@@ -151,8 +152,9 @@ async def test_a_kernel_on_a_warm_set_is_the_prestarted_interpreter_and_behaves(
     ws: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The kernel takes over main1's waiting interpreter (ipykernel imported ahead),
-    and is then a kernel like any other: the session's environment, %cluster, an
-    interrupt, a restart (the usual way), a shutdown that ends the session."""
+    and is then a kernel like any other: the session's environment, %cluster, the
+    Lab's debugger stopping at a breakpoint, an interrupt, a restart (the usual way),
+    a shutdown that ends the session."""
     pool = [{"cpu": 0.25, "mem": "256m", "size": 2}]
     ws.write_config(f"c.ClusterManager.warm_pool = {pool!r}\n")
     name = ws.install_kernelspec(
@@ -177,6 +179,7 @@ async def test_a_kernel_on_a_warm_set_is_the_prestarted_interpreter_and_behaves(
             assert await json_of(kc, "os.getcwd()") == "/home/work"
             cell = await ok_cell(kc, "%cluster hosts")
             assert "sub1" in cell.stdout
+            await stops_at_a_breakpoint(kc)  # the Lab's debugger, in the handed-over kernel
             msg_id = kc.execute("import time\ntime.sleep(60)", stop_on_error=False)
             while True:  # wait until the cell really runs
                 msg = await kc.get_iopub_msg(timeout=30)
