@@ -9,6 +9,7 @@ Used by the tests that show the debugger works in a cluster kernel, cold
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from jupyter_client.asynchronous import AsyncKernelClient
@@ -53,9 +54,12 @@ class Debugger:
                 return body
 
 
-async def stops_at_a_breakpoint(kc: AsyncKernelClient) -> None:
+async def stops_at_a_breakpoint(
+    kc: AsyncKernelClient, while_stopped: Callable[[], Awaitable[None]] | None = None
+) -> None:
     """Switch the debugger on as the Lab does, run :data:`CELL` with a breakpoint on
-    its second line: it stops there, goes on when told, and finishes; then switch the
+    its second line: it stops there (``while_stopped`` is awaited then, with every
+    part of the debugger running), goes on when told, and finishes; then switch the
     debugger off. Fails at the first step that does not happen."""
     debug = Debugger(kc)
     init = await debug.request(
@@ -84,6 +88,8 @@ async def stops_at_a_breakpoint(kc: AsyncKernelClient) -> None:
     thread = stopped["threadId"]
     frames = (await debug.request("stackTrace", {"threadId": thread}))["body"]["stackFrames"]
     assert (frames[0]["source"]["path"], frames[0]["line"]) == (path, 2), frames
+    if while_stopped is not None:
+        await while_stopped()
     await debug.request("continue", {"threadId": thread})
     reply = await reply_to(kc, running, timeout=60)
     assert reply["content"]["status"] == "ok", reply
