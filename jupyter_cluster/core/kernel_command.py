@@ -38,7 +38,7 @@ PARENT_ENV = "JPY_PARENT_PID"
 WARM_KERNEL_WORDS = ("python3", FROZEN_OFF, *IPYKERNEL_MODULE)
 
 
-def starts_ipykernel(cmd: Sequence[str]) -> bool:
+def _starts_ipykernel(cmd: Sequence[str]) -> bool:
     """Whether ``cmd`` runs ipykernel (``… -m ipykernel_launcher``, or any word naming
     ipykernel, as ``python -m ipykernel`` or a wrapper script)."""
     return any("ipykernel" in part for part in cmd)
@@ -51,7 +51,7 @@ def kernel_argv(cmd: Sequence[str]) -> list[str]:
     :data:`FROZEN_OFF` after the interpreter (a wrapper such as ``conda run`` keeps its
     command as given). Other kernels' commands are left as they are."""
     argv = list(cmd)
-    if not starts_ipykernel(argv):
+    if not _starts_ipykernel(argv):
         return argv
     at = _module_at(argv)
     own = at is not None and any(a.startswith("-Xfrozen_modules") for a in argv[1:at])

@@ -123,7 +123,7 @@ class ClusterProvisioner(LaunchOptions, NotebookDir, KernelEnding):  # type: ign
         cmd = [part.replace("{connection_file}", inner) for part in self.kernel_spec.argv]
         cmd += kwargs.pop("extra_arguments", [])
         # The server's environment stays on the server; only the notebook's name
-        # (jupyter_server's) is carried over, as main1 sees it (see _name_notebook).
+        # (jupyter_server's) is carried over, as main1 sees it (see _note_workdir).
         notebook = (kwargs.pop("env", None) or {}).get(SESSION_NAME_ENV)
         attach = kwargs.pop("cluster_session_id", None)
         drive = kwargs.pop(DRIVE_KWARG, None)  # a notebook in Lab's data-folders drive
