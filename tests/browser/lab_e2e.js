@@ -179,7 +179,10 @@ async function main() {
     }
   };
   page.on('requestfinished', async request => {
-    const response = await request.response();
+    // The context may close between the event and this read (the last
+    // request of the run); an unhandled rejection would end node before
+    // results.json is written.
+    const response = await request.response().catch(() => null);
     finished(request, response ? response.status() : '?');
   });
   page.on('requestfailed', request =>
