@@ -34,6 +34,7 @@ from .drive_kernels import route_drive_paths
 from .handlers import default_handlers
 from .handlers.proxy import proxy_handlers
 from .kernel_refusals import explain_refusals
+from .kernelspec_debugger import offer_debugger
 from .service import SERVICE_SETTING, ClusterService
 from .terminal_names import keep_cluster_names
 
@@ -212,6 +213,8 @@ class ClusterApp(ExtensionApp, LaunchSettings):
             # Merged into the web app's settings after this returns.
             self.settings["log_function"] = partial(log_request, record_prometheus_metrics=False)
         self._install_kernelspec()
+        # Cluster kernelspecs written before they said so offer the Lab's debugger too.
+        offer_debugger(self.serverapp.kernel_spec_manager)
         # A notebook in Lab's data-folders drive: its cluster kernel starts there.
         route_drive_paths(self.serverapp.kernel_manager)
         # A cluster kernel refused at start says why (not jupyter_server's bare 500).

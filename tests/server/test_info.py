@@ -119,3 +119,31 @@ async def test_the_session_kernelspec_carries_the_defaults(jp_fetch: Any, cluste
     assert spec["display_name"].startswith("Cluster: 2 \u00d7 0.5 CPU, ")
     assert spec["display_name"].endswith("(launch form defaults)")
     assert "logo-svg" in found["resources"]
+
+
+@jp_async
+async def test_a_cluster_kernelspec_written_before_debugger_offers_it(
+    jp_fetch: Any, jp_kernel_dir: Path, cluster: Any
+) -> None:
+    """One that an earlier ``jupyter cluster kernelspec install`` wrote (no
+    ``metadata.debugger``, which JupyterLab reads to offer its debugger) is served
+    with it; its file stays as it was, and another kernel's spec is served as written."""
+    old = {
+        "argv": ["python3", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Cluster: 2 (old)",
+        "language": "python",
+        "metadata": {
+            "kernel_provisioner": {"provisioner_name": "cluster-provisioner", "config": {}}
+        },
+    }
+    plain = {**old, "display_name": "plain", "metadata": {}}
+    for name, spec in (("old-cluster", old), ("plain", plain)):
+        (jp_kernel_dir / name).mkdir(parents=True)
+        (jp_kernel_dir / name / "kernel.json").write_text(json.dumps(spec))
+    every = json.loads((await jp_fetch("api", "kernelspecs")).body)["kernelspecs"]
+    assert every["old-cluster"]["spec"]["metadata"]["debugger"] is True
+    assert "debugger" not in every["plain"]["spec"]["metadata"]
+    one = json.loads((await jp_fetch("api", "kernelspecs", "old-cluster")).body)
+    assert one["spec"]["metadata"]["debugger"] is True
+    written = json.loads((jp_kernel_dir / "old-cluster" / "kernel.json").read_text())
+    assert written == old
