@@ -2,9 +2,11 @@
  * The data-folders plugin: adds the ClusterFolders drive (./folders-drive) to
  * JupyterLab's contents manager, so `ClusterFolders:folder/notebook.ipynb` opens
  * and saves like any file, and the "Data folders" panel (./folders-panel) to the
- * left area. Its browser joins the file-browser tracker, so Lab's file-browser
- * commands (open, rename, delete, download in the context menu) act on it when it
- * has the focus. Registered next to the main plugin in ./index.
+ * left area. Its browser joins the file-browser tracker at its first focus, so
+ * Lab's file-browser commands (open, rename, delete, download in the context
+ * menu) act on it when it has the focus, and Lab's launcher keeps making new
+ * files with the default browser until then. Registered next to the main plugin
+ * in ./index.
  */
 
 import {
@@ -71,7 +73,24 @@ export const foldersPlugin: JupyterFrontEndPlugin<void> = {
     panel.title.caption = trans.__('Data folders');
     app.shell.add(panel, 'left', { rank: 220 });
     if (factory) {
-      void factory.tracker.add(panel);
+      // Lab's file-browser commands (its context menu, Delete, F2) act on the
+      // tracker's current browser, so this one must be in the tracker when it has
+      // the focus. It joins at its first focus, not before: a browser added while
+      // nothing has the focus becomes the current one, and Lab's launcher, with
+      // the default browser at its top (cwd ''), makes a new notebook in the
+      // current browser's folder: the top of this drive, which takes no files
+      // (jupyterlab/jupyterlab#15629). A new user's first notebook failed so.
+      // The tracker makes a browser that already has the focus when it is added
+      // its current one only at the next focus change: the focus steps out while
+      // it joins, and back.
+      const join = async () => {
+        panel.node.removeEventListener('focusin', join, true);
+        const focused = document.activeElement as HTMLElement | null;
+        focused?.blur();
+        await factory.tracker.add(panel);
+        focused?.focus();
+      };
+      panel.node.addEventListener('focusin', join, true);
     }
     if (restorer) {
       restorer.add(panel, 'jupyter-cluster-folders');

@@ -4,7 +4,8 @@
  * the shared folder SHARED (with a file) and the file to upload (UPLOAD_FILE,
  * its sha256 UPLOAD_SHA), reads results.json and checks what it says. Through the
  * panel's toolbar it makes data folder FOLDER, uploads the file (with the upload
- * throttled so its progress shows), downloads it, renames it, deletes it, opens a
+ * throttled so its progress shows), downloads it, renames it (also from Lab's
+ * context menu, which acts on the panel once it has the focus), deletes it, opens a
  * notebook stored in the folder, edits and saves it, and removes the folder;
  * after each step it reads the server's answer through REST (the file's bytes, the
  * folder's listing, the saved notebook). Screenshots go to $ARTIFACTS.
@@ -172,6 +173,19 @@ runInLab(async ({ page, step, shot, results }) => {
     await editor.press('Enter');
     await item('renamed.bin').waitFor();
     out.afterRename = await listing(`${FOLDER}/files`);
+  });
+
+  await step('context-menu', async () => {
+    // Lab's own file-browser context menu acts on this panel once it has the
+    // focus (it joins Lab's file-browser tracker then): Rename edits the name
+    // here, in place. Escape leaves the name as it was.
+    await item('renamed.bin').click({ button: 'right' });
+    await page.locator('.lm-Menu-itemLabel', { hasText: /^Rename$/ }).click();
+    const editor = panel.locator('.jp-DirListing-editor');
+    await editor.waitFor();
+    out.contextRenameValue = await editor.inputValue();
+    await editor.press('Escape');
+    await editor.waitFor({ state: 'detached' });
   });
 
   await step('delete', async () => {

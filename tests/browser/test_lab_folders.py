@@ -89,6 +89,8 @@ def test_data_folders_in_the_lab_panel(_lab: Lab, tmp_path: Path) -> None:  # no
     # Downloaded through the panel: the same bytes, under the file's name.
     assert out["downloadName"] == "data.bin" and out["downloadSha"] == digest, out
     assert out["afterRename"] == ["renamed.bin"], out
+    # Lab's context menu renamed in this panel (its editor held this file's name).
+    assert out["contextRenameValue"] == "renamed.bin", out
     assert out["afterDelete"] == [], out
     # A notebook stored in the folder opens as a Lab notebook and saves back there.
     assert out["notebookPut"] == 201, out
