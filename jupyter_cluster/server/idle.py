@@ -50,7 +50,7 @@ class IdleWatcher:
     def activity(self, session: Session) -> Activity | None:
         """The session's use now, or None when its kernel is not in this server."""
         service = self.service
-        kid = session.kernel_id
+        kid = service.kernels.kernel_of(session)
         if not kid or kid not in service.kernel_manager:
             return None
         kernel = service.kernel_manager.get_kernel(kid)
@@ -74,7 +74,7 @@ class IdleWatcher:
         clean-up: its kernel's state and last message when the kernel runs here, and
         the terminals open into it from here, whatever launched it (None: nothing).
         Execs the clean-up reads from the engine's exec log itself."""
-        kid, km = session.kernel_id, self.service.kernel_manager
+        kid, km = self.service.kernels.kernel_of(session), self.service.kernel_manager
         kernel = km.get_kernel(kid) if kid and kid in km else None
         terminals = self.open_terminals(session)
         if kernel is None and not terminals:

@@ -152,7 +152,7 @@ class ClusterService:
         await asyncio.gather(*tasks, return_exceptions=True)
         with contextlib.suppress(ClusterError):
             for session in await asyncio.to_thread(self.engine.store.list):
-                self.kernels.keep_session(session)
+                self.kernels.keep_session(session.kernel_id)
         await self.terminals.close_all(self.terminal_manager)
         await self.apps.close_all()
         await self.engine.close()
@@ -165,6 +165,9 @@ class ClusterService:
         deadline = self.idle.deadline(session) if self.host.idle_timeout > 0 else None
         return {
             **session.to_dict(),
+            "kernel_id": self.kernels.kernel_of(session)
+            if self.host.kernels_here
+            else (session.kernel_id),
             "kernel_state": state,
             "kernel_reason": reason,
             "idle_deadline": deadline,
@@ -242,8 +245,9 @@ class ClusterService:
         if task is not None:
             await self._settle(session.id, task, 60.0, reason)
         session = await self.engine.get(session.id)
-        self.kernels.keep_session(session)  # the session is ended here, with its reason
-        await self.kernels.shut_down(session.kernel_id)
+        kernel_id = self.kernels.kernel_of(session)
+        self.kernels.keep_session(kernel_id)  # the session is ended here, with its reason
+        await self.kernels.shut_down(kernel_id)
         session = await self.engine.terminate(session.id, reason=reason)
         self.kernels.forget(session.id)
         await self.terminals.close_session(self.terminal_manager, session.id)

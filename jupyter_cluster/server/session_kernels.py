@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core.models import Session
+from ..core.state import FINAL
 
 
 class SessionKernels:
@@ -48,6 +49,26 @@ class SessionKernels:
         """Whether ``kernel_id`` is one of the server's kernels now."""
         return bool(kernel_id) and kernel_id in self.manager
 
+    def kernel_of(self, session: Session) -> str | None:
+        """The id of the session's kernel: the one recorded with it (a launch through
+        REST that asked for a kernel), else a kernel of this server whose provisioner
+        runs in the session: a cluster kernelspec's, which launched the session
+        itself (jupyter_server chose its id, so the session does not record it).
+        Used for the session's model (the Lab's notebook toolbar and sidebar find
+        the session by it), its termination here and its idle checks."""
+        if session.kernel_id:
+            return session.kernel_id
+        if session.status in FINAL:
+            return None
+        km = self.manager
+        if km is None:  # the shared service: no kernels
+            return None
+        for kernel_id in km.list_kernel_ids():
+            provisioner = getattr(km.get_kernel(kernel_id), "provisioner", None)
+            if getattr(provisioner, "session_id", None) == session.id:
+                return str(kernel_id)
+        return None
+
     def waiting(self, session_id: str) -> None:
         """A kernel is to start once the session runs."""
         self._phase[session_id] = "waiting"
@@ -67,14 +88,15 @@ class SessionKernels:
         """(state, reason) of the session's kernel: waiting, starting, running, failed,
         gone, ``remote`` (``here`` False: the owner's server runs it), or None when no
         kernel was asked for."""
-        if not session.kernel_id:
+        kernel_id = self.kernel_of(session) if here else session.kernel_id
+        if not kernel_id:
             return None, ""
         if not here:
             return "remote", ""
         phase = self._phase.get(session.id)
         if phase in ("waiting", "starting"):
             return phase, ""
-        if self.alive(session.kernel_id):
+        if self.alive(kernel_id):
             return "running", ""
         if phase == "failed":
             return "failed", self._reason.get(session.id, "")
@@ -100,11 +122,12 @@ class SessionKernels:
         finally:
             self.poke()
 
-    def keep_session(self, session: Session) -> None:
-        """Shut the session's kernel down without its provisioner ending the session
-        (the server stops, or ends the session itself)."""
-        if self.alive(session.kernel_id):
-            provisioner = self.manager.get_kernel(session.kernel_id).provisioner
+    def keep_session(self, kernel_id: str | None) -> None:
+        """Have kernel ``kernel_id`` shut down without its provisioner ending its
+        session: the server ends the session itself, or stops (then only for the
+        kernels recorded with their sessions: a kernelspec's ends with its session)."""
+        if self.alive(kernel_id):
+            provisioner = self.manager.get_kernel(kernel_id).provisioner
             if provisioner is not None and hasattr(provisioner, "keep_session"):
                 provisioner.keep_session = True
 

@@ -105,3 +105,30 @@ async def test_deleting_a_kernel_returns_once_it_ended_and_its_session_follows(
     assert now["status"] in ("TERMINATING", "TERMINATED"), now
     await wait_status(jp_fetch, session["id"], "TERMINATED")
     assert running_hosts(session["id"]) == {}
+
+
+@jp_async
+async def test_a_kernelspecs_session_names_its_kernel_and_ends_it_when_terminated(
+    jp_fetch: Any, cluster: Any
+) -> None:
+    """A kernel started from a cluster kernelspec (as the Lab's launcher does) launched
+    its session itself, under an id jupyter_server chose: the session's model names
+    that kernel, which the Lab's notebook toolbar and sidebar find it by, and
+    terminating the session here shuts the kernel down first and keeps the reason."""
+    kernel = {"name": "jupyter-cluster-session"}
+    started = json.loads(
+        (await jp_fetch("api", "kernels", method="POST", body=json.dumps(kernel))).body
+    )
+    kid = started["id"]
+    [session] = await ok_http(jp_fetch, "sessions")
+    assert session["id"] != kid
+    assert session["kernel_id"] == kid and session["kernel_state"] == "running", session
+    assert (await ok_http(jp_fetch, "sessions", session["id"]))["kernel_id"] == kid
+
+    reason = "the test is over"
+    await ok_http(jp_fetch, "sessions", session["id"], method="DELETE", params={"reason": reason})
+    assert not await kernel_known(jp_fetch, kid)
+    ended = await ok_http(jp_fetch, "sessions", session["id"])
+    assert ended["status"] == "TERMINATED", ended
+    assert reason in ended["status_reason"], ended
+    assert running_hosts(session["id"]) == {}
