@@ -64,3 +64,31 @@ async def test_an_idle_session_is_terminated_and_use_keeps_it(
     assert record["details"]["reason"] == ended["status_reason"]
     listed = json.loads((await jp_fetch("api", "kernels")).body)
     assert session["kernel_id"] not in {k["id"] for k in listed}
+
+
+@jp_async
+async def test_a_kernelspecs_idle_kernel_ends_its_session_and_a_busy_one_keeps_it(
+    jp_fetch: Any, jp_ws_fetch: Any, cluster: Any
+) -> None:
+    """A kernel started from a cluster kernelspec (the Lab's launcher tiles) launched its
+    session itself: its activity counts as a kernel started through REST does."""
+    kernel = {"name": "jupyter-cluster-session"}
+    kid = json.loads(
+        (await jp_fetch("api", "kernels", method="POST", body=json.dumps(kernel))).body
+    )["id"]
+    [session] = await ok_http(jp_fetch, "sessions")
+    deadline = session["idle_deadline"]
+    assert deadline is not None and time.time() < deadline <= time.time() + TIMEOUT + 1
+
+    ws = await jp_ws_fetch("api", "kernels", kid, "channels")
+    try:
+        out = await kernel_execute(ws, f"import time; time.sleep({TIMEOUT + 3}); print('done')")
+        assert out == "done\n"
+    finally:
+        ws.close()
+    assert (await ok_http(jp_fetch, "sessions", session["id"]))["status"] == "RUNNING"
+
+    ended = await wait_status(jp_fetch, session["id"], "TERMINATED", timeout=TIMEOUT + 30)
+    assert ended["status_reason"].startswith(f"terminated after {TIMEOUT:g} s idle"), ended
+    listed = json.loads((await jp_fetch("api", "kernels")).body)
+    assert kid not in {k["id"] for k in listed}
