@@ -35,6 +35,7 @@ const fs = require('fs');
 const path = require('path');
 const { createRequire } = require('module');
 const { watchNetwork } = require('./network_watch');
+const { notebookKernelIdle } = require('./lab_runner');
 
 const REPO = path.resolve(__dirname, '..', '..');
 const { chromium } = createRequire(
@@ -114,22 +115,6 @@ async function installRecorder(page) {
       attributeFilter: ['data-status']
     });
   });
-}
-
-/** Wait until the current notebook's kernel is connected and idle. */
-async function notebookKernelIdle(page, timeout) {
-  await page.waitForFunction(
-    () => {
-      const widget = window.jupyterapp.shell.currentWidget;
-      const context = widget && widget.sessionContext;
-      const kernel = context && context.session && context.session.kernel;
-      return Boolean(
-        context && context.isReady && kernel && kernel.status === 'idle'
-      );
-    },
-    null,
-    { timeout }
-  );
 }
 
 async function main() {

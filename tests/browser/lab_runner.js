@@ -3,7 +3,8 @@
  * lab_profiles.js): headless Chromium in a throwaway profile, a page whose
  * errors are collected, named steps and screenshots in $ARTIFACTS, a screenshot
  * on failure, and results.json written for the Python test that started it. The
- * script's own steps go in the function given to runInLab.
+ * script's own steps go in the function given to runInLab. Also what several
+ * scripts wait for: notebookKernelIdle.
  */
 
 'use strict';
@@ -70,4 +71,20 @@ function runInLab(steps) {
   })();
 }
 
-module.exports = { runInLab };
+/** Wait until the current notebook's kernel is connected and idle. */
+async function notebookKernelIdle(page, timeout) {
+  await page.waitForFunction(
+    () => {
+      const widget = window.jupyterapp.shell.currentWidget;
+      const context = widget && widget.sessionContext;
+      const kernel = context && context.session && context.session.kernel;
+      return Boolean(
+        context && context.isReady && kernel && kernel.status === 'idle'
+      );
+    },
+    null,
+    { timeout }
+  );
+}
+
+module.exports = { runInLab, notebookKernelIdle };

@@ -44,6 +44,7 @@ from tests.support.lab import (
     LAB_ARGS,
     assert_results,
     browser_problems,
+    make_lab_kernelspec,
     make_lab_options,
     run_script,
     write_lab_settings,
@@ -127,6 +128,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         "JUPYTERLAB_SETTINGS_DIR": str(dirs["settings"]),
         "JUPYTERLAB_WORKSPACES_DIR": str(dirs["ws"]),
     }
+    install_make_lab_kernelspec(env)
     log = ARTIFACTS / "jupyter-lab.log"
     with open(log, "wb") as out:
         process = subprocess.Popen(
@@ -156,6 +158,17 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         yield running
     finally:
         _stop(running)
+
+
+def install_make_lab_kernelspec(env: dict[str, str]) -> None:
+    """Install the kernelspec ``make lab`` installs (``cluster2``, the README's "Cluster"
+    kernel), with the Makefile's own command, but in this Lab's data directory
+    (``--user`` with ``env``'s ``JUPYTER_DATA_DIR``) where the Makefile says
+    ``--sys-prefix``: the tests share one virtualenv, whose kernelspecs every test sees."""
+    words = make_lab_kernelspec()
+    assert "--sys-prefix" in words, words
+    words = ["--user" if w == "--sys-prefix" else w for w in words]
+    subprocess.run([str(BIN / "jupyter-cluster"), *words], env=env, check=True, capture_output=True)
 
 
 def _wait_until_up(lab: Lab) -> None:

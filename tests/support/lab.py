@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 from collections.abc import Iterator, Mapping
@@ -37,24 +38,45 @@ ARTIFACTS_ROOT = Path(os.environ.get("JUPYTER_CLUSTER_ARTIFACTS") or REPO / "tes
 LAB_ARGS = ("--LabApp.expose_app_in_browser=True", "--ClusterApp.events_poll_interval=0.2")
 
 
+def _lab_commands(makefile: Path) -> list[list[str]]:
+    """The commands of the Makefile's ``lab`` target, each split as the shell splits
+    it (continued lines joined). Fails if the target is gone."""
+    lines = makefile.read_text().splitlines()
+    start = next((i for i, line in enumerate(lines) if re.match(r"lab\s*:", line)), None)
+    assert start is not None, f"{makefile} has no lab target"
+    commands, current = [], ""
+    for line in lines[start + 1 :]:
+        if not line.startswith("\t") and not current:
+            break
+        current += " " + line.strip().removesuffix("\\")
+        if not line.rstrip().endswith("\\"):
+            commands.append(shlex.split(current))
+            current = ""
+    return commands
+
+
 def make_lab_options(makefile: Path = REPO / "Makefile") -> list[str]:
     """The configuration options (``--Class.trait=value``) that the Makefile's ``lab``
     target, the README's first command, gives ``jupyter lab``: the browser tests' Lab
     runs with them too (the adaptive warm pool among them), so that it is the Lab a
     new user gets. Fails if the target or its ``jupyter lab`` line is gone."""
-    lines = makefile.read_text().splitlines()
-    start = next((i for i, line in enumerate(lines) if re.match(r"lab\s*:", line)), None)
-    assert start is not None, f"{makefile} has no lab target"
-    recipe = []
-    for line in lines[start + 1 :]:
-        if not line.startswith("\t"):
-            break
-        recipe.append(line.strip().removesuffix("\\"))
-    words = " ".join(recipe).split()
-    runs = [i for i, w in enumerate(words[:-1]) if w.endswith("/jupyter") and words[i + 1] == "lab"]
-    assert runs, f"the lab target of {makefile} runs no jupyter lab: {recipe}"
-    at = runs[0] + 1
-    return [w for w in words[at + 1 :] if re.fullmatch(r"--[A-Za-z]\w*\.\w+=\S+", w)]
+    runs = [c for c in _lab_commands(makefile) if c[:1] and c[0].endswith("/jupyter")]
+    runs = [c for c in runs if c[1:2] == ["lab"]]
+    assert runs, f"the lab target of {makefile} runs no jupyter lab"
+    return [w for w in runs[0][2:] if re.fullmatch(r"--[A-Za-z]\w*\.\w+=\S+", w)]
+
+
+def make_lab_kernelspec(makefile: Path = REPO / "Makefile") -> list[str]:
+    """The arguments the Makefile's ``lab`` target gives ``jupyter-cluster`` to install
+    the kernelspec the README tells a new user to pick (``kernelspec install cluster2
+    …``): the browser tests' Lab gets it too. Fails if that command is gone."""
+    installs = [
+        c[1:]
+        for c in _lab_commands(makefile)
+        if c[:1] and c[0].endswith("/jupyter-cluster") and c[1:3] == ["kernelspec", "install"]
+    ]
+    assert installs, f"the lab target of {makefile} installs no kernelspec"
+    return installs[0]
 
 
 #: JupyterLab settings (plugin id under ``@jupyterlab`` → values).
