@@ -39,7 +39,8 @@ describe('the data-folders plugin', () => {
     expect(area).toBe('left');
     expect(panel).toBeInstanceOf(FoldersBrowser);
     expect(panel.id).toBe('jp-cluster-folders');
-    expect(tracker.add).toHaveBeenCalledWith(panel);
+    // Not before the panel's first focus (see folders-plugin).
+    expect(tracker.add).not.toHaveBeenCalled();
     expect([...panel.toolbar.names()]).toEqual([
       'new-folder',
       'new-notebook',
@@ -51,6 +52,51 @@ describe('the data-folders plugin', () => {
     ]);
     void app.commands.execute(SHOW_FOLDERS);
     expect(shell.activateById).toHaveBeenCalledWith('jp-cluster-folders');
+    panel.dispose();
+  });
+
+  it('joins the file-browser tracker at its first focus, which it keeps', async () => {
+    const plugin = plugins.find(p => p.id === 'jupyter-cluster:folders')!;
+    const services = new ServiceManagerMock();
+    const docManager = new DocumentManager({
+      registry: new DocumentRegistry(),
+      manager: services,
+      opener: { open: jest.fn(), opened: new Signal<any, any>({}) } as any
+    });
+    const shell = { add: jest.fn(), activateById: jest.fn() };
+    const focusedWhenAdded: (Element | null)[] = [];
+    const tracker = {
+      add: jest.fn().mockImplementation(async () => {
+        focusedWhenAdded.push(document.activeElement);
+      })
+    };
+    const app: any = {
+      commands: new CommandRegistry(),
+      shell,
+      serviceManager: {
+        serverSettings: ServerConnection.makeSettings({ baseUrl: 'http://h/' }),
+        contents: { addDrive: jest.fn() }
+      }
+    };
+    plugin.activate(app, docManager, { tracker }, null, null);
+    const [panel] = shell.add.mock.calls[0];
+    document.body.appendChild(panel.node);
+    const input = document.createElement('input');
+    panel.node.appendChild(input);
+
+    input.focus();
+    await new Promise(resolve => setTimeout(resolve, 0));
+    expect(tracker.add).toHaveBeenCalledTimes(1);
+    expect(tracker.add).toHaveBeenCalledWith(panel);
+    // It joined with the focus outside, and the focus went back.
+    expect(focusedWhenAdded).toEqual([document.body]);
+    expect(document.activeElement).toBe(input);
+
+    input.blur();
+    input.focus();
+    await new Promise(resolve => setTimeout(resolve, 0));
+    expect(tracker.add).toHaveBeenCalledTimes(1);
+    panel.node.remove();
     panel.dispose();
   });
 });
