@@ -25,8 +25,9 @@
  * the sidebar; also the live usage graphs of the running session, and the log
  * of sub1 kept after the session ended (from "Recent sessions"); last, a size-2
  * session's "Terminals" button (a terminal tab in main1 and one in sub1, each
- * asked for its `hostname`). Screenshots go to $ARTIFACTS; results.json says
- * what was seen.
+ * asked for its `hostname`). First of all, the extension's kernelspec tile (a
+ * notebook in main1 of the session it launches, ended with "Shut Down
+ * Kernel"). Screenshots go to $ARTIFACTS; results.json says what was seen.
  */
 
 'use strict';
@@ -309,6 +310,74 @@ async function main() {
       .getByRole('button', { name: 'Cluster Session', exact: true })
       .waitFor();
     await shot('launcher');
+  });
+
+  await step('kernelspec-tile', async () => {
+    // The extension's own kernelspec (the launch form's defaults) from the
+    // launcher's tile, as a person picks a kernel: its notebook runs in main1 of
+    // a session it launched, which the toolbar names; "Shut Down Kernel" in the
+    // Kernel menu ends that session. The notebook is closed after, unsaved.
+    await page
+      .locator('.jp-LauncherCard[data-category="Notebook"]', {
+        // "… (launch form defaults)", "…: the shared service's defaults" (Hub)
+        hasText: /^Cluster: /
+      })
+      .click();
+    await notebookKernelIdle(page, 180000);
+    const panelId = await page.evaluate(
+      () => window.jupyterapp.shell.currentWidget.id
+    );
+    const notebook = `[id="${panelId}"]`;
+    const indicator = page.locator(
+      `${notebook} .jp-ClusterKernelIndicator[data-session-id]`
+    );
+    await indicator.waitFor({ timeout: TIMEOUT });
+    const id = await indicator.getAttribute('data-session-id');
+    await page.locator(`${notebook} .jp-Cell .cm-content`).first().click();
+    await page.keyboard.type(
+      "import socket; print('AT', socket.gethostname())"
+    );
+    await page.keyboard.press('Shift+Enter');
+    const output = page.locator(`${notebook} .jp-OutputArea-output`, {
+      hasText: /^AT /
+    });
+    await output.first().waitFor({ timeout: TIMEOUT });
+    const tile = { sessionId: id };
+    tile.where = (await output.first().innerText()).trim();
+    tile.kernelId = await page.evaluate(
+      () =>
+        window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.id
+    );
+    tile.running = await getJSON(api(`sessions/${id}`));
+    await shot('kernelspec-tile');
+    await page
+      .locator('.lm-MenuBar-itemLabel', { hasText: /^Kernel$/ })
+      .click();
+    await page
+      .locator('.lm-Menu-itemLabel', { hasText: /^Shut Down Kernel$/ })
+      .click();
+    const deadline = Date.now() + 120000;
+    let ended = await getJSON(api(`sessions/${id}`));
+    while (ended.status !== 'TERMINATED' && Date.now() < deadline) {
+      await page.waitForTimeout(500);
+      ended = await getJSON(api(`sessions/${id}`));
+    }
+    tile.ended = ended.status;
+    results.outputs.tile = tile;
+    await page.evaluate(panelId => {
+      const { shell, commands } = window.jupyterapp;
+      for (const widget of shell.widgets('main')) {
+        if (widget.id === panelId) {
+          widget.dispose();
+        }
+      }
+      if (!document.querySelector('.jp-LauncherCard')) {
+        void commands.execute('launcher:create');
+      }
+    }, panelId);
+    await page
+      .getByRole('button', { name: 'Cluster Session', exact: true })
+      .waitFor();
   });
 
   await step('launch-dialog', async () => {

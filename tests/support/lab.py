@@ -186,6 +186,13 @@ def assert_results(results: dict[str, Any], output: str, artifacts: Path) -> Non
     assert outputs["logDownload"].endswith("-sub1.log") and download.is_file()
     assert READY in download.read_text()
     assert results["remainingSessions"] == [], results["remainingSessions"]
+    # The extension's kernelspec tile: a notebook in main1 of the session it launched
+    # (the toolbar named it by the kernel), ended by "Shut Down Kernel".
+    tile = outputs["tile"]
+    assert tile["where"] == "AT main1", tile
+    assert tile["running"]["status"] == "RUNNING", tile
+    assert tile["running"]["kernel_id"] == tile["kernelId"], tile
+    assert tile["ended"] == "TERMINATED", tile
     cluster_errors = [e for e in results["consoleErrors"] if "cluster" in e.lower()]
     assert not cluster_errors, cluster_errors
     for name in (
@@ -198,5 +205,6 @@ def assert_results(results: dict[str, Any], output: str, artifacts: Path) -> Non
         "sidebar-pending",
         "dark-launch-dialog",
         "terminated",
+        "kernelspec-tile",
     ):
         assert any(name in shot for shot in results["screenshots"]), name
