@@ -124,6 +124,10 @@ async def test_a_kernelspecs_session_names_its_kernel_and_ends_it_when_terminate
     assert session["id"] != kid
     assert session["kernel_id"] == kid and session["kernel_state"] == "running", session
     assert (await ok_http(jp_fetch, "sessions", session["id"]))["kernel_id"] == kid
+    # A restart keeps the kernel's id and its session: the session still names it.
+    await jp_fetch("api", "kernels", kid, "restart", method="POST", body="")
+    restarted = await ok_http(jp_fetch, "sessions", session["id"])
+    assert restarted["kernel_id"] == kid and restarted["kernel_state"] == "running", restarted
 
     reason = "the test is over"
     await ok_http(jp_fetch, "sessions", session["id"], method="DELETE", params={"reason": reason})
