@@ -8,8 +8,8 @@ namespace (``NetworkMode: container:ID`` or ``host``), runs one script and is
 removed, whatever happens: Docker removes it once it ends (``AutoRemove``, as
 ``docker run --rm``), so an engine killed while it runs leaves nothing behind; its
 exit code comes from a wait for that removal asked before it starts, and its output
-from its log, followed from its start. An image the agent lacks gives exit code 125
-and ``docker run``'s words, with no container made.
+from its streams, attached before it starts (as ``docker run`` does). An image the
+agent lacks gives exit code 125 and ``docker run``'s words, with no container made.
 
 An engine killed between creating a helper and starting it leaves it created, never
 run, which Docker does not remove. Every helper is stamped with its engine's clock
@@ -28,11 +28,11 @@ from typing import Any
 
 import aiohttp
 from aiodocker.exceptions import DockerError
+from aiodocker.stream import Stream
 
 from ....core import naming
 from ....errors import AgentError
 from .connection import DockerConnection
-from .logs import log_response, log_text
 
 #: On every helper: when its engine made it (seconds since the epoch, that engine's
 #: clock); Docker's own creation time is the agent host's clock.
@@ -109,8 +109,11 @@ async def _run(conn: DockerConnection, body: dict[str, Any], action: str) -> tup
         async with conn.stream_client._query(
             wait, "POST", params={"condition": "removed"}
         ) as waiting:
-            await conn.call(action, helper.start())
-            output = await _output(conn, helper.id)
+            # Attached before the start too, as `docker run --rm` does: a helper that
+            # ends at once may be removed before its log could be asked for.
+            async with helper.attach(stdout=True, stderr=True, logs=True) as attached:
+                await conn.call(action, helper.start())
+                output = await _output(attached)
             result = await waiting.json()
         removed = True
         return int(result.get("StatusCode", -1)), output
@@ -152,12 +155,11 @@ async def sweep_left_helpers(conn: DockerConnection) -> None:
                 )
 
 
-async def _output(conn: DockerConnection, container_id: str) -> str:
-    """What a running helper prints, followed until it ends; "" when it is removed
-    before its log is asked for (its exit code still tells how it went)."""
-    params = {"stdout": "1", "stderr": "1", "follow": "1"}
-    try:
-        async with log_response(conn.stream_client, container_id, params) as response:
-            return "".join([piece async for piece in log_text(response, False)])
-    except (DockerError, aiohttp.ClientError):
-        return ""
+async def _output(attached: Stream) -> str:
+    """What a helper prints (stdout and stderr, as they came), read from its attached
+    streams until it ends; what was read when the connection failed."""
+    pieces: list[bytes] = []
+    with contextlib.suppress(DockerError, aiohttp.ClientError):
+        while (message := await attached.read_out()) is not None:
+            pieces.append(message.data)
+    return b"".join(pieces).decode(errors="replace")
