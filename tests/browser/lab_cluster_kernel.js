@@ -12,7 +12,11 @@
 
 'use strict';
 
-const { runInLab, notebookKernelIdle } = require('./lab_runner');
+const {
+  runInLab,
+  notebookKernelIdle,
+  shutDownKernelFromMenu
+} = require('./lab_runner');
 
 const LAB_URL = process.env.LAB_URL;
 const TOKEN = process.env.LAB_TOKEN;
@@ -98,28 +102,9 @@ runInLab(async ({ page, step, shot, results }) => {
   });
 
   await step('shut-down-kernel', async () => {
-    await page
-      .locator('.lm-MenuBar-itemLabel', { hasText: /^Kernel$/ })
-      .click();
-    await page
-      .locator('.lm-Menu-itemLabel', { hasText: /^Shut Down Kernel$/ })
-      .click();
-    // Whether JupyterLab asked first (the warning button confirms).
-    const confirm = page.locator('.jp-Dialog .jp-Dialog-button.jp-mod-warn');
-    results.outputs.asked = await confirm
-      .waitFor({ timeout: 3000 })
-      .then(() => true)
-      .catch(() => false);
-    if (results.outputs.asked) {
-      await confirm.click();
-    }
-    const deadline = Date.now() + 120000;
-    let ended = await session(results.outputs.sessionId);
-    while (ended.status !== 'TERMINATED' && Date.now() < deadline) {
-      await page.waitForTimeout(500);
-      ended = await session(results.outputs.sessionId);
-    }
-    results.outputs.ended = ended;
+    results.outputs.ended = await shutDownKernelFromMenu(page, () =>
+      session(results.outputs.sessionId)
+    );
     await shot('kernel-shut-down');
   });
 });

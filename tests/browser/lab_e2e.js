@@ -36,7 +36,7 @@ const fs = require('fs');
 const path = require('path');
 const { createRequire } = require('module');
 const { watchNetwork } = require('./network_watch');
-const { notebookKernelIdle } = require('./lab_runner');
+const { notebookKernelIdle, shutDownKernelFromMenu } = require('./lab_runner');
 
 const REPO = path.resolve(__dirname, '..', '..');
 const { chromium } = createRequire(
@@ -350,18 +350,9 @@ async function main() {
     );
     tile.running = await getJSON(api(`sessions/${id}`));
     await shot('kernelspec-tile');
-    await page
-      .locator('.lm-MenuBar-itemLabel', { hasText: /^Kernel$/ })
-      .click();
-    await page
-      .locator('.lm-Menu-itemLabel', { hasText: /^Shut Down Kernel$/ })
-      .click();
-    const deadline = Date.now() + 120000;
-    let ended = await getJSON(api(`sessions/${id}`));
-    while (ended.status !== 'TERMINATED' && Date.now() < deadline) {
-      await page.waitForTimeout(500);
-      ended = await getJSON(api(`sessions/${id}`));
-    }
+    const ended = await shutDownKernelFromMenu(page, () =>
+      getJSON(api(`sessions/${id}`))
+    );
     tile.ended = ended.status;
     results.outputs.tile = tile;
     await page.evaluate(panelId => {

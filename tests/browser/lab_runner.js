@@ -4,7 +4,7 @@
  * errors are collected, named steps and screenshots in $ARTIFACTS, a screenshot
  * on failure, and results.json written for the Python test that started it. The
  * script's own steps go in the function given to runInLab. Also what several
- * scripts wait for: notebookKernelIdle.
+ * scripts do: notebookKernelIdle, shutDownKernelFromMenu.
  */
 
 'use strict';
@@ -87,4 +87,23 @@ async function notebookKernelIdle(page, timeout) {
   );
 }
 
-module.exports = { runInLab, notebookKernelIdle };
+/**
+ * Shut the current notebook's kernel down as a person does (the Kernel menu's
+ * "Shut Down Kernel"), then call read() (a session's REST model) every 0.5 s
+ * until the session is TERMINATED, two minutes at most; the last model read.
+ */
+async function shutDownKernelFromMenu(page, read) {
+  await page.locator('.lm-MenuBar-itemLabel', { hasText: /^Kernel$/ }).click();
+  await page
+    .locator('.lm-Menu-itemLabel', { hasText: /^Shut Down Kernel$/ })
+    .click();
+  const deadline = Date.now() + 120000;
+  let session = await read();
+  while (session.status !== 'TERMINATED' && Date.now() < deadline) {
+    await page.waitForTimeout(500);
+    session = await read();
+  }
+  return session;
+}
+
+module.exports = { runInLab, notebookKernelIdle, shutDownKernelFromMenu };
