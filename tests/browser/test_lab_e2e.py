@@ -110,9 +110,10 @@ class Lab:
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+def lab(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     """``jupyter lab`` on 127.0.0.1 with a token, in temporary Jupyter directories,
-    with the options ``make lab`` gives it (the adaptive warm pool)."""
+    with the options ``make lab`` gives it (the adaptive warm pool). Its log is
+    ``jupyter-lab-MODULE.log`` in the artifacts: each test module has its own Lab."""
     base = tmp_path_factory.mktemp("lab")
     dirs = {name: base / name for name in ("data", "config", "runtime", "settings", "ws", "root")}
     for path in dirs.values():
@@ -129,7 +130,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         "JUPYTERLAB_WORKSPACES_DIR": str(dirs["ws"]),
     }
     install_make_lab_kernelspec(env)
-    log = ARTIFACTS / "jupyter-lab.log"
+    log = ARTIFACTS / f"jupyter-lab-{request.module.__name__.rsplit('.', 1)[-1]}.log"
     with open(log, "wb") as out:
         process = subprocess.Popen(
             [
