@@ -28,7 +28,7 @@ from ..core.warm import WarmShape
 from ..errors import AgentError
 from .agents.base import Agent, BindMount, ContainerSpec, FileEntry, Limits
 from .agents.pool import AgentPool
-from .launch.creating import create_container
+from .launch.creating import create_container, made
 from .launch.overlay import overlay_maker
 from .launch.specs import published_ports_of
 from .warm_fit import MountResolver, set_fit
@@ -73,15 +73,20 @@ async def make_set(
     network = f"jc-warm-{set_id[:12]}"
     limits = pool.limits()
     guarded = limits.guard_bridges
-    await net_agent.create_network(
-        network,
-        pool.labels(**{naming.LABEL_WARM: "network"}),
-        overlay=spread,
-        encrypted=spread and pool.encrypted(),
-        bridge_name=warm_bridge(set_id) if guarded and not spread else "",
+    # Cancelled meanwhile (the server stopping), wait for Docker and remove the
+    # network: the drain's sweep may look before Docker has made it.
+    await made(
+        net_agent.create_network(
+            network,
+            pool.labels(**{naming.LABEL_WARM: "network"}),
+            overlay=spread,
+            encrypted=spread and pool.encrypted(),
+            bridge_name=warm_bridge(set_id) if guarded and not spread else "",
+        ),
+        lambda _: net_agent.remove_network(network),
     )
     guarding = pool.agents.guards.start(placed, limits.egress_image if guarded else None)
-    made: dict[str, str] = {}
+    started: dict[str, str] = {}
     try:
         results = await asyncio.gather(
             *(
@@ -90,19 +95,19 @@ async def make_set(
             ),
             return_exceptions=True,
         )
-        made = {h: r for h, r in zip(shape.hosts, results, strict=True) if isinstance(r, str)}
+        started = {h: r for h, r in zip(shape.hosts, results, strict=True) if isinstance(r, str)}
         failed = [r for r in results if isinstance(r, BaseException)]
         if failed:
             raise failed[0]
         await guarding
         fit = set_fit(layout, mounts)
         pool.table.add_set(
-            set_id, layout, shape.key, network, made, shape.total, fit, gpu_ids, net_agent.id
+            set_id, layout, shape.key, network, started, shape.total, fit, gpu_ids, net_agent.id
         )
     except BaseException:
         guarding.cancel()
         await asyncio.gather(guarding, return_exceptions=True)
-        built = [(a, made[h]) for h, a, _ in hosts if h in made]
+        built = [(a, started[h]) for h, a, _ in hosts if h in started]
         await through(pool.remove_parts(net_agent.id, network, built))
         raise
 

@@ -21,14 +21,21 @@ from .engine_parts import build
 
 
 class DockerLikeCreates(FakeAgent):
-    """Containers appear 0.05 s after a create, even if its caller is cancelled;
-    networks take 0.03 s. ``asked``: the hosts whose creation was asked for."""
+    """Containers appear 0.05 s after a create, networks 0.03 s after, even if its
+    caller is cancelled. ``asked``: the hosts whose creation was asked for;
+    ``networks_asked``: the networks'."""
 
     asked: list[str]
+    networks_asked: list[str]
 
-    async def create_network(self, *args: object, **kwargs: object) -> str:
-        await asyncio.sleep(0.03)
-        return await super().create_network(*args, **kwargs)  # type: ignore[arg-type]
+    async def create_network(self, name: str, *args: object, **kwargs: object) -> str:
+        self.networks_asked = [*getattr(self, "networks_asked", []), name]
+
+        async def made_later() -> str:
+            await asyncio.sleep(0.03)
+            return await FakeAgent.create_network(self, name, *args, **kwargs)  # type: ignore[arg-type]
+
+        return await asyncio.shield(asyncio.ensure_future(made_later()))
 
     async def create_container(self, spec: ContainerSpec) -> str:
         self.asked = [*getattr(self, "asked", []), spec.hostname]
@@ -86,4 +93,26 @@ async def test_a_warm_set_cancelled_while_its_containers_are_created(tmp_path: P
     await asyncio.gather(making, return_exceptions=True)
     await asyncio.sleep(0.1)
     assert agent.containers == {} and agent.networks == {}
+    parts.close()
+
+
+async def test_a_warm_set_cancelled_while_its_network_is_created(tmp_path: Path) -> None:
+    """The server stopping just after a refill asked Docker for a set's network: the
+    drain's sweep may list networks before Docker has made it, so the set itself
+    waits for Docker's answer and removes the network (a CI run once kept one)."""
+    agent = DockerLikeCreates("local", ready_on_start=True)
+    parts = build(tmp_path, agent)
+    shape = WarmShape(image=DEFAULT_IMAGE, size=2, resources=Resources(cpu=0.5, mem=256 << 20))
+    making = asyncio.ensure_future(make_set(parts.launcher.warm, ("local", "local"), shape, ()))
+    for _ in range(2000):  # 2 s at most
+        if getattr(agent, "networks_asked", []) or making.done():
+            break
+        await asyncio.sleep(0.001)
+    assert not making.done(), making
+    assert agent.networks == {}  # asked for, not yet made
+    making.cancel()
+    await asyncio.gather(making, return_exceptions=True)
+    await asyncio.sleep(0.1)  # longer than Docker takes: a network made late would show
+    assert agent.containers == {} and agent.networks == {}
+    assert agent.networks_asked[0].startswith("jc-warm-"), agent.networks_asked
     parts.close()
