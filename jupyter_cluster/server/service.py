@@ -161,13 +161,13 @@ class ClusterService:
 
     def model(self, session: Session) -> dict[str, Any]:
         """The REST shape of a session: the engine's plus the kernel's state."""
-        state, reason = self.kernels.state(session, self.host.kernels_here)
+        here = self.host.kernels_here
+        kernel_id = self.kernels.kernel_of(session) if here else session.kernel_id
+        state, reason = self.kernels.state(session, kernel_id, here)
         deadline = self.idle.deadline(session) if self.host.idle_timeout > 0 else None
         return {
             **session.to_dict(),
-            "kernel_id": self.kernels.kernel_of(session)
-            if self.host.kernels_here
-            else (session.kernel_id),
+            "kernel_id": kernel_id,
             "kernel_state": state,
             "kernel_reason": reason,
             "idle_deadline": deadline,

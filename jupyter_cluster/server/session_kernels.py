@@ -84,11 +84,11 @@ class SessionKernels:
         self._phase.pop(session_id, None)
         self._reason.pop(session_id, None)
 
-    def state(self, session: Session, here: bool) -> tuple[str | None, str]:
-        """(state, reason) of the session's kernel: waiting, starting, running, failed,
-        gone, ``remote`` (``here`` False: the owner's server runs it), or None when no
-        kernel was asked for."""
-        kernel_id = self.kernel_of(session) if here else session.kernel_id
+    def state(self, session: Session, kernel_id: str | None, here: bool) -> tuple[str | None, str]:
+        """(state, reason) of the session's kernel ``kernel_id`` (:meth:`kernel_of`, or
+        the recorded one when not ``here``): waiting, starting, running, failed, gone,
+        ``remote`` (``here`` False: the owner's server runs it), or None when the
+        session has no kernel."""
         if not kernel_id:
             return None, ""
         if not here:
