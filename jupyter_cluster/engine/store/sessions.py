@@ -235,13 +235,6 @@ class Store(PlacingStore, LaunchRecords):
             self._write(db, new, hosts=frozenset((host,)))
         return new
 
-    def set_kernel_id(self, session_id: str, kernel_id: str | None) -> Session:
-        """Record (or clear) the Jupyter kernel started for a session; raises NotFound."""
-        with self.tx() as db:
-            new = self._get(db, session_id).with_(kernel_id=kernel_id, updated_at=time.time())
-            self._write(db, new)
-        return new
-
     def mark_terminating(self, session_id: str, driver: Driver) -> bool:
         """A running session is being ended by ``driver`` (this process), its removal
         to follow once its kernel has exited; whether this call marked it (False if
