@@ -47,10 +47,10 @@ class IdleWatcher:
         if isinstance(watch, UtilizationWatch):
             watch.sources.append(self.use)
 
-    def activity(self, session: Session) -> Activity | None:
-        """The session's use now, or None when its kernel is not in this server."""
+    def activity(self, session: Session, kid: str | None) -> Activity | None:
+        """The session's use now, its kernel being ``kid`` (``kernels.kernel_of``, which
+        the caller has found), or None when that kernel is not in this server."""
         service = self.service
-        kid = service.kernels.kernel_of(session)
         if not kid or kid not in service.kernel_manager:
             return None
         kernel = service.kernel_manager.get_kernel(kid)
@@ -91,17 +91,20 @@ class IdleWatcher:
         (the store's file, or the shared service's client's own log)."""
         return self.service.engine.exec_log.activity(session.id)
 
-    def deadline(self, session: Session) -> float | None:
-        """When the session will be terminated if it stays idle (None: never)."""
-        activity = self.activity(session)
+    def deadline(self, session: Session, kid: str | None) -> float | None:
+        """When the session, whose kernel is ``kid``, will be terminated if it stays
+        idle (None: never). The session model calls it."""
+        activity = self.activity(session, kid)
         return None if activity is None else idle_deadline(activity, self.timeout)
 
     async def check(self, now: float | None = None) -> list[str]:
         """One pass: terminate every session idle past the timeout; their ids."""
         ended = []
         for session in await self.service.engine.list():
-            activity = self.activity(session)
-            if session.status not in USABLE or activity is None:
+            if session.status not in USABLE:
+                continue
+            activity = self.activity(session, self.service.kernels.kernel_of(session))
+            if activity is None:
                 continue
             if should_terminate(activity, self.timeout, now or time.time()):
                 reason = f"terminated after {self.timeout:g} s idle (ClusterApp.idle_timeout)"

@@ -164,7 +164,7 @@ class ClusterService:
         here = self.host.kernels_here
         kernel_id = self.kernels.kernel_of(session) if here else session.kernel_id
         state, reason = self.kernels.state(session, kernel_id, here)
-        deadline = self.idle.deadline(session) if self.host.idle_timeout > 0 else None
+        deadline = self.idle.deadline(session, kernel_id) if self.host.idle_timeout > 0 else None
         return {
             **session.to_dict(),
             "kernel_id": kernel_id,
