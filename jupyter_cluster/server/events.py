@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..asyncwait import stopped, wait_set
@@ -98,13 +98,13 @@ class EventHub:
     def __init__(
         self,
         store: SessionReads,
-        model: Callable[[Session], dict[str, Any]],
+        models: Callable[[Iterable[Session]], list[dict[str, Any]]],
         *,
         interval: float = 0.5,
         log: logging.Logger | None = None,
     ) -> None:
         self.store = store
-        self.model = model
+        self.models = models
         self.interval = interval
         self.log = log or logging.getLogger(__name__)
         self.listeners: list[Listener] = []
@@ -167,7 +167,7 @@ class EventHub:
         lock must not stall the server.
         """
         sessions = await asyncio.to_thread(self._read, set(self._last))
-        models = {sid: self.model(s) for sid, s in sessions.items()}
+        models = dict(zip(sessions, self.models(sessions.values()), strict=True))
         for sid, model in models.items():
             for event in diff(self._last.get(sid), model):
                 self.publish(event)

@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -50,7 +50,7 @@ class ClusterService:
         self.gate = host.gate
         self.log: logging.Logger = host.log
         self.hub = EventHub(
-            self.engine.store, self.model, interval=host.events_poll_interval, log=self.log
+            self.engine.store, self.models, interval=host.events_poll_interval, log=self.log
         )
         self.hub.listeners.append(self._on_event)
         ssh_dir = os.path.join(cluster_dir(), "ssh")
@@ -159,10 +159,16 @@ class ClusterService:
 
     # -- models --------------------------------------------------------------------------
 
-    def model(self, session: Session) -> dict[str, Any]:
-        """The REST shape of a session: the engine's plus the kernel's state."""
+    def models(self, sessions: Iterable[Session]) -> list[dict[str, Any]]:
+        """:meth:`model` of each of ``sessions``, the server's kernels walked once."""
+        found = self.kernels.by_session() if self.host.kernels_here else {}
+        return [self.model(s, found) for s in sessions]
+
+    def model(self, session: Session, found: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """The REST shape of a session: the engine's plus the kernel's state
+        (``found``: the server's kernels by session, see :meth:`models`)."""
         here = self.host.kernels_here
-        kernel_id = self.kernels.kernel_of(session) if here else session.kernel_id
+        kernel_id = self.kernels.kernel_of(session, found) if here else session.kernel_id
         state, reason = self.kernels.state(session, kernel_id, here)
         deadline = self.idle.deadline(session, kernel_id) if self.host.idle_timeout > 0 else None
         return {

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..core.models import Session
@@ -49,25 +49,33 @@ class SessionKernels:
         """Whether ``kernel_id`` is one of the server's kernels now."""
         return bool(kernel_id) and kernel_id in self.manager
 
-    def kernel_of(self, session: Session) -> str | None:
+    def kernel_of(self, session: Session, found: Mapping[str, str] | None = None) -> str | None:
         """The id of the session's kernel: the one recorded with it (a launch through
         REST that asked for a kernel), else a kernel of this server whose provisioner
         runs in the session: a cluster kernelspec's, which launched the session
         itself (jupyter_server chose its id, so the session does not record it).
+        ``found``: :meth:`by_session`, when the caller looks up many sessions.
         Used for the session's model (the Lab's notebook toolbar and sidebar find
         the session by it), its termination here and its idle checks."""
         if session.kernel_id:
             return session.kernel_id
         if session.status in FINAL:
             return None
+        return (self.by_session() if found is None else found).get(session.id)
+
+    def by_session(self) -> dict[str, str]:
+        """The server's kernels by the session their provisioner runs in, from one
+        walk over them (empty for the shared service, which has no kernels)."""
         km = self.manager
-        if km is None:  # the shared service: no kernels
-            return None
+        if km is None:
+            return {}
+        found: dict[str, str] = {}
         for kernel_id in km.list_kernel_ids():
             provisioner = getattr(km.get_kernel(kernel_id), "provisioner", None)
-            if getattr(provisioner, "session_id", None) == session.id:
-                return str(kernel_id)
-        return None
+            session_id = getattr(provisioner, "session_id", None)
+            if isinstance(session_id, str):
+                found.setdefault(session_id, str(kernel_id))
+        return found
 
     def waiting(self, session_id: str) -> None:
         """A kernel is to start once the session runs."""

@@ -94,3 +94,17 @@ def test_the_state_of_the_kernel_found_is_running_while_the_server_has_it() -> N
     del km.kernels["k-mine"]
     assert kernels.state(mine, kid, here=True) == ("gone", "")
     assert kernels.state(mine, None, here=True) == (None, "")
+
+
+def test_many_sessions_are_looked_up_with_one_walk_over_the_servers_kernels() -> None:
+    """What a listing and the events poll do (``ClusterService.models``)."""
+    sessions = [session() for _ in range(5)]
+    km = CountingKernels({f"k-{i}": Kernel(Provisioner(s.id)) for i, s in enumerate(sessions)})
+    km.kernels["k-plain"] = Kernel(None)  # a local kernel: no provisioner of ours
+    kernels = kernels_of(km)
+    found = kernels.by_session()
+    assert [kernels.kernel_of(s, found) for s in sessions] == [f"k-{i}" for i in range(5)]
+    assert kernels.kernel_of(session(), found) is None
+    assert kernels.kernel_of(session(kernel_id="k-rest"), found) == "k-rest"
+    assert km.walks == 1
+    assert kernels_of(None).by_session() == {}

@@ -102,7 +102,7 @@ class EventsHandler(ClusterHandler):
         sessions = await self.service.engine.list()
         self._sub = sub = hub.subscribe()
         try:
-            mine = [self.service.model(s) for s in sessions if self.may_see(s)]
+            mine = self.service.models(s for s in sessions if self.may_see(s))
             snapshot = {"type": "snapshot", "sessions": mine}
             self.write(sse("snapshot", snapshot))
             await self.flush()

@@ -49,7 +49,7 @@ class SessionsHandler(ClusterHandler):
             sessions = await self.service.engine.list(include_ended=state != "active")
             if state == "ended":
                 sessions = [s for s in sessions if s.status in ENDED]
-            self.reply([self.service.model(s) for s in sessions if self.may_see(s)])
+            self.reply(self.service.models(s for s in sessions if self.may_see(s)))
             return
         if not 1 <= limit <= MAX_PAGE:
             raise InvalidRequest(f"limit: give 1 to {MAX_PAGE} sessions a page", "limit")
@@ -59,7 +59,7 @@ class SessionsHandler(ClusterHandler):
         if len(found) > limit and page:
             query = urlencode({"state": state, "limit": limit, "before": page[-1].id})
             self.set_header("Link", f'<{self.api_url("sessions")}?{query}>; rel="next"')
-        self.reply([self.service.model(s) for s in page])
+        self.reply(self.service.models(page))
 
     def listing(self) -> str:
         """``?state=`` (active, ended, all); ``?all=1`` is ``state=all``."""
