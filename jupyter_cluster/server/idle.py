@@ -100,10 +100,12 @@ class IdleWatcher:
     async def check(self, now: float | None = None) -> list[str]:
         """One pass: terminate every session idle past the timeout; their ids."""
         ended = []
-        for session in await self.service.engine.list():
+        sessions = await self.service.engine.list()
+        found = self.service.kernels.by_session()
+        for session in sessions:
             if session.status not in USABLE:
                 continue
-            activity = self.activity(session, self.service.kernels.kernel_of(session))
+            activity = self.activity(session, self.service.kernels.kernel_of(session, found))
             if activity is None:
                 continue
             if should_terminate(activity, self.timeout, now or time.time()):
