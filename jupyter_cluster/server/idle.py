@@ -20,6 +20,8 @@ import asyncio
 import time
 from typing import Any
 
+from traitlets import TraitError
+
 from ..core.idle import Activity, idle_deadline, should_terminate
 from ..core.models import Session
 from ..core.state import USABLE
@@ -31,6 +33,17 @@ from . import audit
 
 def _epoch(when: Any, default: float) -> float:
     return when.timestamp() if hasattr(when, "timestamp") else default
+
+
+def last_activity(kernel: Any, default: float) -> float:
+    """When ``kernel`` (jupyter_server's) last sent a message, in seconds since the
+    epoch; ``default`` until the server has set it. A kernel being started is in the
+    kernel manager before it is: reading the unset trait raises, and the session
+    model of a REST launch is asked for meanwhile."""
+    try:
+        return _epoch(getattr(kernel, "last_activity", None), default)
+    except TraitError:
+        return default
 
 
 class IdleWatcher:
@@ -56,7 +69,7 @@ class IdleWatcher:
         kernel = service.kernel_manager.get_kernel(kid)
         last_exec, running = self.execs(session)
         return Activity(
-            last_activity=_epoch(getattr(kernel, "last_activity", None), session.updated_at),
+            last_activity=last_activity(kernel, session.updated_at),
             kernel_busy=getattr(kernel, "execution_state", "") == "busy",
             open_terminals=self.open_terminals(session),
             running_execs=sum(1 for driver in running if driver_alive(driver)),
@@ -80,7 +93,7 @@ class IdleWatcher:
         if kernel is None and not terminals:
             return None
         return Activity(
-            last_activity=_epoch(getattr(kernel, "last_activity", None), 0.0),
+            last_activity=last_activity(kernel, 0.0),
             kernel_busy=getattr(kernel, "execution_state", "") == "busy",
             open_terminals=terminals,
         )
