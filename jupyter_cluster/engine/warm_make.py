@@ -83,7 +83,7 @@ async def make_set(
             encrypted=spread and pool.encrypted(),
             bridge_name=warm_bridge(set_id) if guarded and not spread else "",
         ),
-        lambda _: net_agent.remove_network(network),
+        net_agent.remove_network,  # given the id Docker answers with
     )
     guarding = pool.agents.guards.start(placed, limits.egress_image if guarded else None)
     started: dict[str, str] = {}
