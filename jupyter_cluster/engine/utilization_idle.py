@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from ..core.audit import session_event
@@ -60,8 +60,12 @@ from .store.sessions import Store
 from .utilization_settings import UtilizationIdleSettings
 
 log = logging.getLogger(__name__)
-#: What a server tells of a session's use (None: nothing, e.g. its kernel is elsewhere).
-ActivitySource = Callable[[Session], Activity | None]
+#: What a server tells of sessions' use, asked once per pass with every session sampled:
+#: session id -> its use (a session left out: nothing known, e.g. its kernel is elsewhere).
+ActivitySource = Callable[[Sequence[Session]], Mapping[str, Activity]]
+#: Each session's use known to the sources in one pass; None: a source failed, so
+#: nothing may be ended on that pass.
+KnownUse = dict[str, list[Activity]] | None
 Terminate = Callable[[str, str], Awaitable[Session]]
 #: Sessions sampled at once (each sample takes Docker about a second).
 PARALLEL = 8
@@ -123,22 +127,37 @@ class UtilizationWatch:
         self._counters = {k: v for k, v in self._counters.items() if k in cids}
         slots = asyncio.Semaphore(PARALLEL)
 
-        async def one(session: Session) -> str | None:
+        async def sample(session: Session) -> Reading:
             async with slots:
-                return await self.check_session(session, now)
+                return await self.sample(session)
 
-        ended = await asyncio.gather(*(one(s) for s in sessions))
+        readings = await asyncio.gather(*(sample(s) for s in sessions))
+        # Asked after the sampling, which takes Docker seconds: a kernel's use is as fresh
+        # as the CPU readings it is weighed against.
+        known = self.known_use(sessions)
+
+        async def act(session: Session, reading: Reading) -> str | None:
+            async with slots:  # ending a session is Docker's work too
+                return await self.apply(session, reading, known, now)
+
+        ended = await asyncio.gather(*map(act, sessions, readings))
         return [e for e in ended if e is not None]
 
-    async def check_session(self, session: Session, now: float | None = None) -> str | None:
-        """Sample one session and warn, clear or end it; its id when it was ended."""
+    async def sample(self, session: Session) -> Reading:
+        """The session's CPU and GPU reading for the rule; none (it cannot be idle) when
+        it has no timeout or is a batch session whose command runs."""
+        if self.rule_for(session.owner).timeout <= 0 or batch_running(session):
+            return Reading(None)
+        return await self.read(session)
+
+    async def apply(
+        self, session: Session, reading: Reading, known: KnownUse, now: float | None = None
+    ) -> str | None:
+        """Weigh a session's ``reading`` and its use (``known``, of :meth:`known_use`)
+        against its rule, and warn, clear or end it; its id when it was ended."""
         rule = self.rule_for(session.owner)
         exempt = batch_running(session)
-        if rule.timeout <= 0 or exempt:
-            reading = Reading(None)  # not sampled: it cannot be idle
-        else:
-            reading = await self.read(session)
-        in_use, last_use = self.activity(session)
+        in_use, last_use = self.activity(session, known)
         now = time.time() if now is None else now
         old = self._watches.get(session.id, Watch())
         watch, verdict = judge(
@@ -154,19 +173,31 @@ class UtilizationWatch:
             return await self._end(session, end_reason(rule, now - old.idle_since, gpus))
         return None
 
-    def activity(self, session: Session) -> tuple[bool, float | None]:
-        """Whether something uses the session now, and when it was last used: the
-        exec log's commands and whatever the registered sources know."""
-        last_exec, running = self.exec_log.activity(session.id)
-        found = [Activity(0.0, running_execs=sum(map(driver_alive, running)), last_exec=last_exec)]
+    def known_use(self, sessions: Sequence[Session]) -> KnownUse:
+        """What the registered sources know of the sessions' use, each source asked
+        once for all of them (a server walks its kernels once, not once per session).
+        None when a source fails: its view is unknown, so every session is kept."""
+        known: dict[str, list[Activity]] = {s.id: [] for s in sessions}
         for source in self.sources:
             try:
-                known = source(session)
+                found = source(sessions)
             except Exception as exc:  # a server's view must never stop the clean-up
-                self.log.warning("idle clean-up: activity of %s: %s", session.name, exc)
-                return True, None  # not known: keep it
-            if known is not None:
-                found.append(known)
+                self.log.warning("idle clean-up: sessions' activity: %s", exc)
+                return None
+            for session_id, activity in found.items():
+                if session_id in known:
+                    known[session_id].append(activity)
+        return known
+
+    def activity(self, session: Session, known: KnownUse) -> tuple[bool, float | None]:
+        """Whether something uses the session now, and when it was last used: the
+        exec log's commands and what the sources know (``known``, of :meth:`known_use`;
+        None keeps it)."""
+        if known is None:
+            return True, None  # not known: keep it
+        last_exec, running = self.exec_log.activity(session.id)
+        found = [Activity(0.0, running_execs=sum(map(driver_alive, running)), last_exec=last_exec)]
+        found += known.get(session.id, [])
         last = max(a.last_use for a in found)
         return any(a.in_use for a in found), (last or None)
 

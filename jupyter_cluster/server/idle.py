@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from traitlets import TraitError
@@ -82,21 +83,26 @@ class IdleWatcher:
         terms = service.terminal_manager.terminals if service.terminal_manager else {}
         return sum(1 for name in service.terminals.names(session.id) if name in terms)
 
-    def use(self, session: Session) -> Activity | None:
-        """What this server knows of the session's use, for the engine's utilization
-        clean-up: its kernel's state and last message when the kernel runs here, and
-        the terminals open into it from here, whatever launched it (None: nothing).
-        Execs the clean-up reads from the engine's exec log itself."""
-        kid, km = self.service.kernels.kernel_of(session), self.service.kernel_manager
-        kernel = km.get_kernel(kid) if kid and kid in km else None
-        terminals = self.open_terminals(session)
-        if kernel is None and not terminals:
-            return None
-        return Activity(
-            last_activity=last_activity(kernel, 0.0),
-            kernel_busy=getattr(kernel, "execution_state", "") == "busy",
-            open_terminals=terminals,
-        )
+    def use(self, sessions: Sequence[Session]) -> dict[str, Activity]:
+        """What this server knows of the sessions' use, for the engine's utilization
+        clean-up: for each session whose kernel runs here or into which a terminal is
+        open from here (whatever launched it), its kernel's state and last message and
+        those terminals; the server's kernels are walked once. Execs the clean-up
+        reads from the engine's exec log itself."""
+        km, found = self.service.kernel_manager, self.service.kernels.by_session()
+        known: dict[str, Activity] = {}
+        for session in sessions:
+            kid = self.service.kernels.kernel_of(session, found)
+            kernel = km.get_kernel(kid) if kid and kid in km else None
+            terminals = self.open_terminals(session)
+            if kernel is None and not terminals:
+                continue
+            known[session.id] = Activity(
+                last_activity=last_activity(kernel, 0.0),
+                kernel_busy=getattr(kernel, "execution_state", "") == "busy",
+                open_terminals=terminals,
+            )
+        return known
 
     def execs(self, session: Session) -> tuple[float | None, list[Driver]]:
         """When an exec into the session last began or ended, and the processes of

@@ -6,7 +6,7 @@ keep one."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -106,9 +106,7 @@ async def test_a_running_exec_and_a_servers_busy_kernel_keep_a_session(
     by_exec = await launch(manager)
     by_kernel = await launch(manager)
     exec_id = manager.exec_log.began(by_exec.id, this_process())  # e.g. the CLI's exec
-    manager.utilization.sources.append(
-        lambda s: Activity(T0, kernel_busy=True) if s.id == by_kernel.id else None
-    )
+    manager.utilization.sources.append(lambda _: {by_kernel.id: Activity(T0, kernel_busy=True)})
     assert await passes(manager.utilization, 0, 600, 660, 10_000) == []
     assert manager.store.require(by_exec.id).status_reason == ""
     assert manager.store.require(by_kernel.id).status_reason == ""
@@ -120,7 +118,7 @@ async def test_a_running_exec_and_a_servers_busy_kernel_keep_a_session(
 async def test_a_failing_activity_source_keeps_sessions(manager: ClusterManager) -> None:
     session = await launch(manager)
 
-    def broken(s: Session) -> Activity | None:
+    def broken(sessions: Sequence[Session]) -> dict[str, Activity]:
         raise RuntimeError("kernel manager gone")
 
     manager.utilization.sources.append(broken)
