@@ -30,10 +30,9 @@ import sys
 from collections import Counter
 
 from common.bare import floor_keys
-from common.constants import IMAGE
 from common.floors import Floor
-from common.kernels import install_kernelspec, ours_launch
-from common.sandbox import add_run_id, docker_ids, jupyter_dirs, store_manager_id
+from common.kernels import install_kernelspec, one_size_options, ours_launch
+from common.sandbox import docker_ids, jupyter_dirs, store_manager_id
 
 #: Clock ticks per second of /proc's CPU times.
 _HZ = os.sysconf("SC_CLK_TCK")
@@ -168,14 +167,7 @@ def table(runs: dict[str, list[Counter[str]]], least: float = 0.01) -> list[str]
 
 def main(argv: list[str] | None = None) -> int:
     """Measure and print the table (CPU seconds, medians of ``--repeat`` runs each)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", type=int, default=16, help="containers per launch")
-    parser.add_argument("--repeat", type=int, default=4, help="runs of each side")
-    parser.add_argument("--mem", default="256m", help="memory per container (both sides)")
-    parser.add_argument("--image", default=IMAGE)
-    parser.add_argument("--timeout", type=float, default=180.0, help="seconds per start")
-    add_run_id(parser)
-    args = parser.parse_args(argv)
+    args = one_size_options(__doc__.splitlines()[0], argv)
     runs = asyncio.run(measure(args))
     print(f"CPU seconds of a size-{args.size} launch, median of {args.repeat} runs each")
     print("\n".join(table(runs)))

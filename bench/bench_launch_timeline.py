@@ -34,9 +34,8 @@ from typing import Any
 
 import common.floors as floors
 from common.bare import floor_keys
-from common.constants import IMAGE
-from common.kernels import install_kernelspec, ours_launch
-from common.sandbox import add_run_id, jupyter_dirs, store_manager_id
+from common.kernels import install_kernelspec, one_size_options, ours_launch
+from common.sandbox import jupyter_dirs, store_manager_id
 
 #: Milestones in the order a container reaches them (each side has some of them).
 MILESTONES = ("create", "files", "start", "ssh_ready")
@@ -148,14 +147,7 @@ def table(runs: dict[str, list[dict[str, Any]]]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     """Measure and print the table (seconds from each launch's start)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", type=int, default=16, help="containers per launch")
-    parser.add_argument("--repeat", type=int, default=4, help="runs of each side")
-    parser.add_argument("--mem", default="256m", help="memory per container (both sides)")
-    parser.add_argument("--image", default=IMAGE)
-    parser.add_argument("--timeout", type=float, default=180.0, help="seconds per start")
-    add_run_id(parser)
-    args = parser.parse_args(argv)
+    args = one_size_options(__doc__.splitlines()[0], argv)
     runs = asyncio.run(measure(args))
     print(f"Seconds from a size-{args.size} launch's start, median of {args.repeat} runs each")
     print("\n".join(table(runs)))

@@ -7,19 +7,37 @@ a cluster kernelspec started with ``AsyncKernelManager``, or
 under the run's private prefix (``<root>/prefix``, see
 :func:`common.sandbox.jupyter_dirs`). Used by ``bench_kernel_start.py``,
 ``bench_launch.py``, ``bench_warm.py``, ``bench_multiagent.py``, ``bench_io.py``
-and ``bench_gateway.py``, and by :mod:`common.floors` (:func:`client_of`).
+and ``bench_gateway.py``, and by :mod:`common.floors` (:func:`client_of`);
+:func:`one_size_options` by the diagnostics of one launch size
+(``bench_launch_cpu.py``, ``bench_launch_timeline.py``).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from common.constants import MANAGER_LABEL
+from common.constants import IMAGE, MANAGER_LABEL
 from common.harness import Timer
+from common.sandbox import add_run_id
+
+
+def one_size_options(description: str, argv: list[str] | None) -> argparse.Namespace:
+    """The options of a diagnostic that alternates ours' and the floor's launch of one
+    size: ``--size``, ``--repeat`` (runs of each side), ``--mem``, ``--image``,
+    ``--timeout`` and ``--run-id``."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--size", type=int, default=16, help="containers per launch")
+    parser.add_argument("--repeat", type=int, default=4, help="runs of each side")
+    parser.add_argument("--mem", default="256m", help="memory per container (both sides)")
+    parser.add_argument("--image", default=IMAGE)
+    parser.add_argument("--timeout", type=float, default=180.0, help="seconds per start")
+    add_run_id(parser)
+    return parser.parse_args(argv)
 
 
 def cluster_config(transport: str | None = None) -> Any:
