@@ -126,10 +126,11 @@ class UtilizationWatch:
         cids = {c.container_id for s in sessions for c in s.containers if c.container_id}
         self._counters = {k: v for k, v in self._counters.items() if k in cids}
         slots = asyncio.Semaphore(PARALLEL)
+        rules = {s.id: self.rule_for(s.owner) for s in sessions}  # a policy's, looked up once
 
         async def sample(session: Session) -> Reading:
             async with slots:
-                return await self.sample(session)
+                return await self.sample(session, rules[session.id])
 
         readings = await asyncio.gather(*(sample(s) for s in sessions))
         # Asked after the sampling, which takes Docker seconds: a kernel's use is as fresh
@@ -138,24 +139,28 @@ class UtilizationWatch:
 
         async def act(session: Session, reading: Reading) -> str | None:
             async with slots:  # ending a session is Docker's work too
-                return await self.apply(session, reading, known, now)
+                return await self.apply(session, rules[session.id], reading, known, now)
 
         ended = await asyncio.gather(*map(act, sessions, readings))
         return [e for e in ended if e is not None]
 
-    async def sample(self, session: Session) -> Reading:
-        """The session's CPU and GPU reading for the rule; none (it cannot be idle) when
-        it has no timeout or is a batch session whose command runs."""
-        if self.rule_for(session.owner).timeout <= 0 or batch_running(session):
+    async def sample(self, session: Session, rule: IdleRule) -> Reading:
+        """The session's CPU and GPU reading for its ``rule``; none (it cannot be idle)
+        when it has no timeout or is a batch session whose command runs."""
+        if rule.timeout <= 0 or batch_running(session):
             return Reading(None)
         return await self.read(session)
 
     async def apply(
-        self, session: Session, reading: Reading, known: KnownUse, now: float | None = None
+        self,
+        session: Session,
+        rule: IdleRule,
+        reading: Reading,
+        known: KnownUse,
+        now: float | None = None,
     ) -> str | None:
         """Weigh a session's ``reading`` and its use (``known``, of :meth:`known_use`)
-        against its rule, and warn, clear or end it; its id when it was ended."""
-        rule = self.rule_for(session.owner)
+        against its ``rule``, and warn, clear or end it; its id when it was ended."""
         exempt = batch_running(session)
         in_use, last_use = self.activity(session, known)
         now = time.time() if now is None else now

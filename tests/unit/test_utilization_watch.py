@@ -180,3 +180,24 @@ async def test_a_busy_gpu_keeps_a_session_with_a_quiet_cpu(tmp_path: Path) -> No
         assert await passes(manager.utilization, 1360) == [session.id]
     finally:
         await manager.close()
+
+
+async def test_an_owners_policy_is_looked_up_once_per_session_and_pass(
+    manager: ClusterManager,
+) -> None:
+    """A policy's timeout may read the site's limits: one lookup per session a pass."""
+    asked: list[str] = []
+
+    def timeout_for(owner: str) -> float | None:
+        asked.append(owner)
+        return 60 if owner == "cy" else None
+
+    manager.utilization_idle_timeout_for = timeout_for
+    await launch(manager, owner="bob")
+    cy = await launch(manager, owner="cy")
+    assert await passes(manager.utilization, 0) == []
+    assert sorted(asked) == ["bob", "cy"]
+    assert await passes(manager.utilization, 60) == []
+    assert sorted(asked) == ["bob", "bob", "cy", "cy"]
+    reason = manager.store.require(cy.id).status_reason
+    assert reason.startswith("idle: CPU below 5% for 1m;")  # its own 60 s applied
