@@ -64,10 +64,9 @@ class IdleWatcher:
     def activity(self, session: Session, kid: str | None) -> Activity | None:
         """The session's use now, its kernel being ``kid`` (``kernels.kernel_of``, which
         the caller has found), or None when that kernel is not in this server."""
-        service = self.service
-        if not kid or kid not in service.kernel_manager:
+        kernel = self.service.kernels.get(kid)
+        if kernel is None:
             return None
-        kernel = service.kernel_manager.get_kernel(kid)
         last_exec, running = self.execs(session)
         return Activity(
             last_activity=last_activity(kernel, session.updated_at),
@@ -89,11 +88,11 @@ class IdleWatcher:
         open from here (whatever launched it), its kernel's state and last message and
         those terminals; the server's kernels are walked once. Execs the clean-up
         reads from the engine's exec log itself."""
-        km, found = self.service.kernel_manager, self.service.kernels.by_session()
+        kernels = self.service.kernels
+        found = kernels.by_session()
         known: dict[str, Activity] = {}
         for session in sessions:
-            kid = self.service.kernels.kernel_of(session, found)
-            kernel = km.get_kernel(kid) if kid and kid in km else None
+            kernel = kernels.get(kernels.kernel_of(session, found))
             terminals = self.open_terminals(session)
             if kernel is None and not terminals:
                 continue

@@ -49,6 +49,13 @@ class SessionKernels:
         """Whether ``kernel_id`` is one of the server's kernels now."""
         return bool(kernel_id) and kernel_id in self.manager
 
+    def get(self, kernel_id: str | None) -> Any:
+        """The server's kernel ``kernel_id`` (its kernel manager), or None when it has
+        none of that id or no kernels (the shared service); for the idle checks, which
+        read its activity."""
+        km = self.manager
+        return km.get_kernel(kernel_id) if km is not None and self.alive(kernel_id) else None
+
     def kernel_of(self, session: Session, found: Mapping[str, str] | None = None) -> str | None:
         """The id of the session's kernel: the one recorded with it (a launch through
         REST that asked for a kernel), else a kernel of this server whose provisioner

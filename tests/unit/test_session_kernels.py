@@ -108,3 +108,14 @@ def test_many_sessions_are_looked_up_with_one_walk_over_the_servers_kernels() ->
     assert kernels.kernel_of(session(kernel_id="k-rest"), found) == "k-rest"
     assert km.walks == 1
     assert kernels_of(None).by_session() == {}
+
+
+def test_a_kernel_is_got_only_while_the_server_has_it() -> None:
+    mine = session()
+    kernel = Kernel(Provisioner(mine.id))
+    km = CountingKernels({"k-mine": kernel})
+    kernels = kernels_of(km)
+    assert kernels.get("k-mine") is kernel
+    assert kernels.get("k-other") is None
+    assert kernels.get(None) is None
+    assert kernels_of(None).get("k-mine") is None  # the shared service: no kernels
