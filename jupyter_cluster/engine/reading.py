@@ -22,7 +22,7 @@ from ..core.stats import Usage, usage_from_docker
 from ..errors import AgentError, Conflict, InvalidRequest, NotFound
 from .agents.base import Agent, OutputCallback
 from .agents.pool import AgentPool
-from .gpu_stats import read_gpus
+from .gpu_stats import sample
 from .log_archive import LogArchive
 from .store.exec_log import ExecLog
 from .store.sessions import Store
@@ -141,9 +141,7 @@ class SessionReader:
                 return None
             agent, cid = self.pool.get(container.agent or ""), container.container_id
             try:
-                if not container.gpu_ids:
-                    return usage_from_docker(await agent.stats(cid))
-                raw, (gpus, note) = await asyncio.gather(agent.stats(cid), read_gpus(agent, cid))
+                raw, gpus, note = await sample(agent, cid, bool(container.gpu_ids))
             except AgentError:
                 return None
             return usage_from_docker(raw).with_gpus(gpus, note)

@@ -5,16 +5,14 @@
 whichever long-running process owns the engine: the Jupyter server in single-user
 mode, the shared service in team mode; the CLI alone runs none. Every
 ``utilization_check_interval`` seconds it samples each running session's
-containers, whatever front end launched it: Docker's CPU counter (averaged since
-the last sample, so bursts between samples count) and, for a container given
-GPUs, ``nvidia-smi`` (:mod:`.gpu_stats`). It asks the exec log (in the store, so
-``exec`` from any of the user's processes on this machine counts) and every
-registered activity source (a server adds what it knows of its kernels and
-terminals: :mod:`jupyter_cluster.server.idle`), and applies the pure rule
+containers, whatever front end launched it (:mod:`.utilization_reading`: Docker's
+CPU counter averaged since the last sample, and ``nvidia-smi`` for GPUs). It asks
+the exec log (in the store, so ``exec`` from any of the user's processes on this
+machine counts) and every registered activity source (a server adds what it knows
+of its kernels and terminals: :mod:`jupyter_cluster.server.idle`), and applies the pure rule
 (:mod:`jupyter_cluster.core.utilization_idle`): warn through the status reason, end
 with a reason, record the end in the audit log. Batch sessions are exempt while
-their command runs. The CPU counters it reads are kept for usage accounting too
-(:mod:`.cpu_time`).
+their command runs.
 
 The settings are ``c.ClusterManager.*``
 (:class:`~.utilization_settings.UtilizationIdleSettings`, a base of the manager).
@@ -28,13 +26,11 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
 
 from ..core.audit import session_event
 from ..core.idle import Activity
-from ..core.models import Container, Session
-from ..core.state import USABLE, ContainerStatus
-from ..core.stats import usage_from_docker
+from ..core.models import Session
+from ..core.state import USABLE
 from ..core.time_limits import WARNING_PREFIX
 from ..core.utilization_idle import (
     IDLE_PREFIX,
@@ -43,20 +39,18 @@ from ..core.utilization_idle import (
     Verdict,
     Watch,
     batch_running,
-    cpu_between,
     end_reason,
     judge,
     warning_reason,
 )
-from ..errors import AgentError, ClusterError
+from ..errors import ClusterError
 from .agents.pool import AgentPool
-from .cpu_time import MIN_GROWTH, record
-from .gpu_stats import read_gpus
 from .store.audit_log import AuditLog
 from .store.drivers import driver_alive
 from .store.exec_log import ExecLog
 from .store.jobs import set_reason
 from .store.sessions import Store
+from .utilization_reading import UsageReader
 from .utilization_settings import UtilizationIdleSettings
 
 log = logging.getLogger(__name__)
@@ -90,12 +84,12 @@ class UtilizationWatch:
         self.settings, self.store, self.pool = settings, store, pool
         self.exec_log, self.terminate = exec_log, terminate
         self.log = logger or log
+        self.reader = UsageReader(store, pool, self.log)
         #: What front ends in this process know of sessions' use (a server's kernels).
         self.sources: list[ActivitySource] = []
         #: Called after a warning, its removal or a termination (the server's events).
         self.on_change: Callable[[], None] | None = None
         self._watches: dict[str, Watch] = {}
-        self._counters: dict[str, tuple[int, float]] = {}  # container id -> CPU ns, when
         self._audit: AuditLog | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -123,8 +117,9 @@ class UtilizationWatch:
         sessions = [s for s in self.store.list() if s.status in USABLE]
         live = {s.id for s in sessions}
         self._watches = {k: w for k, w in self._watches.items() if k in live}
-        cids = {c.container_id for s in sessions for c in s.containers if c.container_id}
-        self._counters = {k: v for k, v in self._counters.items() if k in cids}
+        self.reader.keep_only(
+            c.container_id for s in sessions for c in s.containers if c.container_id
+        )
         slots = asyncio.Semaphore(PARALLEL)
         rules = {s.id: self.rule_for(s.owner) for s in sessions}  # a policy's, looked up once
 
@@ -149,7 +144,7 @@ class UtilizationWatch:
         when it has no timeout or is a batch session whose command runs."""
         if rule.timeout <= 0 or batch_running(session):
             return Reading(None)
-        return await self.read(session)
+        return await self.reader.read(session)
 
     async def apply(
         self,
@@ -205,38 +200,6 @@ class UtilizationWatch:
         found += known.get(session.id, [])
         last = max(a.last_use for a in found)
         return any(a.in_use for a in found), (last or None)
-
-    async def read(self, session: Session) -> Reading:
-        """The session's busiest container's CPU % and busiest GPU's % now."""
-        found = await asyncio.gather(*(self._container(c) for c in session.containers))
-        counted = {  # the CPU time so far, kept for usage accounting (see .cpu_time)
-            c.host: self._counters[c.container_id][0] / 1e9
-            for c in session.containers
-            if c.container_id in self._counters
-        }
-        record(self.store, session.id, counted, MIN_GROWTH)
-        cpus = [cpu for cpu, _ in found if cpu is not None]
-        gpus = [gpu for _, gpu in found if gpu is not None]
-        return Reading(max(cpus) if cpus else None, max(gpus) if gpus else None)
-
-    async def _container(self, container: Container) -> tuple[float | None, float | None]:
-        cid = container.container_id
-        if container.status is not ContainerStatus.RUNNING or not cid or not container.agent:
-            return None, None
-        try:
-            agent = self.pool.get(container.agent)
-            if container.gpu_ids:
-                raw, (gpus, _) = await asyncio.gather(agent.stats(cid), read_gpus(agent, cid))
-            else:
-                raw, gpus = await agent.stats(cid), ()
-        except (AgentError, ClusterError) as exc:
-            self.log.debug("idle clean-up: no stats of %s: %s", cid[:12], exc)
-            return None, None
-        counter = (_cpu_counter(raw), time.time())
-        cpu = cpu_between(self._counters.get(cid), counter, usage_from_docker(raw).cpu_percent)
-        self._counters[cid] = counter
-        utils = [g.util_percent for g in gpus if g.util_percent is not None]
-        return cpu, (max(utils) if utils else None)
 
     # -- acting -----------------------------------------------------------------------
 
@@ -307,8 +270,3 @@ class UtilizationWatch:
                 await self.check()
             except Exception as exc:  # never let one bad pass end the clean-up
                 self.log.warning("idle clean-up: %s", exc)
-
-
-def _cpu_counter(raw: Any) -> int:
-    """The container's CPU time used so far (ns) in one Docker stats sample."""
-    return int(((raw.get("cpu_stats") or {}).get("cpu_usage") or {}).get("total_usage") or 0)
