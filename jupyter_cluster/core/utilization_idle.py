@@ -10,7 +10,7 @@ status reason says so and when it will end (:func:`warning_reason`); if it stays
 idle ``grace`` seconds more it is terminated with :func:`end_reason`. Used again
 in between, the warning goes away and the idle time starts again.
 
-Pure: the engine's sampler (:mod:`jupyter_cluster.engine.utilization_idle`) reads
+Pure: the engine's sampler (:mod:`jupyter_cluster.engine.utilization_reading`) reads
 the figures (:func:`cpu_between` turns two readings of a container's CPU counter
 into its average use between them) and keeps a :class:`Watch` per session.
 """
@@ -56,16 +56,16 @@ class Reading:
 
 
 def cpu_between(
-    before: tuple[int, float] | None, after: tuple[int, float], instant: float
+    before: tuple[float, float] | None, after: tuple[float, float], instant: float
 ) -> float:
     """A container's CPU % of one CPU since the last sample: ``before`` and ``after``
-    are (CPU time used in ns, epoch s) of two readings of its counter; ``instant`` is
-    Docker's own figure (its last second), which counts alone for a first reading or
-    a counter that went back (a restart). The higher of the two, so that a burst
+    are (CPU seconds used so far, epoch s) of two readings of its counter; ``instant``
+    is Docker's own figure (its last second), which counts alone for a first reading
+    or a counter that went back (a restart). The higher of the two, so that a burst
     between samples and a start just now both count."""
     if before is None or after[0] < before[0] or after[1] <= before[1]:
         return instant
-    average = (after[0] - before[0]) / ((after[1] - before[1]) * 1e9) * 100.0
+    average = (after[0] - before[0]) / (after[1] - before[1]) * 100.0
     return max(average, instant)
 
 

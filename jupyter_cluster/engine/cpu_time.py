@@ -11,9 +11,9 @@ outlives its containers. It is read
   :func:`read_before_removal` while it keeps the containers' logs (one one-shot
   read per running container, all at once, bounded by :data:`READ_TIMEOUT`, never
   failing the termination), then :func:`record`;
-- while sessions run, whenever the utilization watch (:mod:`.utilization_idle`)
-  samples them: it hands its Docker samples to :func:`record` through
-  :func:`counter_seconds`, so a session whose end could not be read (its agent
+- while sessions run, whenever the utilization watch samples them
+  (:mod:`.utilization_reading`): it hands its Docker samples to :func:`record`
+  through :func:`counter_seconds`, so a session whose end could not be read (its agent
   stopped answering) still keeps what was last seen.
 
 A container's counter only grows, so the larger of the kept and the read value is

@@ -13,7 +13,6 @@ import asyncio
 import logging
 import time
 from collections.abc import Iterable
-from typing import Any
 
 from ..core.models import Container, Session
 from ..core.state import ContainerStatus
@@ -21,7 +20,7 @@ from ..core.stats import usage_from_docker
 from ..core.utilization_idle import Reading, cpu_between
 from ..errors import AgentError, ClusterError
 from .agents.pool import AgentPool
-from .cpu_time import MIN_GROWTH, record
+from .cpu_time import MIN_GROWTH, counter_seconds, record
 from .gpu_stats import sample
 from .store.sessions import Store
 
@@ -31,7 +30,7 @@ class UsageReader:
 
     def __init__(self, store: Store, pool: AgentPool, logger: logging.Logger) -> None:
         self.store, self.pool, self.log = store, pool, logger
-        self._counters: dict[str, tuple[int, float]] = {}  # container id -> CPU ns, when
+        self._counters: dict[str, tuple[float, float]] = {}  # container id -> CPU s, when
 
     def keep_only(self, container_ids: Iterable[str | None]) -> None:
         """Forget the counters of containers not in ``container_ids`` (ended ones);
@@ -43,7 +42,7 @@ class UsageReader:
         """The session's busiest container's CPU % and busiest GPU's % now."""
         found = await asyncio.gather(*(self._container(c) for c in session.containers))
         counted = {  # the CPU time so far, kept for usage accounting (see .cpu_time)
-            c.host: self._counters[c.container_id][0] / 1e9
+            c.host: self._counters[c.container_id][0]
             for c in session.containers
             if c.container_id in self._counters
         }
@@ -62,13 +61,8 @@ class UsageReader:
         except (AgentError, ClusterError) as exc:
             self.log.debug("idle clean-up: no stats of %s: %s", cid[:12], exc)
             return None, None
-        counter = (_cpu_counter(raw), time.time())
+        counter = (counter_seconds(raw), time.time())
         cpu = cpu_between(self._counters.get(cid), counter, usage_from_docker(raw).cpu_percent)
         self._counters[cid] = counter
         utils = [g.util_percent for g in gpus if g.util_percent is not None]
         return cpu, (max(utils) if utils else None)
-
-
-def _cpu_counter(raw: Any) -> int:
-    """The container's CPU time used so far (ns) in one Docker stats sample."""
-    return int(((raw.get("cpu_stats") or {}).get("cpu_usage") or {}).get("total_usage") or 0)

@@ -106,11 +106,11 @@ def test_no_timeout_and_exempt_sessions_never_end() -> None:
 
 def test_the_cpu_between_samples_counts_bursts_and_falls_back_to_dockers_figure() -> None:
     # 3 s of CPU over 30 s: 10 % of one CPU, although the last second was quiet
-    assert cpu_between((10**9, 100.0), (4 * 10**9, 130.0), 0.5) == 10.0
-    assert cpu_between((0, 100.0), (0, 130.0), 80.0) == 80.0  # busy just now
-    assert cpu_between(None, (5 * 10**9, 130.0), 2.0) == 2.0  # a first reading
-    assert cpu_between((9 * 10**9, 100.0), (10**9, 130.0), 3.0) == 3.0  # restarted
-    assert cpu_between((10**9, 130.0), (2 * 10**9, 130.0), 4.0) == 4.0  # no time passed
+    assert cpu_between((1.0, 100.0), (4.0, 130.0), 0.5) == 10.0
+    assert cpu_between((0.0, 100.0), (0.0, 130.0), 80.0) == 80.0  # busy just now
+    assert cpu_between(None, (5.0, 130.0), 2.0) == 2.0  # a first reading
+    assert cpu_between((9.0, 100.0), (1.0, 130.0), 3.0) == 3.0  # restarted
+    assert cpu_between((1.0, 130.0), (2.0, 130.0), 4.0) == 4.0  # no time passed
 
 
 def test_the_reasons_say_what_was_measured_how_long_and_when_it_ends() -> None:
