@@ -28,6 +28,7 @@ from ..errors import ClusterError, InvalidRequest, NotFound
 from ..paths import cluster_dir
 from ..provisioning.endings import server_started, server_stopping, wait_for_endings
 from ..reach.apps import AppTunnels
+from . import audit
 from .events import Event, EventHub, is_ended
 from .idle import IdleWatcher
 from .notebook_dir import host_root_to_mount, take_notebook_dir
@@ -155,6 +156,7 @@ class ClusterService:
                 self.kernels.keep_session(session.kernel_id)
         await self.terminals.close_all(self.terminal_manager)
         await self.apps.close_all()
+        await audit.flushed()  # the audit log is in the store closed next
         await self.engine.close()
 
     # -- models --------------------------------------------------------------------------

@@ -12,11 +12,15 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import time
 from asyncio.subprocess import PIPE
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from jupyter_cluster.engine.store.audit_log import AuditLog
+from jupyter_cluster.engine.store.sessions import Store
 from tests.support.constants import CLI
 
 from .support import call, jp_async, ok_http, wait_status
@@ -112,6 +116,31 @@ async def test_every_action_is_recorded_with_its_actor_and_no_secret(
     [row] = table[1:]
     assert "carol  rest" in row and "terminate (admin)" in row and "over budget" in row, row
     assert (await cli("audit", "--since", "2999-01-01")).strip() == "no audit records"
+
+
+@jp_async
+async def test_a_record_still_being_written_at_server_stop_is_kept(
+    jp_serverapp: Any, jp_fetch: Any, jp_data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The record of a request that has just ended is written by a thread; the
+    # server's stop closes the store the log is in, so it waits for the thread.
+    append = AuditLog.append
+
+    def slow_append(log: AuditLog, *args: Any, **kwargs: Any) -> int:
+        time.sleep(0.5)  # still writing when the server stops
+        return append(log, *args, **kwargs)
+
+    monkeypatch.setattr(AuditLog, "append", slow_append)
+    await ok_http(jp_fetch, "folders", method="POST", body={"name": "late"}, headers=ALICE)
+    await jp_serverapp.web_app.settings["jupyter_cluster"].stop_extension()
+    store = Store(jp_data_dir / "cluster" / "cluster.db")
+    try:
+        records = AuditLog(store.tx).read()
+    finally:
+        store.close()
+    assert [(r.action, r.actor, r.details) for r in records] == [
+        ("folder_create", "alice", {"folder": "late"})
+    ]
 
 
 async def cli(*args: str) -> str:
