@@ -71,11 +71,6 @@ class PlacingStore(FirstPlacing):
                     counts[c.agent] = counts.get(c.agent, 0) + 1
         return used, gpus, counts
 
-    def waiting_ahead(self, session: Session) -> builtins.list[Session]:
-        """PENDING sessions of ``session``'s resource group that came before it."""
-        with self.tx(write=False) as db:
-            return self._ahead(db, session)
-
     def _ahead(self, db: sqlite3.Connection, session: Session) -> builtins.list[Session]:
         where = f"WHERE {status_in(frozenset({SessionStatus.PENDING}))} AND id != ?"
         return [
