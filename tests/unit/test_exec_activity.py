@@ -18,23 +18,15 @@ from jupyter_cluster.core.models import LaunchSpec, Session
 from jupyter_cluster.core.naming import DEFAULT_IMAGE, plan_containers
 from jupyter_cluster.core.state import SessionStatus
 from jupyter_cluster.engine.agents.fake import ExecCall, FakeAgent, FakeContainer
-from jupyter_cluster.engine.manager import ClusterManager
 from jupyter_cluster.engine.store.drivers import driver_alive, this_process
 from jupyter_cluster.engine.store.exec_log import KEEP_LAST, ExecLog
 from jupyter_cluster.errors import AgentError
-
-
-def manager_for(tmp_path: Path, agent: FakeAgent) -> ClusterManager:
-    return ClusterManager(
-        db_path=str(tmp_path / "cluster.db"),
-        data_root=str(tmp_path / "folders"),
-        agent_factory=lambda config: agent,
-    )
+from tests.unit.fake_engine import fake_manager
 
 
 async def test_the_manager_records_an_exec_while_it_runs(tmp_path: Path) -> None:
     agent = FakeAgent("local", ready_on_start=True)
-    manager = manager_for(tmp_path, agent)
+    manager = fake_manager(tmp_path, agent)
     session = await manager.launch(manager.make_spec(image=DEFAULT_IMAGE, size=2))
     assert manager.exec_log.activity(session.id) == (None, [])
     seen: list[object] = []

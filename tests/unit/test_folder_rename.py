@@ -18,21 +18,12 @@ import pytest
 from jupyter_cluster.engine import folders as folders_module
 from jupyter_cluster.engine.agents.fake import DEFAULT_IMAGE, FakeAgent
 from jupyter_cluster.engine.folders import DataFolders
-from jupyter_cluster.engine.manager import ClusterManager
 from jupyter_cluster.errors import Conflict, InvalidRequest, NotFound
-
-
-def manager_for(tmp_path: Path, agent: FakeAgent, **traits: object) -> ClusterManager:
-    return ClusterManager(
-        db_path=str(tmp_path / "cluster.db"),
-        data_root=str(tmp_path / "folders"),
-        agent_factory=lambda config: agent,
-        **traits,  # type: ignore[arg-type]
-    )
+from tests.unit.fake_engine import fake_manager
 
 
 async def test_a_folder_and_its_files_take_the_new_name(tmp_path: Path) -> None:
-    manager = manager_for(tmp_path, FakeAgent("local", ready_on_start=True))
+    manager = fake_manager(tmp_path, FakeAgent("local", ready_on_start=True))
     await manager.create_folder("data")
     (tmp_path / "folders" / "data" / "sub").mkdir()
     (tmp_path / "folders" / "data" / "sub" / "a.txt").write_text("kept")
@@ -47,7 +38,7 @@ async def test_a_folder_and_its_files_take_the_new_name(tmp_path: Path) -> None:
 
 
 async def test_bad_and_taken_names_are_refused_and_nothing_changes(tmp_path: Path) -> None:
-    manager = manager_for(tmp_path, FakeAgent("local", ready_on_start=True))
+    manager = fake_manager(tmp_path, FakeAgent("local", ready_on_start=True))
     await manager.create_folder("data")
     await manager.create_folder("other")  # empty: rename(2) alone would replace it
     (tmp_path / "folders" / "data" / "a.txt").write_text("a")
@@ -66,7 +57,7 @@ async def test_bad_and_taken_names_are_refused_and_nothing_changes(tmp_path: Pat
 
 async def test_a_folder_an_active_session_mounts_keeps_its_name(tmp_path: Path) -> None:
     agent = FakeAgent("local", ready_on_start=True)
-    manager = manager_for(tmp_path, agent)
+    manager = fake_manager(tmp_path, agent)
     await manager.create_folder("data")
     session = await manager.launch(
         manager.make_spec(image=DEFAULT_IMAGE, size=2, cpu=0.5, mounts=["data"])
@@ -80,7 +71,7 @@ async def test_a_folder_an_active_session_mounts_keeps_its_name(tmp_path: Path) 
 
 
 async def test_shared_folders_and_their_names_stay_the_administrators(tmp_path: Path) -> None:
-    manager = manager_for(
+    manager = fake_manager(
         tmp_path,
         FakeAgent("local", ready_on_start=True),
         folders_per_owner=True,

@@ -13,23 +13,14 @@ import pytest
 from jupyter_cluster.core.naming import DEFAULT_IMAGE, LABEL_MANAGER, LABEL_SESSION, is_uuid
 from jupyter_cluster.core.state import SessionStatus
 from jupyter_cluster.engine.agents.fake import FakeAgent
-from jupyter_cluster.engine.manager import ClusterManager
 from jupyter_cluster.errors import LaunchFailed
-
-
-def manager_for(tmp_path: Path, agent: FakeAgent, **traits: object) -> ClusterManager:
-    return ClusterManager(
-        db_path=str(tmp_path / "cluster.db"),
-        data_root=str(tmp_path / "folders"),
-        agent_factory=lambda config: agent,
-        **traits,  # type: ignore[arg-type]
-    )
+from tests.unit.fake_engine import fake_manager
 
 
 async def test_a_folder_deleted_before_the_launch_ends_it_in_error(tmp_path: Path) -> None:
     """Regression: errors outside the bring-up left the session PREPARING with keys."""
     agent = FakeAgent("local", ready_on_start=True)
-    manager = manager_for(tmp_path, agent)
+    manager = fake_manager(tmp_path, agent)
     manager.folders_for("").create("d")
     session = await manager.submit(manager.make_spec(image=DEFAULT_IMAGE, mounts=["d"]))
     shutil.rmtree(tmp_path / "folders" / "d")
@@ -43,7 +34,7 @@ async def test_a_folder_deleted_before_the_launch_ends_it_in_error(tmp_path: Pat
 
 async def test_an_unexpected_error_ends_the_launch_in_error(tmp_path: Path) -> None:
     agent = FakeAgent("local", ready_on_start=True)
-    manager = manager_for(tmp_path, agent)
+    manager = fake_manager(tmp_path, agent)
     agent.fail_on["put_files"] = RuntimeError("disk on fire")
     session = await manager.submit(manager.make_spec(image=DEFAULT_IMAGE, size=2))
     with pytest.raises(LaunchFailed, match="disk on fire"):
@@ -60,7 +51,7 @@ async def test_adoption_never_takes_label_text_for_a_session_id(tmp_path: Path) 
     assert not is_uuid("/etc")
     assert not is_uuid("../../home")
     agent = FakeAgent("local", ready_on_start=True)
-    manager = manager_for(tmp_path, agent, orphan_policy="adopt")
+    manager = fake_manager(tmp_path, agent, orphan_policy="adopt")
     spec = manager.make_spec(image=DEFAULT_IMAGE)
     session = await manager.launch(spec)
     # relabel its container as if someone wrote a path into the session label
@@ -77,7 +68,7 @@ async def test_adoption_never_takes_label_text_for_a_session_id(tmp_path: Path) 
 
 async def test_deleted_keys_are_not_left_in_the_store_file(tmp_path: Path) -> None:
     agent = FakeAgent("local")
-    manager = manager_for(tmp_path, agent)
+    manager = fake_manager(tmp_path, agent)
     session = await manager.submit(manager.make_spec(image=DEFAULT_IMAGE))
     secret = "PRIVATE-KEY-MATERIAL-" + "z" * 200
     manager.store.save_keys(session.id, {"user": secret})
@@ -99,7 +90,7 @@ async def test_deleted_keys_are_not_left_in_the_store_file(tmp_path: Path) -> No
 
 async def test_history_is_pruned_by_age_and_count(tmp_path: Path) -> None:
     agent = FakeAgent("local")
-    manager = manager_for(tmp_path, agent, history_max_age_days=1, history_max_count=2)
+    manager = fake_manager(tmp_path, agent, history_max_age_days=1, history_max_count=2)
     ended = []
     for _ in range(4):
         session = await manager.submit(manager.make_spec(image=DEFAULT_IMAGE, cpu=0.5))

@@ -20,17 +20,12 @@ from jupyter_cluster.core.state import SessionStatus
 from jupyter_cluster.engine.agents.fake import FakeAgent
 from jupyter_cluster.engine.manager import ClusterManager
 from jupyter_cluster.engine.store.drivers import Driver
+from tests.unit.fake_engine import fake_manager
 
 
 def manager_for(tmp_path: Path, agent: FakeAgent, **traits: Any) -> ClusterManager:
     """A manager on ``agent`` with a fast queue."""
-    return ClusterManager(
-        db_path=str(tmp_path / "cluster.db"),
-        data_root=str(tmp_path / "folders"),
-        agent_factory=lambda config: agent,
-        pending_poll_interval=0.05,
-        **traits,
-    )
+    return fake_manager(tmp_path, agent, pending_poll_interval=0.05, **traits)
 
 
 async def submit(manager: ClusterManager, cpu: float) -> str:

@@ -18,15 +18,7 @@ from jupyter_cluster.engine.agents.fake import FakeAgent
 from jupyter_cluster.engine.launch.queue_loop import QueueLoop
 from jupyter_cluster.engine.manager import ClusterManager
 from jupyter_cluster.engine.store.sessions import Store
-
-
-def manager_for(tmp_path: Path, agent: FakeAgent, **traits: Any) -> ClusterManager:
-    return ClusterManager(
-        db_path=str(tmp_path / "cluster.db"),
-        data_root=str(tmp_path / "folders"),
-        agent_factory=lambda config: agent,
-        **traits,
-    )
+from tests.unit.fake_engine import fake_manager
 
 
 async def until(manager: ClusterManager, name: str, reason: str) -> None:
@@ -53,7 +45,7 @@ async def test_queued_launches_start_when_room_appears(
     tmp_path: Path, no_self_placing: None
 ) -> None:
     # A long poll interval: only the loop's wake-up can start the waiting ones quickly.
-    manager = manager_for(
+    manager = fake_manager(
         tmp_path, FakeAgent("local", cpu=2, ready_on_start=True), pending_poll_interval=30
     )
     specs = [
@@ -86,7 +78,7 @@ async def test_queued_launches_start_when_room_appears(
 
 
 async def test_fair_share_starts_the_lighter_owner_first(tmp_path: Path) -> None:
-    manager = manager_for(
+    manager = fake_manager(
         tmp_path,
         FakeAgent("local", cpu=4, ready_on_start=True),
         queue_order="fair-share",
@@ -117,7 +109,7 @@ async def test_fair_share_starts_the_lighter_owner_first(tmp_path: Path) -> None
 
 
 async def test_a_server_keeps_the_loop_running_until_it_stops(tmp_path: Path) -> None:
-    manager = manager_for(tmp_path, FakeAgent("local", cpu=1), pending_poll_interval=0.05)
+    manager = fake_manager(tmp_path, FakeAgent("local", cpu=1), pending_poll_interval=0.05)
     loops = [job for job in manager.upkeep(lambda: None) if isinstance(job, QueueLoop)]
     assert loops == [manager.launcher.queue]
     loop = loops[0]
@@ -140,7 +132,7 @@ async def test_a_server_keeps_the_loop_running_until_it_stops(tmp_path: Path) ->
 async def test_a_driver_cancelled_as_a_pass_ends_cancels_its_session(tmp_path: Path) -> None:
     # asyncio.wait_for (Python < 3.12) swallowed a cancel that came as a pass ended:
     # the driver went on waiting and a DELETE of its session hung until it timed out.
-    manager = manager_for(
+    manager = fake_manager(
         tmp_path, FakeAgent("local", cpu=1, ready_on_start=True), pending_poll_interval=30
     )
     queue = manager.launcher.queue

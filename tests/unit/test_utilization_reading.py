@@ -19,17 +19,13 @@ from jupyter_cluster.engine import utilization_reading
 from jupyter_cluster.engine.agents.fake import FakeAgent
 from jupyter_cluster.engine.manager import ClusterManager
 from jupyter_cluster.engine.utilization_reading import UsageReader
+from tests.unit.fake_engine import fake_manager
 
 
 @pytest.fixture
 async def manager(tmp_path: Path) -> AsyncIterator[ClusterManager]:
     agent = FakeAgent("a1", ready_on_start=True)
-    found = ClusterManager(
-        db_path=str(tmp_path / "cluster.db"),
-        data_root=str(tmp_path / "folders"),
-        agents=[{"id": "a1"}],
-        agent_factory=lambda config: agent,
-    )
+    found = fake_manager(tmp_path, agent, agents=[{"id": "a1"}])
     found.test_agent = agent  # type: ignore[attr-defined]
     yield found
     for session in await found.list():

@@ -21,6 +21,7 @@ from jupyter_cluster.engine.manager import ClusterManager
 from jupyter_cluster.engine.store.audit_log import AuditLog
 from jupyter_cluster.engine.store.drivers import this_process
 from jupyter_cluster.engine.utilization_idle import UtilizationWatch
+from tests.unit.fake_engine import fake_manager
 
 T0 = 1796108020.0  # 2026-12-01T06:53:40Z
 
@@ -29,11 +30,10 @@ T0 = 1796108020.0  # 2026-12-01T06:53:40Z
 async def manager(tmp_path: Path) -> AsyncIterator[ClusterManager]:
     """A manager on one fake agent: 10 min to the warning, 60 s to the end."""
     agent = FakeAgent("a1", ready_on_start=True)
-    found = ClusterManager(
-        db_path=str(tmp_path / "cluster.db"),
-        data_root=str(tmp_path / "folders"),
+    found = fake_manager(
+        tmp_path,
+        agent,
         agents=[{"id": "a1"}],
-        agent_factory=lambda config: agent,
         utilization_idle_timeout=600,
         utilization_idle_grace=60,
         idle_cpu_threshold=5,

@@ -9,9 +9,9 @@ from jupyter_cluster.core.naming import DEFAULT_IMAGE
 from jupyter_cluster.core.resources import Resources
 from jupyter_cluster.core.warm import WarmShape, WarmTarget, recent_targets
 from jupyter_cluster.engine.agents.fake import FakeAgent
-from jupyter_cluster.engine.manager import ClusterManager
 from jupyter_cluster.engine.upkeep import WarmRefill
 from jupyter_cluster.engine.warm_demand import WarmDemand, demand_targets
+from tests.unit.fake_engine import fake_manager
 
 from .test_warm_pool import GIB, warm_boxes
 
@@ -31,18 +31,9 @@ def test_recent_shapes_most_recent_first_within_the_window_and_bounds() -> None:
     assert recent_targets(launches, 100.0, 60.0, 0, 4) == []
 
 
-def manager_for(tmp_path: Path, agent: FakeAgent, **traits: object) -> ClusterManager:
-    return ClusterManager(
-        db_path=str(tmp_path / "cluster.db"),
-        data_root=str(tmp_path / "folders"),
-        agent_factory=lambda config: agent,
-        **traits,
-    )
-
-
 async def test_a_shape_launched_lately_is_kept_warm_then_let_go(tmp_path: Path) -> None:
     agent = FakeAgent("local", ready_on_start=True, cpu=16.0)
-    manager = manager_for(tmp_path, agent, warm_pool_adaptive=True, warm_pool_max_sets=2)
+    manager = fake_manager(tmp_path, agent, warm_pool_adaptive=True, warm_pool_max_sets=2)
     jobs = manager.upkeep(lambda: None)
     assert manager.warm.enabled and any(isinstance(j, WarmRefill) for j in jobs)
     assert await manager.warm.fill() == 0  # nothing launched yet
@@ -71,7 +62,7 @@ async def test_a_shape_launched_lately_is_kept_warm_then_let_go(tmp_path: Path) 
 async def test_a_shape_launched_and_ended_is_still_kept_warm(tmp_path: Path) -> None:
     """The usual loop: start a kernel, shut it down, start it again."""
     agent = FakeAgent("local", ready_on_start=True, cpu=8.0)
-    manager = manager_for(tmp_path, agent, warm_pool_adaptive=True)
+    manager = fake_manager(tmp_path, agent, warm_pool_adaptive=True)
     spec = manager.make_spec(size=2, cpu=1, mem="1g")
     first = await manager.launch(spec)
     await manager.terminate(first.id)
@@ -90,8 +81,8 @@ async def test_a_process_without_the_pool_configured_takes_the_servers_sets(
 ) -> None:
     """A kernel provisioner's manager may not name the pool the server keeps."""
     agent = FakeAgent("local", ready_on_start=True, cpu=8.0)
-    server = manager_for(tmp_path, agent, warm_pool=[{"cpu": 1, "mem": "1g"}])
-    other = manager_for(tmp_path, agent)
+    server = fake_manager(tmp_path, agent, warm_pool=[{"cpu": 1, "mem": "1g"}])
+    other = fake_manager(tmp_path, agent)
     assert not other.warm.enabled
     assert await server.warm.fill() == 1
     session = await other.launch(other.make_spec(size=1, cpu=1, mem="1g"))
@@ -105,7 +96,7 @@ async def test_the_store_answers_the_latest_placed_launch_of_each_spec(tmp_path:
     """What the adaptive pool reads at each refill, instead of every session of its
     window: one row per spec and owner, the latest, ended ones too, placed ones only."""
     agent = FakeAgent("local", ready_on_start=True, cpu=2.0)
-    manager = manager_for(tmp_path, agent)
+    manager = fake_manager(tmp_path, agent)
     half = manager.make_spec(size=1, cpu=0.5, mem="1g")
     first = await manager.launch(half)
     await manager.terminate(first.id)

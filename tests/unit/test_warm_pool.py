@@ -24,6 +24,7 @@ from jupyter_cluster.core.warm_room import refill_plan, to_evict
 from jupyter_cluster.engine.agents.fake import FakeAgent
 from jupyter_cluster.engine.manager import ClusterManager
 from jupyter_cluster.errors import InvalidRequest, LaunchFailed
+from tests.unit.fake_engine import fake_manager
 
 GIB = 1024**3
 SMALL = Resources(cpu=1.0, mem=GIB)
@@ -109,13 +110,7 @@ def test_a_placed_sessions_shape_names_its_owner_with_folders_and_its_layout() -
 
 
 def manager_for(tmp_path: Path, agent: FakeAgent, **traits: object) -> ClusterManager:
-    return ClusterManager(
-        db_path=str(tmp_path / "cluster.db"),
-        data_root=str(tmp_path / "folders"),
-        agent_factory=lambda config: agent,
-        warm_pool=[{"cpu": 1, "mem": "1g", "size": 2}],
-        **traits,  # type: ignore[arg-type]
-    )
+    return fake_manager(tmp_path, agent, warm_pool=[{"cpu": 1, "mem": "1g", "size": 2}], **traits)
 
 
 def warm_boxes(agent: FakeAgent) -> list[str]:
