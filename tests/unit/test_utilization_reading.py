@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,22 +54,34 @@ class Counters:
         }
 
 
-async def two_hosts(manager: ClusterManager) -> Session:
+@dataclass
+class Sampling:
+    """A running size-2 session, its containers' ids, their counters and a reader."""
+
+    session: Session
+    main: str
+    sub: str
+    counters: Counters
+    reader: UsageReader
+
+    def unpacked(self) -> tuple[Session, str, str, Counters, UsageReader]:
+        return self.session, self.main, self.sub, self.counters, self.reader
+
+
+@pytest.fixture
+async def sampling(manager: ClusterManager, monkeypatch: pytest.MonkeyPatch) -> Sampling:
     spec = manager.make_spec(image=DEFAULT_IMAGE, cpu=0.25, mem="64m", size=2)
-    return await manager.launch(spec)
-
-
-def ids(session: Session) -> tuple[str, str]:
-    return session.locate("main1").container_id or "", session.locate("sub1").container_id or ""
+    session = await manager.launch(spec)
+    main, sub = (session.locate(h).container_id or "" for h in ("main1", "sub1"))
+    counters = Counters(monkeypatch, manager.test_agent)  # type: ignore[attr-defined]
+    reader = UsageReader(manager.store, manager.pool, logging.getLogger("test"))
+    return Sampling(session, main, sub, counters, reader)
 
 
 async def test_a_burst_between_samples_counts_and_its_cpu_time_is_kept(
-    manager: ClusterManager, monkeypatch: pytest.MonkeyPatch
+    manager: ClusterManager, sampling: Sampling
 ) -> None:
-    session = await two_hosts(manager)
-    main, sub = ids(session)
-    counters = Counters(monkeypatch, manager.test_agent)  # type: ignore[attr-defined]
-    reader = UsageReader(manager.store, manager.pool, logging.getLogger("test"))
+    session, main, sub, counters, reader = sampling.unpacked()
     counters.seconds = {main: 10.0, sub: 4.0}
     assert (await reader.read(session)).cpu_percent == 0.0  # a first reading: Docker's figure
     counters.now += 30
@@ -79,13 +92,8 @@ async def test_a_burst_between_samples_counts_and_its_cpu_time_is_kept(
     assert {c.host: c.cpu_seconds for c in kept.containers} == {"main1": 19.0, "sub1": 4.0}
 
 
-async def test_an_ended_containers_counter_is_forgotten(
-    manager: ClusterManager, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    session = await two_hosts(manager)
-    main, sub = ids(session)
-    counters = Counters(monkeypatch, manager.test_agent)  # type: ignore[attr-defined]
-    reader = UsageReader(manager.store, manager.pool, logging.getLogger("test"))
+async def test_an_ended_containers_counter_is_forgotten(sampling: Sampling) -> None:
+    session, main, sub, counters, reader = sampling.unpacked()
     counters.seconds = {main: 10.0, sub: 10.0}
     await reader.read(session)
     reader.keep_only([sub, None])  # main1's container is gone
