@@ -86,9 +86,3 @@ def parse_apps(value: object) -> Apps:
 def apps_dict(apps: Apps) -> dict[str, int]:
     """The JSON shape of declared apps: ``{name: port}`` in declaration order."""
     return dict(apps)
-
-
-def proxy_path(session_id: str, port: int) -> str:
-    """The app's path under the server's base URL (the trailing slash matters: apps'
-    relative links resolve against it)."""
-    return f"cluster/proxy/{session_id}/{port}/"

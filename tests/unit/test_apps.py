@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jupyter_cluster.core.apps import apps_dict, parse_apps, parse_port, proxy_path
+from jupyter_cluster.core.apps import apps_dict, parse_apps, parse_port
 from jupyter_cluster.errors import InvalidRequest
 
 
@@ -48,10 +48,6 @@ def test_wrong_declarations_say_what_to_write(given: object, says: str) -> None:
         parse_apps(given)
     assert refused.value.field == "apps"
     assert says in refused.value.message
-
-
-def test_the_proxy_path_ends_with_a_slash() -> None:
-    assert proxy_path("abc", 6006) == "cluster/proxy/abc/6006/"
 
 
 def test_a_launch_keeps_its_apps_and_the_session_shows_them() -> None:
