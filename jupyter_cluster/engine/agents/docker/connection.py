@@ -1,8 +1,8 @@
 """The connection to one Docker engine: TLS, timeouts, health, and the one error mapping.
 
 Owned by :class:`~jupyter_cluster.engine.agents.docker.DockerAgent`. Every Docker
-call of the engine goes through :meth:`DockerConnection.call` (or, for streams,
-:meth:`DockerConnection.streaming`), which
+call of the engine goes through :meth:`DockerConnection.call` (streams, which it
+cannot wrap, turn their errors with :meth:`DockerConnection.failure`), which
 
 - bounds it: a connect timeout and a read timeout on every request
   (``ClusterManager.docker_connect_timeout`` / ``docker_timeout``, or the agent's own);
