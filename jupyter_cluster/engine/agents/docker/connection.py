@@ -123,11 +123,13 @@ class DockerConnection:
         """The AgentError for ``exc`` raised while doing ``action``; marks health."""
         if isinstance(exc, DockerError) and exc.status == CANNOT_CONNECT:
             exc = ConnectionError(exc.message)
+        where = self.config.url or "the local Docker socket"
         if isinstance(exc, DockerError):
             self.unavailable = None  # the engine answered, with an error
             detail = exc.message if isinstance(exc.message, str) else str(exc)
+            if not detail.strip():  # what answers is not Docker's API (a wrong port)
+                detail = f"HTTP {exc.status} with no message; is {where} a Docker engine's API?"
             return AgentError(f"agent {self.config.id}: {action} failed: {detail}", self.config.id)
-        where = self.config.url or "the local Docker socket"
         if isinstance(exc, asyncio.TimeoutError | aiohttp.ServerTimeoutError):
             why = (
                 f"the Docker engine at {where} did not answer within "
