@@ -3,7 +3,8 @@
 Called by :func:`jupyter_cluster.cli.commands.run` for those two commands. The
 folder side of ``cp`` is written ``NAME:PATH`` (like scp; ``NAME:`` is the
 folder's top), the other side is a path on this machine; a local path holding
-a ``:`` is written ``./a:b``. Copies stream in chunks both ways and one file at a
+a ``:`` is written ``./a:b``. A copy into a folder makes the directories of its
+path that do not exist yet. Copies stream in chunks both ways and one file at a
 time. Files are reached through the Engine protocol's folder-file methods: a
 local engine's data folders on this machine, or on a team's shared service (a
 remote engine) through its REST routes ``folders/{name}/files/{path}``, as this
@@ -13,6 +14,7 @@ user.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -24,7 +26,7 @@ from ..config import local_owner
 from ..core.folder_paths import join_parts, path_parts, split_ref
 from ..core.folder_streams import CHUNK
 from ..engine.api import Engine
-from ..errors import InvalidRequest, NotFound
+from ..errors import Conflict, InvalidRequest, NotFound
 from ..whole_files import replaced_whole
 from . import format as cli_format
 
@@ -48,6 +50,17 @@ async def _is_dir(engine: Engine[Any], name: str, parts: tuple[str, ...]) -> boo
     except NotFound:  # absent: a new file's name
         return False
     return bool(entry["type"] == "directory")
+
+
+async def _make_parents(engine: Engine[Any], name: str, parts: tuple[str, ...]) -> None:
+    """Make the directories of ``parts`` that do not exist yet, as ``mkdir -p`` would;
+    one that exists as something else (a file, a link) is left for the write to refuse."""
+    for depth in range(1, len(parts) + 1):
+        try:
+            await engine.folder_entry(name, parts[:depth], owner=local_owner())
+        except NotFound:
+            with contextlib.suppress(Conflict):  # made by another copy meanwhile
+                await engine.make_folder_dir(name, parts[:depth], owner=local_owner())
 
 
 async def _read(engine: Engine[Any], name: str, parts: tuple[str, ...]) -> AsyncIterator[bytes]:
@@ -123,6 +136,7 @@ async def folder_cp(engine: Engine[Any], args: argparse.Namespace) -> int:
         name, parts = dst
         if not parts or args.destination.endswith("/") or await _is_dir(engine, name, parts):
             parts = (*parts, *path_parts(os.path.basename(args.source)))
+        await _make_parents(engine, name, parts[:-1])
         size = await _write(engine, name, parts, _local_chunks(args.source))
         print(f"copied {args.source} to {name}:{join_parts(parts)} ({size} bytes)")
         return 0

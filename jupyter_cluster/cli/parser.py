@@ -204,7 +204,11 @@ def build_parser() -> argparse.ArgumentParser:
     fls = fsub.add_parser("ls", help="list data folders, or the files in one")
     fls.add_argument("ref", nargs="?", metavar="NAME[/PATH]", help="a folder or a path in one")
     fls.add_argument("--json", action="store_true")
-    fcp = fsub.add_parser("cp", help="copy a file into or out of a data folder (NAME:PATH)")
+    fcp = fsub.add_parser(
+        "cp",
+        help="copy a file into or out of a data folder (NAME:PATH; missing directories "
+        "of PATH are made)",
+    )
     fcp.add_argument("source", metavar="SRC", help="a local file, or NAME:PATH in a folder")
     fcp.add_argument("destination", metavar="DST", help="NAME:PATH (NAME: for the top), or local")
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from jupyter_cluster.core.uids import DEFAULT_WORK_UID
 from tests.support.constants import SMALL_FLAGS
 
 from .support import Workspace
@@ -30,8 +31,18 @@ def test_ls_and_cp_both_ways(ws: Workspace, tmp_path: Path) -> None:
     top = ws.folders_root / "data"
     (top / "sub").mkdir()
     ws.ok_cli("folder", "cp", str(blob), "data:sub/renamed.bin")
+    made = ws.ok_cli("folder", "cp", str(blob), "data:made/deeper/")  # made as mkdir -p
+    assert "data:made/deeper/blob.bin" in made.stdout
+    assert (top / "made" / "deeper" / "blob.bin").read_bytes() == blob.read_bytes()
+    for folder in (top / "made", top / "made" / "deeper"):  # work may write in them
+        made_dir = folder.stat()
+        assert made_dir.st_uid == DEFAULT_WORK_UID or stat.S_IMODE(made_dir.st_mode) == 0o777
     listed = json.loads(ws.ok_cli("folder", "ls", "data", "--json").stdout)
-    assert [(e["name"], e["type"]) for e in listed] == [("blob.bin", "file"), ("sub", "directory")]
+    assert [(e["name"], e["type"]) for e in listed] == [
+        ("blob.bin", "file"),
+        ("made", "directory"),
+        ("sub", "directory"),
+    ]
     assert listed[0]["size"] == blob.stat().st_size
     table = ws.ok_cli("folder", "ls", "data/sub").stdout
     assert "renamed.bin" in table and "NAME" in table
@@ -56,6 +67,8 @@ def test_ls_and_cp_both_ways(ws: Workspace, tmp_path: Path) -> None:
         (("folder", "cp", "data:a", "data:b"), "one side must be a data folder"),
         (("folder", "cp", str(blob), "data:../x"), "'..'"),
         (("folder", "cp", "data:etc/passwd", str(out)), "link"),
+        (("folder", "cp", str(blob), "data:etc/new/x"), "link"),  # no folder made through it
+        (("folder", "cp", str(blob), "data:blob.bin/x"), "not a directory"),
         (("folder", "cp", "data:nothing", str(out)), "no file or directory"),
         (("folder", "cp", str(tmp_path / "nope"), "data:"), "not a file"),
         (("folder", "ls", "data/etc/ssl"), "link"),
