@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..config import file_config, launch_settings, local_owner
-from ..core.profiles import make_profile
+from ..core.launch_env import parse_env
+from ..core.profiles import check_values, make_profile
 from ..engine.api import Engine
 from ..errors import InvalidRequest
 from . import format as cli_format
@@ -65,14 +66,14 @@ def _rest_value(dest: str, value: Any) -> Any:
             raise InvalidRequest(
                 f"{field}: expected a whole number, got {value!r}", field
             ) from None
-    if field in ("env", "apps"):
+    if field == "env":  # KEY=VALUE each; which names a site reserves is the launch's check
+        return dict(parse_env(value, [item.partition("=")[0] for item in value]))
+    if field == "apps":
         pairs = dict(item.partition("=")[::2] for item in value)
-        if field == "apps":
-            try:
-                return {name: int(port) for name, port in pairs.items()}
-            except ValueError:
-                raise InvalidRequest("apps: give NAME=PORT with a port number", "apps") from None
-        return pairs
+        try:
+            return {name: int(port) for name, port in pairs.items()}
+        except ValueError:
+            raise InvalidRequest("apps: give NAME=PORT with a port number", "apps") from None
     return value
 
 
@@ -92,7 +93,9 @@ async def profile(engine: Engine[Any], args: argparse.Namespace) -> int:
     owner = local_owner()
     if args.profile_command == "save":
         fields = given_fields(args.given)
-        saved = make_profile(args.profile_name, {"description": args.description, "fields": fields})
+        saved = check_values(
+            make_profile(args.profile_name, {"description": args.description, "fields": fields})
+        )
         await engine.save_profile(saved, owner)
         print(f"saved launch profile {saved.name}")
     elif args.profile_command == "rm":

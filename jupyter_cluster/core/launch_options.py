@@ -46,11 +46,16 @@ def _kind(value: Any) -> str:
     )
 
 
+#: A maximum that stands for none (a policy of no limits, e.g. a profile's own check).
+NO_LIMIT = 1 << 62
+
+
 def _whole(name: str, value: Any, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidRequest(f"{name}: expected a whole number, got {_kind(value)}", name)
     if not low <= value <= high:
-        raise InvalidRequest(f"{name}: must be {low} to {high}, got {value}", name)
+        upto = f"at least {low}" if high >= NO_LIMIT else f"{low} to {high}"
+        raise InvalidRequest(f"{name}: must be {upto}, got {value}", name)
     return value
 
 
@@ -64,10 +69,10 @@ def _size(name: str, value: Any, low: int, high: int) -> int:
     except OverflowError:  # more digits than a float holds
         n = high + 1
     if not low <= n <= high:
-        raise InvalidRequest(
-            f"{name}: must be {format_size(low)} to {format_size(high)}, got {format_size(n)}",
-            name,
-        )
+        upto = f"at least {format_size(low)}"
+        if high < NO_LIMIT:
+            upto = f"{format_size(low)} to {format_size(high)}"
+        raise InvalidRequest(f"{name}: must be {upto}, got {format_size(n)}", name)
     return n
 
 

@@ -13,14 +13,16 @@ launch settings (:mod:`jupyter_cluster.config`). Pure: no tornado, no Docker.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InvalidRequest
-from .launch_options import validate
+from .launch_options import NO_LIMIT, validate
 from .models import SESSION_NAME_RE
 from .policy import FIELDS, LaunchPolicy
+from .resources import Mount
 
 #: The keys of one profile in ``c.ClusterApp.launch_profiles``.
 PROFILE_KEYS = ("description", "groups", "fields")
@@ -85,6 +87,54 @@ def make_profile(name: Any, value: Any) -> Profile:
     if not isinstance(groups, (list, tuple)) or not all(isinstance(g, str) for g in groups):
         raise InvalidRequest(f"profile {name}: groups must be a list of group names", "profile")
     return Profile(name, dict(fields), description, tuple(groups))
+
+
+def check_values(profile: Profile) -> Profile:
+    """``profile`` when each of its fields is a launch value that some limits would
+    allow; :class:`InvalidRequest` naming the profile and the field when one never is
+    (a size of 0, a CPU count of -1, an unknown mode, a variable with no name). The
+    limits of whoever launches it (sizes, images, groups, folders) are not checked
+    here: they differ between users and change, so a launch checks them, and the
+    launch form shows a profile over them as disabled, with why. Called when a user
+    saves a profile (REST, and the CLI with a local engine)."""
+    fields = dict(profile.fields)
+    if fields.get("retries") and not fields.get("command"):
+        fields["command"] = "true"  # a job's retries may wait for its command at launch
+    try:
+        validate(fields, _no_limits(fields))
+    except InvalidRequest as exc:
+        raise InvalidRequest(f"profile {profile.name}: {exc}", exc.field) from None
+    return profile
+
+
+def _no_limits(fields: Mapping[str, Any]) -> LaunchPolicy:
+    """A policy that allows whatever a site's limits could: the profile's own image,
+    group, folders and variable names, and no maximum."""
+
+    def own(key: str, fallback: tuple[str, ...]) -> tuple[str, ...]:
+        value = fields.get(key)
+        return (value,) if isinstance(value, str) else fallback
+
+    mounts, env = fields.get("mounts"), fields.get("env")
+    folders = (
+        [Mount.parse(m).name for m in mounts if isinstance(m, str)]
+        if isinstance(mounts, list)
+        else []
+    )
+    names = list(env) if isinstance(env, Mapping) else []
+    if isinstance(env, list):
+        names = [item.partition("=")[0] for item in env if isinstance(item, str)]
+    return LaunchPolicy(
+        images=own("image", ("any",)),
+        max_size=NO_LIMIT,
+        max_cpu=math.inf,
+        max_mem=NO_LIMIT,
+        max_shm=NO_LIMIT,
+        max_gpu=NO_LIMIT,
+        resource_groups=own("resource_group", ("default",)),
+        folders=tuple(folders),
+        env_allowed=tuple(n for n in names if isinstance(n, str)),
+    )
 
 
 def parse_profiles(config: Mapping[str, Any]) -> tuple[dict[str, Profile], list[str]]:

@@ -50,3 +50,18 @@ def test_a_saved_profile_launches_with_the_flags_given_on_top(ws: Workspace) -> 
     gone = ws.cli("profile", "rm", "pair")
     assert gone.returncode == 2 and "no launch profile named 'pair'" in gone.stderr, str(gone)
     assert [r["name"] for r in ws.json("profile", "ls")] == ["site-one"]
+
+
+def test_saving_a_profile_refuses_values_no_launch_could_take(ws: Workspace) -> None:
+    for flags, says in (
+        (("--cpu", "-1"), "profile odd: cpu: the CPU count must be a finite number above 0"),
+        (("--size", "0"), "profile odd: size: must be at least 1, got 0"),
+        (("--env", "NOEQUALS"), "env: item 1 is not KEY=VALUE"),
+    ):
+        refused = ws.cli("profile", "save", "odd", *flags)
+        assert refused.returncode == 2 and says in refused.stderr, str(refused)
+        assert "Traceback" not in refused.stderr
+    # over this site's limits (1 agent, 2 CPUs) is kept: limits differ and change
+    kept = ws.ok_cli("profile", "save", "big", "--size", "99", "--cpu", "64")
+    assert kept.stdout.strip() == "saved launch profile big"
+    assert [r["name"] for r in ws.json("profile", "ls")] == ["big"]

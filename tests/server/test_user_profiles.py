@@ -63,6 +63,10 @@ async def test_users_keep_their_own_profiles(jp_fetch: Any, cluster: Any) -> Non
         jp_fetch, "profiles", "x", method="PUT", body={"groups": ["a"]}, headers=ALICE
     )
     assert code == 400 and data["field"] == "groups", data
+    code, data, _ = await call(  # over no limit at all, unlike "fat": never launchable
+        jp_fetch, "profiles", "x", method="PUT", body={"fields": {"cpu": -1}}, headers=ALICE
+    )
+    assert code == 400 and data["field"] == "cpu" and data["message"].startswith("profile x: ")
 
     await ok_http(jp_fetch, "profiles", "pair", method="DELETE", headers=ALICE)
     await ok_http(jp_fetch, "profiles", "fat", method="DELETE", headers=ALICE)

@@ -7,7 +7,13 @@ import pytest
 
 from jupyter_cluster.core.launch_options import validate
 from jupyter_cluster.core.policy import LaunchPolicy
-from jupyter_cluster.core.profiles import listing, make_profile, parse_profiles, resolve
+from jupyter_cluster.core.profiles import (
+    check_values,
+    listing,
+    make_profile,
+    parse_profiles,
+    resolve,
+)
 from jupyter_cluster.errors import InvalidRequest
 from tests.support.constants import GIB, IMAGE, MIB
 
@@ -108,3 +114,33 @@ def test_the_notebook_form_fills_its_fields_from_a_chosen_profile() -> None:
     form.profile.value = "big"
     assert "size: must be 1 to 4, got 9" in form.error.value and form.launch_button.disabled
     assert form.size.value == 2  # nothing filled
+
+
+def test_a_saved_profile_may_go_over_limits_but_not_hold_impossible_values() -> None:
+    over_limits = {  # any site's limits may allow these, or the launch may add to them
+        "size": 99,
+        "cpu": 64,
+        "mem": "2t",
+        "image": "someone/else:1",
+        "resource_group": "gpus",
+        "mounts": ["data:ro"],
+        "env": {"BACKENDAI_EXTRA": "1"},
+        "retries": 2,  # its command given at launch
+    }
+    saved = make_profile("big", {"fields": over_limits})
+    assert check_values(saved) is saved
+    for fields, field, says in (
+        ({"size": 0}, "size", "must be at least 1, got 0"),
+        ({"cpu": -1}, "cpu", "must be a finite number above 0"),
+        ({"mem": "0"}, "mem", "must be at least 6m, got 0"),
+        ({"mode": "ring"}, "mode", "unknown cluster mode 'ring'"),
+        ({"mounts": ["a b"]}, "mounts", "'a b' is not a valid folder name"),
+        ({"env": {"1A": "x"}}, "env", "'1A' is not a variable name"),
+        ({"max_lifetime": "5x"}, "max_lifetime", "'5x' is not a duration"),
+        ({"retries": -1}, "retries", "give 0 to 10, got -1"),
+    ):
+        with pytest.raises(InvalidRequest) as refused:
+            check_values(make_profile("odd", {"fields": fields}))
+        assert refused.value.field == field
+        assert str(refused.value).startswith(f"profile odd: {field}: ")
+        assert says in str(refused.value), str(refused.value)

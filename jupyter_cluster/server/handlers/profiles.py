@@ -11,7 +11,7 @@ from __future__ import annotations
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 
-from ...core.profiles import make_profile
+from ...core.profiles import check_values, make_profile
 from ...errors import InvalidRequest
 from .base import API, ClusterHandler
 
@@ -35,7 +35,7 @@ class ProfileHandler(ClusterHandler):
         body = self.json_body()
         if isinstance(body, dict) and "groups" in body:
             raise InvalidRequest("groups: only the site's profiles are for Hub groups", "groups")
-        profile = make_profile(name, body)
+        profile = check_values(make_profile(name, body))
         await self.service.engine.save_profile(profile, self.owner)
         self.reply(profile.to_dict())
 
