@@ -127,6 +127,10 @@ async def _folder(engine: Engine[Any], args: argparse.Namespace) -> int:
         info = await engine.create_folder(args.name, owner)
         record(engine, "folder_create", details={"folder": info.name})
         print(f"created data folder {info.name} at {info.path}")
+    elif args.folder_command == "rm" and ("/" in args.name or ":" in args.name):
+        from .folder_commands import folder_rm_path
+
+        return await folder_rm_path(engine, args)
     elif args.folder_command == "rm":
         await engine.remove_folder(args.name, owner)
         record(engine, "folder_remove", details={"folder": args.name})

@@ -1,6 +1,7 @@
-"""``jupyter cluster folder ls NAME[/PATH]`` and ``folder cp SRC DST``: files in data folders.
+"""``jupyter cluster folder ls NAME[/PATH]``, ``folder cp SRC DST`` and ``folder rm
+NAME/PATH``: files in data folders.
 
-Called by :func:`jupyter_cluster.cli.commands.run` for those two commands. The
+Called by :func:`jupyter_cluster.cli.commands.run` for those commands. The
 folder side of ``cp`` is written ``NAME:PATH`` (like scp; ``NAME:`` is the
 folder's top), the other side is a path on this machine; a local path holding
 a ``:`` is written ``./a:b``. A copy into a folder makes the directories of its
@@ -110,6 +111,31 @@ async def folder_ls(engine: Engine[Any], args: argparse.Namespace) -> int:
     ]
     text = cli_format.table(("NAME", "TYPE", "SIZE", "MODIFIED"), rows)
     print(json.dumps(entries, indent=2) if args.json else text)
+    return 0
+
+
+async def folder_rm_path(engine: Engine[Any], args: argparse.Namespace) -> int:
+    """``folder rm NAME/PATH [-r]``: a file (or link) in a folder, or a directory: an
+    empty one, or with ``-r`` one and its content."""
+    name, parts = split_ref(args.name, "path")
+    if not parts:  # "data/": never the whole folder by accident
+        raise InvalidRequest(
+            f"path: name a path inside the folder after '/'; `jupyter cluster folder rm "
+            f"{name}` deletes the whole folder",
+            "path",
+        )
+    where = f"{name}/{join_parts(parts)}"
+    entry = await engine.folder_entry(name, parts, owner=local_owner())
+    if entry["type"] == "directory" and not args.recursive:
+        listed = await _listing(engine, name, parts)
+        if listed:
+            raise InvalidRequest(
+                f"path: {where} is a directory that is not empty; add -r to delete it and "
+                "its content",
+                "path",
+            )
+    await engine.delete_folder_path(name, parts, recursive=args.recursive, owner=local_owner())
+    print(f"deleted {where}")
     return 0
 
 

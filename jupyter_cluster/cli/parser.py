@@ -197,7 +197,15 @@ def build_parser() -> argparse.ArgumentParser:
     folder = sub.add_parser("folder", help="manage named data folders")
     fsub = folder.add_subparsers(dest="folder_command", required=True, parser_class=_Parser)
     fsub.add_parser("create", help="create a data folder").add_argument("name")
-    fsub.add_parser("rm", help="delete a data folder and its content").add_argument("name")
+    frm = fsub.add_parser(
+        "rm", help="delete a data folder and its content, or a file or directory in one"
+    )
+    frm.add_argument(
+        "name", metavar="NAME[/PATH]", help="a folder, or (NAME/PATH) a path inside one"
+    )
+    frm.add_argument(
+        "-r", "--recursive", action="store_true", help="a directory in a folder, and its content"
+    )
     fmv = fsub.add_parser("mv", help="rename a data folder (not while a session mounts it)")
     fmv.add_argument("name", metavar="OLD")
     fmv.add_argument("new_name", metavar="NEW")

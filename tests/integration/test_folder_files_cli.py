@@ -81,6 +81,32 @@ def test_ls_and_cp_both_ways(ws: Workspace, tmp_path: Path) -> None:
     assert sorted(os.listdir(out)) == ["copy.bin", "renamed.bin"]
 
 
+def test_rm_deletes_a_path_in_a_folder_never_the_folder_by_accident(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    ws.ok_cli("folder", "create", "data")
+    src = tmp_path / "f.txt"
+    src.write_text("x\n")
+    ws.ok_cli("folder", "cp", str(src), "data:runs/old/f.txt")
+    ws.ok_cli("folder", "cp", str(src), "data:top.txt")
+    top = ws.folders_root / "data"
+    os.symlink("/etc", top / "etc")
+    for args, words in (
+        (("folder", "rm", "data/"), "`jupyter cluster folder rm data` deletes the whole folder"),
+        (("folder", "rm", "data/runs"), "is a directory that is not empty; add -r"),
+        (("folder", "rm", "data/nothing"), "no file or directory"),
+        (("folder", "rm", "data/../x"), "'..'"),
+    ):
+        result = ws.cli(*args)
+        assert result.returncode == 2 and words in result.stderr, (args, result.stderr)
+        assert "Traceback" not in result.stderr
+    assert ws.ok_cli("folder", "rm", "data/top.txt").stdout.strip() == "deleted data/top.txt"
+    ws.ok_cli("folder", "rm", "-r", "data/runs")
+    ws.ok_cli("folder", "rm", "-r", "data/etc")  # the link itself, not what it points to
+    assert os.listdir(top) == [] and os.path.isfile("/etc/passwd")
+    assert [f["name"] for f in ws.json("folder", "ls")] == ["data"]  # the folder stays
+
+
 def test_a_session_sees_a_copied_file_and_writes_back(ws: Workspace, tmp_path: Path) -> None:
     ws.ok_cli("folder", "create", "data")
     src = tmp_path / "in.txt"
