@@ -14,6 +14,7 @@ import argparse
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -32,7 +33,7 @@ from ..core.ssh_client import (
     ssh_argv,
 )
 from ..engine.api import Engine
-from ..errors import ClusterError
+from ..errors import ClusterError, InvalidRequest
 
 #: Seconds ssh has to end once told to stop, before it is terminated (then killed).
 STOP_GRACE = 3.0
@@ -99,11 +100,28 @@ async def ssh(engine: Engine[Any], args: argparse.Namespace) -> int:
     return code
 
 
+def _check_free(local: int, port: int) -> None:
+    """InvalidRequest when 127.0.0.1:``local`` is taken here: ssh would only say that
+    it could not request the forwarding, after ours said it forwards."""
+    with socket.socket() as probe:
+        # as ssh binds it: a port whose last connections are in TIME_WAIT is free
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", local))
+        except OSError as exc:
+            raise InvalidRequest(
+                f"local port: 127.0.0.1:{local} is not free here ({exc.strerror}); give "
+                f"another as {port}:LOCAL",
+                "local port",
+            ) from None
+
+
 async def port_forward(engine: Engine[Any], args: argparse.Namespace) -> int:
     """``port-forward SESSION PORT[:LOCAL]``: 127.0.0.1:LOCAL here reaches PORT of
     main1 (its loopback) until Ctrl-C (or SIGTERM); returns 0 then, else ssh's exit
     code (e.g. 255 when LOCAL is taken)."""
     port, local = parse_forward(args.ports)
+    _check_free(local, port)
     access = await engine.access(args.session)
     with _client_config(access) as config:
         print(

@@ -7,7 +7,9 @@ container the session lacks. Killed, it leaves its key's private directory, whic
 the next command removes.
 ``port-forward`` makes a web server listening on main1's loopback answer at
 127.0.0.1 here (nothing is published on the agent for it) until the command gets
-SIGINT; it exits 0 and closes the port then. Neither leaves its key on disk.
+SIGINT; it exits 0 and closes the port then, and the same port can be forwarded
+again at once. A local port something else listens on is refused before ssh starts.
+Neither leaves its key on disk.
 """
 
 from __future__ import annotations
@@ -110,4 +112,25 @@ def test_ssh_reaches_every_container_with_the_sessions_keys(ws: Workspace, tmp_p
     assert _key_dirs(tmp_path) == []
     bad = ws.cli("port-forward", "far", "80:0")
     assert bad.returncode == 2 and "local port" in bad.stderr
+
+    # The same local port again at once works; one something else listens on is
+    # refused before anything starts.
+    again = ws.popen(*CLI, "port-forward", "far", f"8765:{local}")
+    try:
+        wait_for(answers, 30, "the forwarded port to answer again")
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", 0))
+            taken.listen()
+            busy = taken.getsockname()[1]
+            refused = ws.cli("port-forward", "far", f"8765:{busy}")
+    finally:
+        os.kill(again.pid, signal.SIGINT)
+        try:
+            again.communicate(timeout=30)
+        finally:
+            again.kill()
+    assert again.returncode == 0
+    assert refused.returncode == 2, str(refused)
+    assert f"127.0.0.1:{busy} is not free here" in refused.stderr
+    assert "forwarding" not in refused.stderr  # said before it claims to forward
     ws.ok_cli("rm", session["id"])
