@@ -55,13 +55,21 @@ async def _is_dir(engine: Engine[Any], name: str, parts: tuple[str, ...]) -> boo
 
 async def _make_parents(engine: Engine[Any], name: str, parts: tuple[str, ...]) -> None:
     """Make the directories of ``parts`` that do not exist yet, as ``mkdir -p`` would;
-    one that exists as something else (a file, a link) is left for the write to refuse."""
-    for depth in range(1, len(parts) + 1):
+    one that exists as something else (a file, a link) is left for the write to refuse.
+    The deepest is looked at first: when it exists, as mostly, that is one request."""
+    if not parts:
+        return
+    with contextlib.suppress(NotFound):
+        await engine.folder_entry(name, parts, owner=local_owner())
+        return
+    for depth in range(1, len(parts)):
         try:
             await engine.folder_entry(name, parts[:depth], owner=local_owner())
         except NotFound:
             with contextlib.suppress(Conflict):  # made by another copy meanwhile
                 await engine.make_folder_dir(name, parts[:depth], owner=local_owner())
+    with contextlib.suppress(Conflict):
+        await engine.make_folder_dir(name, parts, owner=local_owner())
 
 
 async def _read(engine: Engine[Any], name: str, parts: tuple[str, ...]) -> AsyncIterator[bytes]:
@@ -124,18 +132,9 @@ async def folder_rm_path(engine: Engine[Any], args: argparse.Namespace) -> int:
             f"{name}` deletes the whole folder",
             "path",
         )
-    where = f"{name}/{join_parts(parts)}"
-    entry = await engine.folder_entry(name, parts, owner=local_owner())
-    if entry["type"] == "directory" and not args.recursive:
-        listed = await _listing(engine, name, parts)
-        if listed:
-            raise InvalidRequest(
-                f"path: {where} is a directory that is not empty; add -r to delete it and "
-                "its content",
-                "path",
-            )
+    # the engine refuses a directory that is not empty unless recursive (--recursive)
     await engine.delete_folder_path(name, parts, recursive=args.recursive, owner=local_owner())
-    print(f"deleted {where}")
+    print(f"deleted {name}/{join_parts(parts)}")
     return 0
 
 

@@ -93,7 +93,7 @@ def test_rm_deletes_a_path_in_a_folder_never_the_folder_by_accident(
     os.symlink("/etc", top / "etc")
     for args, words in (
         (("folder", "rm", "data/"), "`jupyter cluster folder rm data` deletes the whole folder"),
-        (("folder", "rm", "data/runs"), "is a directory that is not empty; add -r"),
+        (("folder", "rm", "data/runs"), "'data/runs' is not empty; delete it with recursive"),
         (("folder", "rm", "data/nothing"), "no file or directory"),
         (("folder", "rm", "data/../x"), "'..'"),
     ):
