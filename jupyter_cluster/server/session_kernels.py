@@ -19,6 +19,10 @@ from typing import Any
 from ..core.models import Session
 from ..core.state import FINAL
 
+#: Seconds a shutdown waits for a start or restart the kernel's own manager has
+#: under way (its restarter saw the kernel die with its session) before giving up.
+BUSY_WAIT = 60.0
+
 
 class SessionKernels:
     """Kernels in main1 started by this server (see the module docstring)."""
@@ -167,7 +171,7 @@ class SessionKernels:
         if task is None:
             if not self.alive(kernel_id):
                 return
-            task = asyncio.ensure_future(self.manager.shutdown_kernel(kernel_id, now=True))
+            task = asyncio.ensure_future(self._shut_down_once_settled(kernel_id))
             self._shutdowns[kernel_id] = task
             task.add_done_callback(lambda _: self._shutdowns.pop(kernel_id, None))
         try:
@@ -175,3 +179,28 @@ class SessionKernels:
         except Exception as exc:
             self.log.warning("shutting down kernel %s: %s", kernel_id, exc)
         self.poke()
+
+    async def _shut_down_once_settled(self, kernel_id: str) -> None:
+        """Shut the kernel down, after any start or restart under way.
+
+        When a session ends, its kernel dies, and the kernel's restarter may be
+        restarting it just then. jupyter_client cannot shut a kernel down during
+        that; it fails with "Exception is not set." and keeps the kernel. So wait
+        for the restart to end, then try again.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + BUSY_WAIT
+        while True:
+            try:
+                await self.manager.shutdown_kernel(kernel_id, now=True)
+                return
+            except asyncio.InvalidStateError:
+                if not self.alive(kernel_id):
+                    return
+                if loop.time() > deadline:
+                    raise RuntimeError(
+                        f"its start or restart did not end within {BUSY_WAIT:.0f}s"
+                    ) from None
+            ready = self.manager.get_kernel(kernel_id).ready
+            while not ready.done() and loop.time() <= deadline:
+                await asyncio.sleep(0.05)

@@ -1,4 +1,5 @@
-"""How a server finds a session's kernel (``SessionKernels.kernel_of``), without Docker.
+"""How a server finds a session's kernel (``SessionKernels.kernel_of``) and shuts it
+down (``SessionKernels.shut_down``), without Docker.
 
 The kernel recorded with the session wins; else the kernel whose provisioner runs in
 the session (a cluster kernelspec's, whose id jupyter_server chose); an ended session
@@ -8,10 +9,13 @@ counts its walks stands in for jupyter_server's.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from dataclasses import dataclass
 from typing import Any
+
+from jupyter_client.multikernelmanager import AsyncMultiKernelManager
 
 from jupyter_cluster.core.launch_spec import LaunchSpec
 from jupyter_cluster.core.models import Session
@@ -119,3 +123,26 @@ def test_a_kernel_is_got_only_while_the_server_has_it() -> None:
     assert kernels.get("k-other") is None
     assert kernels.get(None) is None
     assert kernels_of(None).get("k-mine") is None  # the shared service: no kernels
+
+
+async def test_a_kernel_its_restarter_is_restarting_is_shut_down_all_the_same(
+    caplog: Any, tmp_path: Any
+) -> None:
+    """A session that ends kills its kernel, whose restarter may be restarting it
+    when the server shuts it down: jupyter_client then failed with "Exception is
+    not set." and the server kept the kernel. A real local ipykernel stands in."""
+    km = AsyncMultiKernelManager(connection_dir=str(tmp_path))
+    kid = await km.start_kernel(kernel_name="python3")
+    try:
+        await km.get_kernel(kid).ready
+        restart = asyncio.ensure_future(km.get_kernel(kid).restart_kernel(now=True))
+        await asyncio.sleep(0.05)  # as the restarter does, on the kernel's own manager
+        assert not km.get_kernel(kid).ready.done()
+        with caplog.at_level(logging.WARNING):
+            await kernels_of(km).shut_down(kid)
+        assert kid not in km
+        assert not caplog.records
+        await restart
+    finally:
+        if kid in km:
+            await km.shutdown_kernel(kid, now=True)
