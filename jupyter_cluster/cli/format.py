@@ -74,7 +74,8 @@ def session_details(session: Session) -> str:
         lines.append(f"bootstrap {printable(spec.bootstrap)}")
     if spec.command:
         lines.append(f"command   {printable(spec.command)}")
-        retries = f" (up to {spec.retries} retries)" if spec.retries else ""
+        noun = "retry" if spec.retries == 1 else "retries"
+        retries = f" (up to {spec.retries} {noun})" if spec.retries else ""
         lines.append(f"job       {job_summary(session.job, time.time())}{retries}")
     if spec.max_lifetime:
         lines.append(f"lifetime  at most {format_duration(spec.max_lifetime)}")

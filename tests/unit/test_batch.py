@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from jupyter_cluster.cli.format import session_details
 from jupyter_cluster.core.batch import (
     Job,
     JobState,
@@ -181,6 +182,17 @@ def test_the_job_column() -> None:
     assert job_summary(Job().start_try(100), 112) == "running 12s"
     failed = Job().start_try(0).after_exit(3, 1, 2).start_try(3).after_exit(3, 1, 7)
     assert job_summary(failed, 50) == "failed 3 in 7s (2 tries)"
+
+
+def test_show_gives_the_retries_a_job_has() -> None:
+    def job_line(retries: int) -> list[str]:
+        spec = LaunchSpec.create(image=IMAGE, command="python3 train.py", retries=retries)
+        shown = session_details(Session(id="s1", spec=spec, job=Job()))
+        return [line for line in shown.splitlines() if line.startswith("job ")]
+
+    assert job_line(0) == ["job       waiting"]
+    assert job_line(1) == ["job       waiting (up to 1 retry)"]
+    assert job_line(2) == ["job       waiting (up to 2 retries)"]
 
 
 def _store_with(tmp_path: Path, spec: LaunchSpec, created: float) -> tuple[Store, Session]:
