@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 from ..core.naming import DEFAULT_IMAGE, MAIN_HOST
@@ -46,6 +47,24 @@ def _seconds(text: str) -> float:
     if not 0 < value < math.inf:
         raise argparse.ArgumentTypeError(f"give seconds above 0, e.g. 300, not {text!r}")
     return value
+
+
+def _count(least: int, what: str) -> Callable[[str], int]:
+    """An argparse type: a whole number of ``what``, ``least`` or more (a negative
+    ``--tail`` printed nothing, and a negative ``--limit`` meant no limit at all)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:  # not a number, or too many digits for one
+            value = least - 1
+        if value < least:
+            raise argparse.ArgumentTypeError(
+                f"give a whole number of {what}, {least} or more, not {text!r}"
+            )
+        return value
+
+    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -111,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     logs = sub.add_parser("logs", help="print one container's log")
     logs.add_argument("session", help=SESSION_HELP)
     logs.add_argument("host", nargs="?", default=MAIN_HOST, help="the container (main1 by default)")
-    logs.add_argument("--tail", type=int, default=None, help="only the last N lines")
+    logs.add_argument("--tail", type=_count(0, "lines"), default=None, help="only the last N lines")
     logs.add_argument("--follow", "-f", action="store_true", help="keep printing new lines")
     logs.add_argument(
         "--raw",
@@ -172,7 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
     aud.add_argument("--since", help="from this date (2026-01-31, 2026-01-31T08:00 UTC)")
     aud.add_argument("--user", help="only this user's actions")
     aud.add_argument("--action", help="only this action (launch, terminate, terminal, ...)")
-    aud.add_argument("--limit", type=int, default=1000, help="the newest this many")
+    aud.add_argument(
+        "--limit", type=_count(1, "records"), default=1000, help="the newest this many"
+    )
     aud.add_argument("--json", action="store_true")
 
     lim = sub.add_parser("limits", help="your resource limits (admins: a user's or group's)")
