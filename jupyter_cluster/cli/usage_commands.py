@@ -18,7 +18,7 @@ import json
 import time
 from typing import Any
 
-from ..core.usage import parse_time, report
+from ..core.usage import parse_period, report
 from ..engine.api import Engine
 from . import format as cli_format
 
@@ -36,8 +36,7 @@ SESSION_COLUMNS = ("id", "name", "owner", "status", "size", *USER_COLUMNS[1:])
 
 async def usage(engine: Engine[Any], args: argparse.Namespace) -> int:
     """Print the usage in the period ``--since``/``--until`` (``--user``'s only)."""
-    since = parse_time(args.since, "--since")
-    until = parse_time(args.until, "--until")
+    since, until = parse_period(args.since, args.until, ("--since", "--until"))
     sessions = await engine.list(include_ended=True)
     if args.user:
         sessions = [s for s in sessions if s.owner == args.user]

@@ -185,3 +185,20 @@ def parse_time(value: str | None, field: str) -> float | None:
             field,
         )
     return number
+
+
+def parse_period(
+    since: str | None, until: str | None, fields: tuple[str, str] = ("since", "until")
+) -> tuple[float | None, float | None]:
+    """The period ``since``/``until`` a person typed (see :func:`parse_time`; ``fields``
+    names them as the caller takes them), refused when it ends before it starts: an
+    empty period would only answer that nothing was used. Called by ``jupyter
+    cluster usage`` and ``GET usage``."""
+    start, end = parse_time(since, fields[0]), parse_time(until, fields[1])
+    if start is not None and end is not None and end <= start:
+        raise InvalidRequest(
+            f"{fields[1]}: {until!r} is not after {fields[0]} {since!r}; "
+            f"give an {fields[1]} later than the {fields[0]}",
+            fields[1],
+        )
+    return start, end

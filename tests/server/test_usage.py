@@ -83,3 +83,6 @@ async def test_users_see_their_own_usage_and_admins_everyones(jp_fetch: Any, clu
 
     code, data, _ = await call(jp_fetch, "usage", params={"since": "last tuesday"}, headers=ALICE)
     assert code == 400 and data["field"] == "since", data
+    backwards = {"since": "2026-02-01", "until": "2026-01-01"}
+    code, data, _ = await call(jp_fetch, "usage", params=backwards, headers=ALICE)
+    assert code == 400 and data["field"] == "until", data

@@ -17,7 +17,15 @@ from hypothesis import strategies as st
 from jupyter_cluster.core.models import LaunchSpec, Session
 from jupyter_cluster.core.naming import plan_containers
 from jupyter_cluster.core.state import SessionStatus
-from jupyter_cluster.core.usage import GIB, Usage, parse_time, per_user, report, session_usage
+from jupyter_cluster.core.usage import (
+    GIB,
+    Usage,
+    parse_period,
+    parse_time,
+    per_user,
+    report,
+    session_usage,
+)
 from jupyter_cluster.engine.store.sessions import Store
 from jupyter_cluster.errors import InvalidRequest
 
@@ -143,3 +151,17 @@ def test_period_bounds_are_dates_date_times_or_epoch_seconds() -> None:
         with pytest.raises(InvalidRequest) as caught:
             parse_time(bad, "until")
         assert caught.value.field == "until"
+
+
+def test_a_period_that_ends_before_it_starts_is_refused() -> None:
+    assert parse_period("2026-01-01", "2026-01-31") == (1767225600.0, 1769817600.0)
+    assert parse_period(None, "2026-01-31") == (None, 1769817600.0)
+    assert parse_period("2026-01-31", None) == (1769817600.0, None)
+    for since, until in (("2026-01-31", "2026-01-01"), ("2026-01-31", "2026-01-31")):
+        with pytest.raises(InvalidRequest) as caught:
+            parse_period(since, until, ("--since", "--until"))
+        assert caught.value.field == "--until"
+        assert caught.value.message == (
+            f"--until: {until!r} is not after --since {since!r}; "
+            "give an --until later than the --since"
+        )

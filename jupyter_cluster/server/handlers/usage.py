@@ -14,7 +14,7 @@ import time
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 
-from ...core.usage import parse_time, report
+from ...core.usage import parse_period, report
 from .base import API, ClusterHandler
 
 
@@ -24,8 +24,9 @@ class UsageHandler(ClusterHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        since = parse_time(self.get_argument("since", None), "since")
-        until = parse_time(self.get_argument("until", None), "until")
+        since, until = parse_period(
+            self.get_argument("since", None), self.get_argument("until", None)
+        )
         user = self.get_argument("user", None) or None
         if not self.sees_all:
             if user not in (None, self.owner):
