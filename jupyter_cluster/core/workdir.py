@@ -106,6 +106,7 @@ def plan_workdir(
     root: str | None,
     root_owner: int | None,
     work_uid: int,
+    closed: str = "",
 ) -> Workdir:
     """Whether a new session mounts the server's folder, and where its kernel starts.
 
@@ -114,7 +115,9 @@ def plan_workdir(
     why the session's agents cannot mount this machine's folders ("" when they can:
     single-user mode, every agent this machine's engine); ``root``: the server's
     ``root_dir`` (resolved; None: no server); ``root_owner``: its owner's uid;
-    ``work_uid``: the containers' user. The folder is mounted read-write only when
+    ``work_uid``: the containers' user; ``closed``: a folder on the way from the
+    root to the notebook's that work may not enter, with its mode (see
+    :func:`closed_to`; "" none). The folder is mounted read-write only when
     ``work`` has its owner's uid, so what the kernel writes belongs to the folder's
     owner on the host. A root-owned folder (a server run as root, as ``make lab``
     does) is mounted read-only (:func:`read_only_root`): files next to the notebook
@@ -136,6 +139,12 @@ def plan_workdir(
             f"folder (symlinks resolved); {why}"
         )
     if read_only_root(root_owner):
+        if closed:  # the kernel could not even start there
+            return home(
+                f"the notebook's folder is not mounted: its server's root folder "
+                f"belongs to root, and work (uid {work_uid}) may not enter {closed}; "
+                f"{why}"
+            )
         return replace(map_cwd(root, cwd), note=READ_ONLY_NOTE)
     if root_owner != work_uid:
         return home(
@@ -145,6 +154,22 @@ def plan_workdir(
             f"c.ContainerHardening.work_uid = {root_owner}); {why}"
         )
     return map_cwd(root, cwd)
+
+
+def closed_to(folders: list[tuple[str, int, int, int]], work_uid: int) -> str:
+    """The first of ``folders`` (path, owner uid, group id, mode; from the root down
+    to the notebook's folder) that user work (uid and gid ``work_uid``) may not
+    enter by its mode bits, as ``PATH (mode 0700)``; "" when work may enter all."""
+    for path, uid, gid, mode in folders:
+        if uid == work_uid:
+            may = mode & 0o100
+        elif gid == work_uid:
+            may = mode & 0o010
+        else:
+            may = mode & 0o001
+        if not may:
+            return f"{path} (mode {mode & 0o7777:04o})"
+    return ""
 
 
 def read_only_root(owner: int | None) -> bool:

@@ -34,7 +34,16 @@ from ..config import local_owner
 from ..core.drive_workdir import map_drive_cwd, plan_drive_workdir
 from ..core.models import Session
 from ..core.resources import Mount
-from ..core.workdir import MOUNT_POINT, Workdir, in_data_folder, map_cwd, plan_workdir
+from ..core.workdir import (
+    MOUNT_POINT,
+    Workdir,
+    closed_to,
+    in_data_folder,
+    inside,
+    map_cwd,
+    plan_workdir,
+    read_only_root,
+)
 from ..errors import ClusterError
 
 #: The kernel's environment variable holding why it does not start in the
@@ -49,6 +58,10 @@ SERVICE = "the kernel runs on the shared service's agents, which cannot see this
 
 
 def _resolved(path: object) -> str | None:
+    """``path`` resolved, for a str or a path object (``jupyter execute`` gives the
+    notebook's folder as a ``pathlib.Path``); None for anything else or empty."""
+    if isinstance(path, os.PathLike):
+        path = os.fspath(path)
     return os.path.realpath(path) if isinstance(path, str) and path else None
 
 
@@ -64,6 +77,23 @@ def _data_folders(engine: Any, owner: str, names: Iterable[str]) -> dict[str, st
             found[name] = os.path.realpath(space(owner).path(name))
         except (ClusterError, OSError):
             continue  # the launch itself says what is wrong with the folder
+    return found
+
+
+def _folders_down(root: str, cwd: str) -> list[tuple[str, int, int, int]]:
+    """Each folder from ``root`` down to ``cwd`` (both resolved), with its owner,
+    group and mode, for :func:`~jupyter_cluster.core.workdir.closed_to`; none when
+    ``cwd`` is not inside ``root`` (the plan then says so)."""
+    relative = inside(root, cwd)
+    if relative is None:
+        return []
+    paths = [root]
+    for part in [] if relative == "." else relative.split("/"):
+        paths.append(os.path.join(paths[-1], part))
+    found = []
+    for path in paths:
+        info = os.stat(path)
+        found.append((path, info.st_uid, info.st_gid, info.st_mode))
     return found
 
 
@@ -97,9 +127,12 @@ class NotebookDir(HasTraits):
         refused, work_uid = facts() if facts is not None else (SERVICE, -1)
         root = self._root(cwd) if cwd is not None else None
         owner: int | None = None
+        closed = ""
         if root is not None and cwd is not None and not refused:
             try:
                 owner = os.stat(root).st_uid
+                if read_only_root(owner):
+                    closed = closed_to(_folders_down(root, cwd), work_uid)
             except OSError:
                 root = None
         plan = plan_workdir(
@@ -109,6 +142,7 @@ class NotebookDir(HasTraits):
             root=root,
             root_owner=owner,
             work_uid=work_uid,
+            closed=closed,
         )
         names = [Mount.parse(m).name for m in getattr(self, "mounts", ())]
         return in_data_folder(plan, cwd, _data_folders(engine, local_owner(), names))

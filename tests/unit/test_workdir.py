@@ -17,6 +17,7 @@ from jupyter_cluster.core.workdir import (
     MOUNT_POINT,
     READ_ONLY_NOTE,
     Workdir,
+    closed_to,
     in_data_folder,
     inside,
     map_cwd,
@@ -82,6 +83,31 @@ def test_a_root_owned_root_is_mounted_read_only_and_the_note_says_so() -> None:
     assert "read-only" in READ_ONLY_NOTE
     assert "run the server as a user other than root" in READ_ONLY_NOTE
     assert read_only_root(0) and not read_only_root(1000) and not read_only_root(None)
+
+
+def test_a_root_owned_folder_work_may_not_enter_is_not_mounted() -> None:
+    """Mounted read-only, a folder only root may enter would fail the kernel's start
+    (work cannot even start there): the kernel starts in /home/work, saying why."""
+    closed = "/srv/lab/proj (mode 0700)"
+    plan = plan_workdir(cwd="/srv/lab/proj", **{**FACTS, "root_owner": 0, "closed": closed})
+    assert (plan.host_root, plan.cwd) == (None, "/home/work")
+    assert plan.note == (
+        "the notebook's folder is not mounted: its server's root folder belongs to root, "
+        "and work (uid 1000) may not enter /srv/lab/proj (mode 0700); relative paths are "
+        "in /home/work"
+    )
+
+
+def test_which_folder_work_may_not_enter_by_its_mode_bits() -> None:
+    open_root = ("/srv/lab", 0, 0, 0o40755)
+    assert closed_to([open_root, ("/srv/lab/p", 0, 0, 0o40711)], 1000) == ""
+    assert closed_to([open_root, ("/srv/lab/p", 0, 0, 0o40750)], 1000) == ("/srv/lab/p (mode 0750)")
+    assert closed_to([("/srv/lab", 0, 1000, 0o40750), ("/srv/lab/p", 0, 0, 0o40700)], 1000) == (
+        "/srv/lab/p (mode 0700)"
+    )  # the first is work's group's, the second root's alone
+    assert closed_to([("/srv/lab", 1000, 1000, 0o40700)], 1000) == ""  # work's own
+    assert closed_to([("/srv/lab", 1000, 1000, 0o40007)], 1000) == "/srv/lab (mode 0007)"
+    assert closed_to([], 1000) == ""
 
 
 def test_a_notebook_outside_the_root_is_not_mounted() -> None:
@@ -184,6 +210,42 @@ def test_the_provisioner_gathers_the_facts(tmp_path: Path) -> None:
     running = Session("s", LaunchSpec(image="i", workdir=plan.host_root))
     assert chooser.running_session_workdir(_LocalEngine("", uid), running, cwd).cwd == plan.cwd
     assert "shared service" in chooser.running_session_workdir(object(), running, cwd).note
+
+
+def test_the_notebooks_folder_may_be_a_path_object(tmp_path: Path) -> None:
+    """``jupyter execute`` gives the notebook's folder as a ``pathlib.Path``: it was
+    taken for no folder at all, and the kernel started in /home/work silently."""
+    (tmp_path / "proj").mkdir()
+    if os.getuid() == 0:  # a root-owned folder is mounted read-only: give it an owner
+        os.chown(tmp_path / "proj", 4242, 4242)
+    uid = (tmp_path / "proj").stat().st_uid
+    as_text = NotebookDir().new_session_workdir(
+        _LocalEngine("", uid), {"cwd": str(tmp_path / "proj")}
+    )
+    as_path = NotebookDir().new_session_workdir(_LocalEngine("", uid), {"cwd": tmp_path / "proj"})
+    assert as_path == as_text == Workdir(str(tmp_path / "proj"), MOUNT_POINT)
+
+
+def test_the_provisioner_finds_a_folder_on_the_way_that_work_may_not_enter(
+    tmp_path: Path,
+) -> None:
+    if os.getuid() != 0:
+        if os.environ.get("CI"):  # CI runs as root: never hide this test there
+            pytest.fail("CI must run this test as root")
+        pytest.skip("needs root, to own the folders")
+    root = tmp_path / "lab"
+    (root / "proj" / "sub").mkdir(parents=True)
+    chooser = NotebookDir()
+    chooser.parent = _KernelManager(root)  # type: ignore[attr-defined]
+    for path in (root, root / "proj", root / "proj" / "sub"):
+        path.chmod(0o755)
+    cwd = {"cwd": str(root / "proj" / "sub")}
+    readable = chooser.new_session_workdir(_LocalEngine("", 1000), cwd)
+    assert (readable.cwd, readable.note) == (f"{MOUNT_POINT}/proj/sub", READ_ONLY_NOTE)
+    (root / "proj").chmod(0o700)
+    closed = chooser.new_session_workdir(_LocalEngine("", 1000), cwd)
+    assert (closed.host_root, closed.cwd) == (None, "/home/work")
+    assert f"may not enter {root / 'proj'} (mode 0700)" in closed.note, closed.note
 
 
 def test_a_notebook_in_a_mounted_data_folder_starts_there_unless_the_root_is_mounted() -> None:
