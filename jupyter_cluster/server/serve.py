@@ -65,7 +65,13 @@ def listen_config(environ: dict[str, str]) -> dict[str, Any]:
             "http(s) or http+unix URL (JUPYTER_CLUSTER_SERVE_URL, or JUPYTERHUB_SERVICE_URL "
             "from the service's 'url')"
         )
-    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        port = url.port or (443 if url.scheme == "https" else 80)
+    except ValueError as exc:  # not a number, or out of range
+        raise SystemExit(
+            f"jupyter cluster serve: the service's URL {url.geturl()!r} has no valid port "
+            f"({exc}); give one from 1 to 65535"
+        ) from None
     return {"ip": url.hostname, "port": port, "base_url": prefix}
 
 

@@ -164,3 +164,14 @@ def test_the_service_listens_only_on_a_safe_socket(private_dir: Path) -> None:
     # a Hub-routed service still listens where JupyterHub says
     hub = {"JUPYTERHUB_SERVICE_URL": "http://127.0.0.1:10101", "JUPYTERHUB_SERVICE_PREFIX": "/s/"}
     assert listen_config(hub) == {"ip": "127.0.0.1", "port": 10101, "base_url": "/s/"}
+
+
+@pytest.mark.parametrize("port", ["99999", "http", "-1"])
+def test_a_service_url_with_a_bad_port_says_so(port: str) -> None:
+    """It ended in urllib's traceback (``Port out of range 0-65535``)."""
+    url = f"http://127.0.0.1:{port}/"
+    with pytest.raises(SystemExit) as caught:
+        listen_config({"JUPYTERHUB_SERVICE_URL": url})
+    said = str(caught.value)
+    assert said.startswith(f"jupyter cluster serve: the service's URL {url!r} has no valid port")
+    assert said.endswith("give one from 1 to 65535"), said
