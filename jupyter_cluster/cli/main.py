@@ -67,7 +67,26 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     except KeyboardInterrupt:
         print(f"jupyter cluster: {interrupted(args)}", file=sys.stderr)
         code = 130
+    except Exception as exc:
+        if not _is_setting_error(exc):
+            raise
+        said = str(exc).rstrip(".")
+        print(
+            f"jupyter cluster: error: a setting in the configuration is wrong: {said}; fix it "
+            "in jupyter_cluster_config.py (`jupyter --paths` lists where it is read from)",
+            file=sys.stderr,
+        )
+        code = 2
     sys.exit(code)
+
+
+def _is_setting_error(exc: Exception) -> bool:
+    """Whether ``exc`` is traitlets' refusal of a configured value (a str where a
+    number goes, say), which would otherwise end the command in a traceback.
+    traitlets is looked up, not imported: until something read the configuration,
+    no such error can have happened."""
+    traitlets = sys.modules.get("traitlets")
+    return traitlets is not None and isinstance(exc, traitlets.TraitError)
 
 
 def interrupted(args: argparse.Namespace) -> str:

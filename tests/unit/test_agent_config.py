@@ -77,6 +77,18 @@ def test_unix_sockets_and_the_local_engine_need_no_tls() -> None:
         agent_configs([{"url": "http://h:2375"}], "/d")
 
 
+@pytest.mark.parametrize("url", ["tcp://h:99999", "tcp://h:0", "tcp://h:x", "ssh://u@h:70000"])
+def test_a_url_without_a_valid_port_is_refused_with_the_configuration(url: str) -> None:
+    """It was taken, and the agent then unavailable: "Port out of range 0-65535"."""
+    with pytest.raises(InvalidRequest) as caught:
+        agent_configs([{"id": "x", "url": url, "insecure": True}], "/d")
+    assert caught.value.message == (
+        f"ClusterManager.agents[0] (x).url: {url!r} has no valid port; give one from 1 to "
+        "65535, e.g. tcp://HOST:2376"
+    )
+    assert agent_configs([{"url": "ssh://u@h"}], "/d")[0].url == "ssh://u@h"  # ssh's own
+
+
 def test_the_kernel_transport_defaults_to_ssh_even_on_loopback() -> None:
     configs = agent_configs(
         [

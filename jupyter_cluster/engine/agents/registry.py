@@ -16,6 +16,7 @@ import ipaddress
 import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from ...core.gpus import DETECT_MODES, GpuProbe
 from ...core.units import parse_cpu, parse_size
@@ -115,6 +116,17 @@ def _one(
             "tcp://HOST:2376 (with tls) or ssh://USER@HOST",
             "agents",
         )
+    if url.startswith(("tcp://", "ssh://")):
+        try:
+            port = urlsplit(url).port
+        except ValueError:  # not a number, or out of range
+            port = 0
+        if port == 0:
+            raise InvalidRequest(
+                f"{where}.url: {url!r} has no valid port; give one from 1 to 65535, "
+                "e.g. tcp://HOST:2376",
+                "agents",
+            )
     if url.startswith("tcp://") and tls is None and not insecure:
         raise InvalidRequest(
             f"{where}: {url} is a plain TCP Docker API: whoever reaches it is root on that "

@@ -1,0 +1,40 @@
+"""A wrongly typed setting in ``jupyter_cluster_config.py`` (a str where a number
+goes): every command ended in traitlets' traceback. It now ends as any bad input
+does: exit code 2 and one line naming the setting and where to fix it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+@pytest.mark.parametrize("argv", [["ls"], ["agents"], ["launch", "--size", "1"]])
+def test_a_wrong_setting_is_one_line_naming_it(tmp_path: Path, argv: list[str]) -> None:
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "jupyter_cluster_config.py").write_text('c.ClusterManager.pending_timeout = "soon"\n')
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(config),
+        "JUPYTER_DATA_DIR": str(tmp_path / "data"),
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "jupyter_cluster.cli", *argv],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done
+    assert done.stdout == ""
+    assert done.stderr.splitlines() == [
+        "jupyter cluster: error: a setting in the configuration is wrong: The "
+        "'pending_timeout' trait of a ClusterManager instance expected a float, not the "
+        "str 'soon'; fix it in jupyter_cluster_config.py (`jupyter --paths` lists where "
+        "it is read from)"
+    ], done.stderr
