@@ -31,6 +31,7 @@ from .core.profiles import Profile, parse_profiles
 from .core.resource_policies import Resolved, ResourcePolicy, check_table, resolve
 from .core.units import parse_size
 from .errors import InvalidRequest
+from .setting_bounds import bounded
 
 if TYPE_CHECKING:  # imported where used: each costs every CLI command its import time
     from .client.remote_engine import RemoteEngine
@@ -163,6 +164,9 @@ class LaunchSettings(LoggingConfigurable):
     _defaults: dict[str, Any]
     _profiles: dict[str, Profile] | None = None
     _overrides: PolicyOverrides | None = None
+
+    _launch_cpus = bounded(0, "max_cpu", above=True, unit="CPUs")
+    _launch_counts = bounded(0, "max_gpu", "max_sessions_per_user")
 
     @validate("resource_policies")
     def _check_policies(self, proposal: Any) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from traitlets import Enum, Float, Unicode
 from traitlets.config import LoggingConfigurable
 
 from ..core.gpus import DETECT_MODES, NVIDIA_RUNTIME, GpuProbe
+from ..setting_bounds import bounded
 
 
 class GpuDetection(LoggingConfigurable):
@@ -55,6 +56,8 @@ class GpuDetection(LoggingConfigurable):
         help="Seconds before a failed detection is tried again (a detection that "
         "succeeded is kept until the agent is unreachable or its engine changes).",
     )
+
+    _detection_waits = bounded(0, "timeout", "retry_interval", above=True, unit="seconds")
 
     def probe(self, agent_mode: str, default_image: str) -> GpuProbe:
         """The probe of one agent: its own ``detect_gpus`` mode ("" for this

@@ -21,6 +21,7 @@ from traitlets.config import LoggingConfigurable
 from ..core import naming
 from ..core.images import validate_credentials
 from ..paths import default_data_root, default_db_path
+from ..setting_bounds import bounded
 from .queue_settings import QueueSettings
 from .utilization_settings import UtilizationIdleSettings
 from .warm_settings import WarmPoolSettings
@@ -164,14 +165,29 @@ class ManagerSettings(LoggingConfigurable):
         with a 400 naming the env field.""",
     )
 
-    @validate("max_session_lifetime", "job_poll_interval")
-    def _check_seconds(self, proposal: Any) -> Any:
-        value = float(proposal["value"])
-        name = proposal["trait"].name
-        if not value >= 0 or (name == "job_poll_interval" and value <= 0):
-            least = "above 0" if name == "job_poll_interval" else "0 (no limit) or more"
-            raise TraitError(f"ClusterManager.{name}: give seconds, {least}; got {value!r}")
-        return value
+    _manager_waits = bounded(
+        0,
+        "docker_timeout",
+        "docker_connect_timeout",
+        "image_pull_timeout",
+        "job_poll_interval",
+        "prepare_timeout",
+        "pending_poll_interval",
+        "service_timeout",
+        above=True,
+        unit="seconds",
+    )
+    _manager_limits = bounded(0, "pending_timeout", "max_session_lifetime", unit="seconds")
+    _manager_ages = bounded(0, "history_max_age_days", "log_keep_days", unit="days")
+    _manager_counts = bounded(
+        0,
+        "history_max_count",
+        "max_sessions_per_owner",
+        "max_gpu_per_owner",
+        "max_cpu_per_owner",
+        "log_keep_lines",
+    )
+    _manager_sizes = bounded(1, "max_size", unit="a cluster size")
 
     @validate("registry_credentials")
     def _check_registry_credentials(self, proposal: Any) -> Any:

@@ -13,6 +13,8 @@ from traitlets import Callable as CallableTrait
 from traitlets import Float
 from traitlets.config import LoggingConfigurable
 
+from ..setting_bounds import bounded
+
 
 class UtilizationIdleSettings(LoggingConfigurable):
     """The traits of the utilization idle clean-up (``c.ClusterManager.*``)."""
@@ -57,3 +59,7 @@ class UtilizationIdleSettings(LoggingConfigurable):
         (e.g. from a per-user or per-group policy); None from it means the site's
         utilization_idle_timeout, 0 never. Unset: everyone has the site's.""",
     )
+
+    _idle_waits = bounded(0, "utilization_check_interval", above=True, unit="seconds")
+    _idle_limits = bounded(0, "utilization_idle_timeout", "utilization_idle_grace", unit="seconds")
+    _idle_thresholds = bounded(0, "idle_cpu_threshold", "idle_gpu_threshold", unit="a percentage")

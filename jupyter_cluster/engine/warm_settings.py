@@ -11,6 +11,8 @@ from __future__ import annotations
 from traitlets import Bool, Dict, Float, Int, List
 from traitlets.config import LoggingConfigurable
 
+from ..setting_bounds import bounded
+
 
 class WarmPoolSettings(LoggingConfigurable):
     """Which warm sets to keep, and how the pool follows demand."""
@@ -59,3 +61,7 @@ class WarmPoolSettings(LoggingConfigurable):
         help="Seconds between the warm pool's refill checks (it also refills at once "
         "after a launch took containers).",
     )
+
+    _warm_waits = bounded(0, "warm_pool_interval", above=True, unit="seconds")
+    _warm_windows = bounded(0, "warm_pool_window", unit="seconds")
+    _warm_counts = bounded(0, "warm_pool_per_shape", "warm_pool_max_sets")

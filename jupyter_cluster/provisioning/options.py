@@ -16,6 +16,8 @@ from typing import Any
 from traitlets import Float, HasTraits, List, Unicode
 from traitlets import Int as IntTrait
 
+from ..setting_bounds import bounded
+
 
 class LaunchOptions(HasTraits):
     """The session a cluster kernel launches (a base of ClusterProvisioner, whose
@@ -42,6 +44,7 @@ class LaunchOptions(HasTraits):
         help="Seconds the kernel may take to answer, pending time included; then the "
         "start fails and the session is cancelled or removed.",
     )
+    _options_waits = bounded(0, "launch_timeout", above=True, unit="seconds")
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)

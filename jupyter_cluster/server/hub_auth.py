@@ -27,6 +27,7 @@ from jupyter_server.utils import url_path_join
 from traitlets import Any as AnyTrait
 from traitlets import Float, default
 
+from ..setting_bounds import bounded
 from .handlers.base import AUTH_RESOURCE
 
 
@@ -45,6 +46,7 @@ class HubTokenIdentityProvider(IdentityProvider):
         60.0, config=True, help="Seconds a resolved token and a user's admin flag are cached."
     )
     hub_auth = AnyTrait(help="JupyterHub's HubAuth (made from the service's environment).")
+    _hub_ages = bounded(0, "cache_seconds", unit="seconds")
 
     @default("hub_auth")
     def _default_hub_auth(self) -> Any:
