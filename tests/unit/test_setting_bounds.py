@@ -58,7 +58,7 @@ def test_values_in_bounds_are_kept() -> None:
 
 def test_the_engine_refuses_a_spinning_interval_from_its_configuration(tmp_path: Any) -> None:
     config = Config({"ClusterManager": {"pending_poll_interval": 0}})
-    with pytest.raises(TraitError, match="ClusterManager.pending_poll_interval: give seconds"):
+    with pytest.raises(TraitError, match=r"ClusterManager\.pending_poll_interval: give seconds"):
         ClusterManager(config=config, db_path=str(tmp_path / "c.db"))
 
 
