@@ -144,6 +144,25 @@ def _local_chunks(path: str) -> Iterator[bytes]:
             yield chunk
 
 
+def _local_target(destination: str, file_name: str) -> str:
+    """The local file a download writes: ``destination``, or ``file_name`` in it when
+    it is a directory. Refused, as ``cp`` refuses it, when it ends in ``/`` but is no
+    directory, or its directory does not exist (the download made a file named as
+    the directory, or ended in a traceback)."""
+    if os.path.isdir(destination):
+        return os.path.join(destination, file_name)
+    if destination.endswith(os.sep):
+        raise InvalidRequest(
+            f"destination: {destination} is not a directory on this machine", "destination"
+        )
+    where = os.path.dirname(os.path.abspath(destination))
+    if not os.path.isdir(where):
+        raise InvalidRequest(
+            f"destination: {where} is not a directory on this machine", "destination"
+        )
+    return destination
+
+
 async def folder_cp(engine: Engine[Any], args: argparse.Namespace) -> int:
     """``folder cp SRC DST``: one file into or out of a data folder."""
     src = _folder_side(args.source, "source")
@@ -169,13 +188,16 @@ async def folder_cp(engine: Engine[Any], args: argparse.Namespace) -> int:
     name, parts = src
     if not parts:
         raise InvalidRequest("source: name a file in the folder (NAME:PATH)", "source")
-    target = args.destination
-    if os.path.isdir(target):
-        target = os.path.join(target, parts[-1])
+    target = _local_target(args.destination, parts[-1])
     size = 0
-    with replaced_whole(target, "wb", private=False) as out:  # a file as `cp` makes one
-        async for chunk in _read(engine, name, parts):
-            out.write(chunk)
-            size += len(chunk)
+    try:
+        with replaced_whole(target, "wb", private=False) as out:  # a file as `cp` makes one
+            async for chunk in _read(engine, name, parts):
+                out.write(chunk)
+                size += len(chunk)
+    except OSError as exc:  # this machine's side: no room, no right to write there
+        raise InvalidRequest(
+            f"destination: cannot write {target}: {exc.strerror or exc}", "destination"
+        ) from None
     print(f"copied {name}:{join_parts(parts)} to {target} ({size} bytes)", file=sys.stdout)
     return 0

@@ -73,6 +73,10 @@ def test_ls_and_cp_both_ways(ws: Workspace, tmp_path: Path) -> None:
         (("folder", "cp", str(tmp_path / "nope"), "data:"), "not a file"),
         (("folder", "ls", "data/etc/ssl"), "link"),
         (("folder", "ls", "nope"), "no data folder"),
+        # a local side that cannot be written: cp's errors, not a traceback
+        (("folder", "cp", "data:blob.bin", f"{out}/newdir/"), "/newdir/ is not a directory"),
+        (("folder", "cp", "data:blob.bin", f"{out}/no/x.bin"), f"{out}/no is not a directory"),
+        (("folder", "cp", "data:blob.bin", "/proc/x.bin"), "cannot write /proc/x.bin"),
     ):
         result = ws.cli(*args)
         assert result.returncode != 0, args
