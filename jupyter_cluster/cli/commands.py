@@ -137,8 +137,11 @@ async def _folder(engine: Engine[Any], args: argparse.Namespace) -> int:
         print(f"removed data folder {args.name}")
     elif args.folder_command == "mv":
         info = await engine.rename_folder(args.name, args.new_name, owner)
-        record(engine, "folder_rename", details={"folder": args.name, "to": info.name})
-        print(f"renamed data folder {args.name} to {info.name}")
+        if info.name == args.name:  # checked (it is yours, not in use), nothing renamed
+            print(f"data folder {args.name} has that name already; nothing renamed")
+        else:
+            record(engine, "folder_rename", details={"folder": args.name, "to": info.name})
+            print(f"renamed data folder {args.name} to {info.name}")
     else:
         folders = await engine.list_folders(owner)
         rows = [(f.name, f.path) for f in folders]

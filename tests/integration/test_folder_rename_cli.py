@@ -49,5 +49,7 @@ def test_mv_renames_a_folder_and_refuses_what_it_must(ws: Workspace) -> None:
         assert words in result.stderr, (args, result.stderr)
         assert "Traceback" not in result.stderr
     assert sorted(os.listdir(ws.folders_root)) == ["other", "results"]
+    same = ws.ok_cli("folder", "mv", "results", "results")  # it said "renamed"
+    assert same.stdout == "data folder results has that name already; nothing renamed\n"
     ws.ok_cli("folder", "mv", "results", "moved")
     assert [f["name"] for f in ws.json("folder", "ls")] == ["moved", "other"]
