@@ -21,7 +21,7 @@ import os
 import sys
 from collections.abc import AsyncIterator, Iterator
 from datetime import datetime
-from typing import Any
+from typing import Any, BinaryIO
 
 from ..config import local_owner
 from ..core.folder_paths import join_parts, path_parts, split_ref
@@ -138,10 +138,9 @@ async def folder_rm_path(engine: Engine[Any], args: argparse.Namespace) -> int:
     return 0
 
 
-def _local_chunks(path: str) -> Iterator[bytes]:
-    with open(path, "rb") as src:
-        while chunk := src.read(CHUNK):
-            yield chunk
+def _local_chunks(source: BinaryIO) -> Iterator[bytes]:
+    while chunk := source.read(CHUNK):
+        yield chunk
 
 
 def _local_target(destination: str, file_name: str) -> str:
@@ -177,11 +176,18 @@ async def folder_cp(engine: Engine[Any], args: argparse.Namespace) -> int:
     if dst is not None:  # upload
         if not os.path.isfile(args.source):
             raise InvalidRequest(f"source: {args.source} is not a file on this machine", "source")
-        name, parts = dst
-        if not parts or args.destination.endswith("/") or await _is_dir(engine, name, parts):
-            parts = (*parts, *path_parts(os.path.basename(args.source)))
-        await _make_parents(engine, name, parts[:-1])
-        size = await _write(engine, name, parts, _local_chunks(args.source))
+        try:  # before anything is made in the folder
+            source = open(args.source, "rb")  # noqa: SIM115 (closed below)
+        except OSError as exc:
+            raise InvalidRequest(
+                f"source: cannot read {args.source}: {exc.strerror or exc}", "source"
+            ) from None
+        with source:
+            name, parts = dst
+            if not parts or args.destination.endswith("/") or await _is_dir(engine, name, parts):
+                parts = (*parts, *path_parts(os.path.basename(args.source)))
+            await _make_parents(engine, name, parts[:-1])
+            size = await _write(engine, name, parts, _local_chunks(source))
         print(f"copied {args.source} to {name}:{join_parts(parts)} ({size} bytes)")
         return 0
     assert src is not None

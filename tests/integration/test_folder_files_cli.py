@@ -20,6 +20,8 @@ from tests.support.constants import SMALL_FLAGS
 from .support import Workspace
 
 pytestmark = pytest.mark.docker
+#: A file on every Linux that no one may read (mode 0200), root included.
+WRITE_ONLY = "/proc/sys/vm/drop_caches"
 
 
 def test_ls_and_cp_both_ways(ws: Workspace, tmp_path: Path) -> None:
@@ -77,12 +79,16 @@ def test_ls_and_cp_both_ways(ws: Workspace, tmp_path: Path) -> None:
         (("folder", "cp", "data:blob.bin", f"{out}/newdir/"), "/newdir/ is not a directory"),
         (("folder", "cp", "data:blob.bin", f"{out}/no/x.bin"), f"{out}/no is not a directory"),
         (("folder", "cp", "data:blob.bin", "/proc/x.bin"), "cannot write /proc/x.bin"),
+        # a file nobody may read (write-only, even for root): refused before anything
+        # is made in the folder, not a traceback after its directories were
+        (("folder", "cp", WRITE_ONLY, "data:unmade/"), f"cannot read {WRITE_ONLY}"),
     ):
         result = ws.cli(*args)
         assert result.returncode != 0, args
         assert words in result.stderr, (args, result.stderr)
         assert "Traceback" not in result.stderr
     assert sorted(os.listdir(out)) == ["copy.bin", "renamed.bin"]
+    assert not (top / "unmade").exists()
 
 
 def test_rm_deletes_a_path_in_a_folder_never_the_folder_by_accident(
