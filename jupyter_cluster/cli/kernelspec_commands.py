@@ -43,15 +43,23 @@ async def install(args: argparse.Namespace) -> int:
             spec = LaunchSpec.create(image=fields.pop("image", DEFAULT_IMAGE), **fields)
         config = kernelspec.provisioner_config(spec, image_given, args.launch_timeout)
         display = args.display_name or kernelspec.display_name(spec, args.profile)
-        path = kernelspec.install(
-            args.kernel_name,
-            display,
-            config,
-            user=args.user,
-            sys_prefix=args.sys_prefix,
-            prefix=args.prefix,
-            profile=args.profile,
-        )
+        try:
+            path = kernelspec.install(
+                args.kernel_name,
+                display,
+                config,
+                user=args.user,
+                sys_prefix=args.sys_prefix,
+                prefix=args.prefix,
+                profile=args.profile,
+            )
+        except OSError as exc:  # where it goes cannot be written (a prefix, no right)
+            where = f" {exc.filename}" if exc.filename else ""
+            raise InvalidRequest(
+                f"cannot write kernelspec {args.kernel_name}:{where}: {exc.strerror or exc}; "
+                "choose where with --user, --sys-prefix or --prefix",
+                "prefix",
+            ) from None
         print(f"installed kernelspec {args.kernel_name} in {path}")
         engine = engine or make_engine()  # made once all else was accepted
         await _warn_unless_placeable(engine, args.kernel_name, config)

@@ -121,3 +121,15 @@ def test_a_root_owned_folder_work_may_not_enter_is_not_mounted_and_the_kernel_sa
     )
     assert printed.splitlines() == [note, "/home/work"], printed
     assert ws.docker_objects() == ([], [])
+
+
+def test_a_kernelspec_that_cannot_be_written_where_asked_says_so(ws: Workspace) -> None:
+    """A --prefix that is a file (or cannot be made) ended in a traceback."""
+    a_file = ws.root / "not-a-dir"
+    a_file.write_text("")
+    done = ws.cli("kernelspec", "install", "k9", "--prefix", str(a_file))
+    assert done.returncode == 2, str(done)
+    assert done.stderr.splitlines() == [
+        f"jupyter cluster: error: cannot write kernelspec k9: {a_file}/share: Not a directory; "
+        "choose where with --user, --sys-prefix or --prefix"
+    ], done.stderr
