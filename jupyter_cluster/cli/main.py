@@ -64,6 +64,12 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     except BrokenPipeError:  # e.g. `jupyter cluster show X | head`
         sys.stderr.close()
         code = 0
+    except OSError as exc:
+        if exc.filename is None:  # not a place of this machine's: a fault of ours
+            raise
+        # e.g. JUPYTER_DATA_DIR names a file, or a directory this user may not write
+        print(f"jupyter cluster: cannot use {exc.filename}: {exc.strerror}", file=sys.stderr)
+        code = 1
     except KeyboardInterrupt:
         print(f"jupyter cluster: {interrupted(args)}", file=sys.stderr)
         code = 130
