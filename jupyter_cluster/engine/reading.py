@@ -73,7 +73,10 @@ class SessionReader:
         self, ref: str, host: str, *, tail: int | None = None, follow: bool = False
     ) -> AsyncIterator[str]:
         """Lines of one container's log (start-up, bootstrap, sshd, the kernel…); once
-        the session has ended, of the copy kept then (``follow`` ends with it)."""
+        the session has ended, of the copy kept then (``follow`` ends with it).
+        ``tail``: the last lines only, 0 or more (a negative one gave no line)."""
+        if tail is not None and (isinstance(tail, bool) or tail < 0):
+            raise InvalidRequest(f"tail: give a number of lines, 0 or more, got {tail!r}", "tail")
         session = self.store.resolve(ref)
         container = session.locate(host)
         gone = session.status in ENDED or container.status is ContainerStatus.TERMINATED

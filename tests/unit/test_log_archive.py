@@ -7,13 +7,14 @@ import os
 import time
 from pathlib import Path
 
+import pytest
 from traitlets.config import Config
 
 from jupyter_cluster.core.naming import DEFAULT_IMAGE
 from jupyter_cluster.core.state import SessionStatus
 from jupyter_cluster.engine.agents.fake import FakeAgent
 from jupyter_cluster.engine.manager import ClusterManager
-from jupyter_cluster.errors import NotFound
+from jupyter_cluster.errors import InvalidRequest, NotFound
 
 
 def manager_with(tmp_path: Path, agent: FakeAgent, **settings: object) -> ClusterManager:
@@ -49,6 +50,19 @@ async def test_a_terminated_sessions_logs_are_kept_and_read_as_before(tmp_path: 
         path = manager.log_archive.path(session.id, host)
         assert path.stat().st_mode & 0o777 == 0o600
         assert path.parent.stat().st_mode & 0o777 == 0o700
+
+
+async def test_a_negative_tail_is_refused_live_and_kept(tmp_path: Path) -> None:
+    """``tail=-1`` gave no line, silently (the notebook API, the local %cluster magic)."""
+    agent = FakeAgent("local", ready_on_start=True)
+    manager = manager_with(tmp_path, agent)
+    session = await manager.launch(manager.make_spec(image=DEFAULT_IMAGE, size=1))
+    for _ in range(2):  # running, then its kept copy
+        with pytest.raises(InvalidRequest) as caught:
+            await lines(manager, session.id, "main1", tail=-1)
+        assert caught.value.message == "tail: give a number of lines, 0 or more, got -1"
+        assert await lines(manager, session.id, "main1", tail=0) == []
+        await manager.terminate(session.id)
 
 
 async def test_kept_logs_are_bounded_by_lines_and_bytes(tmp_path: Path) -> None:
