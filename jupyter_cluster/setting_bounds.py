@@ -31,3 +31,9 @@ def bounded(least: float, *names: str, above: bool = False, unit: str = "a numbe
         return value
 
     return validate(*names)(check)
+
+
+def waits(*names: str) -> Any:
+    """:func:`bounded` for intervals and timeouts: seconds above 0 (0 would spin a
+    loop, or fail every call at once)."""
+    return bounded(0, *names, above=True, unit="seconds")

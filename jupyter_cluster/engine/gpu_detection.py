@@ -14,7 +14,7 @@ from traitlets import Enum, Float, Unicode
 from traitlets.config import LoggingConfigurable
 
 from ..core.gpus import DETECT_MODES, NVIDIA_RUNTIME, GpuProbe
-from ..setting_bounds import bounded
+from ..setting_bounds import waits
 
 
 class GpuDetection(LoggingConfigurable):
@@ -57,7 +57,7 @@ class GpuDetection(LoggingConfigurable):
         "succeeded is kept until the agent is unreachable or its engine changes).",
     )
 
-    _detection_waits = bounded(0, "timeout", "retry_interval", above=True, unit="seconds")
+    _detection_waits = waits("timeout", "retry_interval")
 
     def probe(self, agent_mode: str, default_image: str) -> GpuProbe:
         """The probe of one agent: its own ``detect_gpus`` mode ("" for this

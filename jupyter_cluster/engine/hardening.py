@@ -51,7 +51,7 @@ from ..core.naming import DEFAULT_IMAGE
 from ..core.uids import DEFAULT_WORK_UID, SubordinateRange, check_work_uid, parse_subordinate
 from ..core.units import parse_size
 from ..errors import UnsafeSetting
-from ..setting_bounds import bounded
+from ..setting_bounds import bounded, waits
 from .agents.base import KEPT_CAPABILITIES, Limits
 
 
@@ -143,7 +143,7 @@ class ContainerHardening(LoggingConfigurable):
         "session's processes through /proc. On in the shared service.",
     )
 
-    _hardening_waits = bounded(0, "guard_refresh", above=True, unit="seconds")
+    _hardening_waits = waits("guard_refresh")
     _hardening_counts = bounded(0, "pids_limit")
     _hardening_files = bounded(1, "log_max_files")
     # uid 0 would make work root; start.sh would refuse it only in each container

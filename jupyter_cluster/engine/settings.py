@@ -21,7 +21,7 @@ from traitlets.config import LoggingConfigurable
 from ..core import naming
 from ..core.images import validate_credentials
 from ..paths import default_data_root, default_db_path
-from ..setting_bounds import bounded
+from ..setting_bounds import bounded, waits
 from .queue_settings import QueueSettings
 from .utilization_settings import UtilizationIdleSettings
 from .warm_settings import WarmPoolSettings
@@ -165,18 +165,10 @@ class ManagerSettings(LoggingConfigurable):
         with a 400 naming the env field.""",
     )
 
-    _manager_waits = bounded(
-        0,
-        "docker_timeout",
-        "docker_connect_timeout",
-        "image_pull_timeout",
-        "job_poll_interval",
-        "prepare_timeout",
-        "pending_poll_interval",
-        "service_timeout",
-        above=True,
-        unit="seconds",
+    _manager_waits = waits(
+        "docker_timeout", "docker_connect_timeout", "image_pull_timeout", "job_poll_interval"
     )
+    _manager_more_waits = waits("prepare_timeout", "pending_poll_interval", "service_timeout")
     _manager_limits = bounded(0, "pending_timeout", "max_session_lifetime", unit="seconds")
     _manager_ages = bounded(0, "history_max_age_days", "log_keep_days", unit="days")
     _manager_counts = bounded(

@@ -13,7 +13,7 @@ from traitlets import Callable as CallableTrait
 from traitlets import Float
 from traitlets.config import LoggingConfigurable
 
-from ..setting_bounds import bounded
+from ..setting_bounds import bounded, waits
 
 
 class UtilizationIdleSettings(LoggingConfigurable):
@@ -60,6 +60,6 @@ class UtilizationIdleSettings(LoggingConfigurable):
         utilization_idle_timeout, 0 never. Unset: everyone has the site's.""",
     )
 
-    _idle_waits = bounded(0, "utilization_check_interval", above=True, unit="seconds")
+    _idle_waits = waits("utilization_check_interval")
     _idle_limits = bounded(0, "utilization_idle_timeout", "utilization_idle_grace", unit="seconds")
     _idle_thresholds = bounded(0, "idle_cpu_threshold", "idle_gpu_threshold", unit="a percentage")

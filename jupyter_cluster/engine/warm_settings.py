@@ -11,7 +11,7 @@ from __future__ import annotations
 from traitlets import Bool, Dict, Float, Int, List
 from traitlets.config import LoggingConfigurable
 
-from ..setting_bounds import bounded
+from ..setting_bounds import bounded, waits
 
 
 class WarmPoolSettings(LoggingConfigurable):
@@ -62,6 +62,6 @@ class WarmPoolSettings(LoggingConfigurable):
         "after a launch took containers).",
     )
 
-    _warm_waits = bounded(0, "warm_pool_interval", above=True, unit="seconds")
+    _warm_waits = waits("warm_pool_interval")
     _warm_windows = bounded(0, "warm_pool_window", unit="seconds")
     _warm_counts = bounded(0, "warm_pool_per_shape", "warm_pool_max_sets")

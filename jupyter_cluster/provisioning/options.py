@@ -16,7 +16,7 @@ from typing import Any
 from traitlets import Float, HasTraits, List, Unicode
 from traitlets import Int as IntTrait
 
-from ..setting_bounds import bounded
+from ..setting_bounds import waits
 
 
 class LaunchOptions(HasTraits):
@@ -44,7 +44,7 @@ class LaunchOptions(HasTraits):
         help="Seconds the kernel may take to answer, pending time included; then the "
         "start fails and the session is cancelled or removed.",
     )
-    _options_waits = bounded(0, "launch_timeout", above=True, unit="seconds")
+    _options_waits = waits("launch_timeout")
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -30,7 +30,7 @@ from ..engine.api import Engine, LaunchGate
 from ..errors import ClusterError, UnsafeSetting
 from ..paths import cluster_dir
 from ..provisioning import kernelspec
-from ..setting_bounds import bounded
+from ..setting_bounds import bounded, waits
 from .drive_kernels import route_drive_paths
 from .handlers import default_handlers
 from .handlers.proxy import proxy_handlers
@@ -136,14 +136,7 @@ class ClusterApp(ExtensionApp, LaunchSettings):
         "containers show as RUNNING_DEGRADED); 0 disables.",
     )
 
-    _app_waits = bounded(
-        0,
-        "events_poll_interval",
-        "idle_check_interval",
-        "stats_interval",
-        above=True,
-        unit="seconds",
-    )
+    _app_waits = waits("events_poll_interval", "idle_check_interval", "stats_interval")
     _app_limits = bounded(0, "idle_timeout", "reconcile_interval", unit="seconds")
     _app_ages = bounded(0, "audit_max_age_days", unit="days")
     _app_counts = bounded(0, "max_streams", "max_streams_per_user")
