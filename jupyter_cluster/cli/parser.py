@@ -138,7 +138,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="write the lines as they are, terminal escapes included (they are taken out "
         "when the output is a terminal, so a container cannot drive yours)",
     )
-    exe = sub.add_parser("exec", help="run a command as work in one container (or in all: --all)")
+    exe = sub.add_parser(
+        "exec",
+        help="run a command as work in one container (or in all: --all); its input is not "
+        "passed on (pipe data in with ssh)",
+    )
     exe.add_argument("session", help=SESSION_HELP)
     exe.add_argument(
         "--all",
