@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from ..core.images import EXAMPLES, reference_problem
 from ..core.naming import DEFAULT_IMAGE, MAIN_HOST
 from .launch_flags import add_launch_arguments
 
@@ -65,6 +66,15 @@ def _count(least: int, what: str) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+def _image(text: str) -> str:
+    """An argparse type: an image reference Docker takes (``image build --tag 'bad tag'``
+    built for minutes before Docker refused the name)."""
+    problem = reference_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(f"{text!r} is no image reference: {problem}; {EXAMPLES}")
+    return text
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -279,15 +289,17 @@ def build_parser() -> argparse.ArgumentParser:
     image = sub.add_parser("image", help="build the default kernel image, get images to agents")
     isub = image.add_subparsers(dest="image_command", required=True, parser_class=_Parser)
     build = isub.add_parser("build", help=f"build {DEFAULT_IMAGE}")
-    build.add_argument("--tag", default=DEFAULT_IMAGE)
-    build.add_argument("--base", default=None, help="base image (default: Debian bookworm)")
+    build.add_argument("--tag", type=_image, default=DEFAULT_IMAGE)
+    build.add_argument(
+        "--base", type=_image, default=None, help="base image (default: Debian bookworm)"
+    )
     pull = isub.add_parser("pull", help="pull an image on every agent that lacks it")
     push = isub.add_parser(
         "push-to-agents",
         help="copy an image from this machine's Docker engine to every agent that lacks it",
     )
     for command in (pull, push):
-        command.add_argument("image", metavar="IMAGE")
+        command.add_argument("image", type=_image, metavar="IMAGE")
         command.add_argument(
             "--agent",
             action="append",

@@ -9,6 +9,7 @@ and ``errors`` only.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,20 @@ from .units import format_size
 #: Where an image with no registry in its name comes from (Docker's rule).
 DEFAULT_REGISTRY = "docker.io"
 
+# Docker's reference grammar (distribution/reference), ASCII only.
+_PATH = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*", re.ASCII)
+_REGISTRY = re.compile(
+    r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+    r"(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*(?::[0-9]+)?",
+    re.ASCII,
+)
+_TAG = re.compile(r"\w[\w.-]{0,127}", re.ASCII)
+_DIGEST = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}")
+#: Docker refuses longer names (without ``:TAG``/``@DIGEST``, with its registry).
+_MAX_NAME = 255
+#: What a right reference looks like, for the messages.
+EXAMPLES = "e.g. jupyter-cluster/kernel:latest or registry.example.com:5000/team/image:1.0"
+
 
 def registry_of(image: str) -> str:
     """The registry ``image`` is pulled from: its first path component when that
@@ -27,6 +42,63 @@ def registry_of(image: str) -> str:
     if sep and ("." in first or ":" in first or first == "localhost"):
         return first
     return DEFAULT_REGISTRY
+
+
+def reference_problem(image: str) -> str:
+    """What keeps ``image`` from being an image reference Docker takes
+    (``[REGISTRY/]PATH[:TAG][@DIGEST]``: the path in lower case, the registry a first
+    part with "." or ":", or ``localhost``), or "" when nothing does. Called by
+    :func:`check_reference`, and by the fake agent to refuse as Docker does."""
+    if not image:
+        return "the name is empty"
+    name, at, digest = image.partition("@")
+    if at and not _DIGEST.fullmatch(digest):
+        return f"{digest!r} after '@' is no digest (sha256:<64 hex digits>)"
+    parts = name.split("/")
+    last, colon, tag = parts[-1].partition(":")
+    if colon and not _TAG.fullmatch(tag):
+        return (
+            f"{tag!r} after ':' is no tag: use letters, digits, '_', '.' and '-', at most "
+            "128, not starting with '.' or '-'"
+        )
+    parts[-1] = last
+    first = parts[0]
+    host = len(parts) > 1 and ("." in first or ":" in first or first == "localhost")
+    # Docker also takes a first part that is a path part (``a_b.c/x``) for a host.
+    if host and not (_REGISTRY.fullmatch(first) or _PATH.fullmatch(first)):
+        return f"{first!r} is no registry host (HOST or HOST:PORT)"
+    for part in parts[1:] if host else parts:
+        if not _PATH.fullmatch(part):
+            if _PATH.fullmatch(part.lower()):
+                return "image names are lower case (only a registry host may have capitals)"
+            return (
+                f"{part!r} is no name part: use lower-case letters and digits, "
+                "joined by '.', '_' or '-'"
+            )
+    # Docker counts the name as it pulls it: docker.io/library/python for python.
+    full = "/".join(parts)
+    if not host:
+        full = f"{DEFAULT_REGISTRY}/{'library/' if len(parts) == 1 else ''}{full}"
+    if len(full) > _MAX_NAME:
+        counted = "" if host else f" (counting {DEFAULT_REGISTRY}/ as Docker does)"
+        return f"the name is {len(full)} characters{counted}; Docker takes at most {_MAX_NAME}"
+    return ""
+
+
+def is_reference(image: str) -> bool:
+    """Whether Docker takes ``image`` for an image reference (see :func:`reference_problem`)."""
+    return not reference_problem(image)
+
+
+def check_reference(image: str, field: str = "image") -> None:
+    """Raise :class:`InvalidRequest` (naming ``field``) unless ``image`` is an image
+    reference. Called by :meth:`LaunchSpec.create` and the ``image`` commands, so a
+    wrong name is refused before anything asks Docker."""
+    problem = reference_problem(image)
+    if problem:
+        raise InvalidRequest(
+            f"{field}: {image!r} is no image reference: {problem}; {EXAMPLES}", field
+        )
 
 
 def split_reference(image: str) -> tuple[str, str]:

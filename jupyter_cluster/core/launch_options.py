@@ -15,6 +15,7 @@ from typing import Any
 from ..errors import InvalidRequest
 from .apps import apps_dict, parse_apps
 from .batch import check_retries, parse_command, parse_retries
+from .images import check_reference
 from .launch_env import parse_env
 from .models import ClusterMode, check_session_name
 from .policy import FIELDS, MAX_BOOTSTRAP, LaunchPolicy, same_image
@@ -131,6 +132,7 @@ def validate(body: Any, policy: LaunchPolicy) -> tuple[dict[str, Any], bool]:
     values = {name: body[name] if name in body else policy.default(name) for name in FIELDS}
     image = _text("image", values["image"])
     assert image is not None
+    check_reference(image.strip())
     if not any(same_image(image, allowed) for allowed in policy.images):
         raise InvalidRequest(
             f"image: {image!r} is not allowed here; use one of {', '.join(policy.images)}",

@@ -16,6 +16,7 @@ from typing import Any
 from ..errors import InvalidRequest
 from .apps import Apps, apps_dict, parse_apps
 from .batch import check_retries, parse_command, parse_retries
+from .images import check_reference
 from .launch_env import Env, parse_env, stored_env
 from .resources import Mount, Resources
 from .time_limits import parse_lifetime
@@ -137,6 +138,7 @@ class LaunchSpec:
             raise InvalidRequest(
                 "image: give an image name such as jupyter-cluster/kernel", "image"
             )
+        check_reference(image.strip())
         try:
             n = whole_number(size)
         except ValueError:

@@ -28,6 +28,11 @@ CASES = {
     "bad mount flag": ("launch", *SMALL_FLAGS, "--mount", "data:rx"),
     # (with pulls off: with them on, it would be pulled, see tests/multihost/test_registry_pulls)
     "image the agent lacks": ("launch", *SMALL_FLAGS, "--image", "jupyter-cluster/no-such-image:0"),
+    "image name in upper case": ("launch", *SMALL_FLAGS, "--image", "Jupyter-Cluster/Kernel"),
+    "image with an empty tag": ("launch", *SMALL_FLAGS, "--image", "jupyter-cluster/kernel:"),
+    "image with an empty name part": ("launch", *SMALL_FLAGS, "--image", "jupyter-cluster//kernel"),
+    "pull of no image reference": ("image", "pull", "Bad:x"),
+    "build of no image reference": ("image", "build", "--tag", "bad tag"),
     "never fits": ("launch", "--size", "2", "--cpu", "4096", "--mem", "256m"),
     "unknown resource group": ("launch", *SMALL_FLAGS, "--resource-group", "nowhere"),
     "no-wait with bad input": ("launch", "--size", "0", *SMALL_FLAGS, "--no-wait"),

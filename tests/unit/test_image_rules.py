@@ -8,8 +8,11 @@ from jupyter_cluster.core.images import (
     PullTally,
     auth_for,
     check_allowed,
+    check_reference,
     is_allowed,
+    is_reference,
     pull_failure,
+    reference_problem,
     registry_of,
     split_reference,
     validate_credentials,
@@ -114,3 +117,37 @@ def test_pull_failures_say_what_to_do() -> None:
     assert "name and tag" in unknown
     local = pull_failure("a", "jupyter-cluster/kernel:latest", "connection refused")
     assert "push-to-agents jupyter-cluster/kernel:latest" in local
+
+
+@pytest.mark.parametrize(
+    ("image", "says"),
+    [
+        ("", "the name is empty"),
+        ("Jupyter-Cluster/Kernel", "image names are lower case"),
+        ("kernel:", "'' after ':' is no tag"),
+        ("kernel:.1", "'.1' after ':' is no tag"),
+        ("a//b", "'' is no name part"),
+        ("a b", "'a b' is no name part"),
+        ("x@sha256:12", "'sha256:12' after '@' is no digest"),
+        ("-h.example/x", "'-h.example' is no registry host"),
+        ("p" * 238, "the name is 256 characters (counting docker.io/ as Docker does)"),
+        ("h.example/" + "p" * 246, "the name is 256 characters; Docker takes at most 255"),
+    ],
+)
+def test_what_is_no_image_reference_says_why(image: str, says: str) -> None:
+    assert not is_reference(image)
+    assert says in reference_problem(image)
+    with pytest.raises(InvalidRequest) as caught:
+        check_reference(image, "tag")
+    assert caught.value.field == "tag"
+    assert str(caught.value).startswith(f"tag: {image!r} is no image reference: {says}")
+    assert "e.g. jupyter-cluster/kernel:latest" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "image",
+    ["python", "jupyter-cluster/kernel:latest", "Host.Example:5000/team/x:V1_rc-2", "p" * 237],
+)
+def test_image_references_pass(image: str) -> None:
+    assert reference_problem(image) == ""
+    check_reference(image)

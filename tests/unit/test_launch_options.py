@@ -4,6 +4,7 @@ arguments the engine accepts or is refused with InvalidRequest naming a field.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -76,3 +77,14 @@ def test_defaults_are_clamped_to_the_limits_and_described() -> None:
     assert start_kernel is False
     form = describe(small)
     assert form["defaults"]["image"] == "img" and form["defaults"]["mem"] == "512m"
+
+
+def test_an_image_name_docker_would_refuse_is_refused_saying_why() -> None:
+    # Even where the site allows it: an allowed list may hold a name with a typo.
+    policy = replace(POLICY, images=("Team/Kernel:1",))
+    with pytest.raises(InvalidRequest) as refused:
+        validate({"image": "Team/Kernel:1"}, policy)
+    assert refused.value.field == "image"
+    assert "image names are lower case" in refused.value.message
+    with pytest.raises(InvalidRequest, match="is no image reference: '' after ':' is no tag"):
+        LaunchSpec.create(image="jupyter-cluster/kernel:")

@@ -138,6 +138,7 @@ def test_a_saved_profile_may_go_over_limits_but_not_hold_impossible_values() -> 
         ({"env": {"1A": "x"}}, "env", "'1A' is not a variable name"),
         ({"max_lifetime": "5x"}, "max_lifetime", "'5x' is not a duration"),
         ({"retries": -1}, "retries", "give 0 to 10, got -1"),
+        ({"image": "Someone/Else"}, "image", "image names are lower case"),
     ):
         with pytest.raises(InvalidRequest) as refused:
             check_values(make_profile("odd", {"fields": fields}))

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ...core.images import is_reference
 from ...core.naming import DEFAULT_IMAGE, READY_MARKER
 from ...core.resources import Resources
 from ...errors import AgentError
@@ -40,7 +41,7 @@ from .fake_container import (
     FakeContainer,
     has_labels,
 )
-from .fake_images import FakeImages, is_reference
+from .fake_images import FakeImages
 from .fake_io import FakeContainerIO
 from .fake_networks import FakeNetworks
 from .fake_volumes import FakeVolumes

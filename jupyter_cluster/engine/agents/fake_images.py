@@ -1,4 +1,4 @@
-"""The image side of the fake agent: references, a fake registry, pull, save, load.
+"""The image side of the fake agent: a fake registry, pull, save, load.
 
 :class:`FakeImages` is mixed into :class:`~.fake.FakeAgent` for the pure core's unit
 tests: ``images`` holds what the agent has, ``registry`` what a pull can fetch
@@ -8,36 +8,10 @@ credentials the fake registry wants. Not for production use.
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 from ...errors import AgentError
-
-_PATH = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*")
-_REGISTRY = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9.-]*[a-zA-Z0-9])?(?::[0-9]+)?")
-_TAG = re.compile(r"\w[\w.-]{0,127}")
-_DIGEST = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}")
-
-
-def is_reference(image: str) -> bool:
-    """Whether Docker takes ``image`` for an image reference: ``[REGISTRY/]PATH[:TAG]
-    [@DIGEST]``, the registry a first part with "." or ":" (or ``localhost``), the
-    path parts in lower case."""
-    name, at, digest = image.partition("@")
-    if at and not _DIGEST.fullmatch(digest):
-        return False
-    parts = name.split("/")
-    last, colon, tag = parts[-1].partition(":")
-    if colon and not _TAG.fullmatch(tag):
-        return False
-    parts[-1] = last
-    first = parts[0]
-    if len(parts) > 1 and ("." in first or ":" in first or first == "localhost"):
-        if not _REGISTRY.fullmatch(first):
-            return False
-        parts = parts[1:]
-    return all(_PATH.fullmatch(part) for part in parts)
 
 
 class FakeImages:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Mapping, Sequence
 
+from ....core.images import reference_problem
 from ....errors import AgentError
 from ..base import (
     AgentConfig,
@@ -75,8 +76,17 @@ class DockerAgent(DockerContainerIO, DockerNetworks, DockerVolumes):
         return agent_info(self.config, data, gpus)
 
     async def has_image(self, image: str) -> bool:
-        """Whether the engine has ``image``."""
+        """Whether the engine has ``image``; a name that is no image reference is an
+        AgentError, as Docker says it (``a//b`` would reach Docker as a redirect, and
+        read as an engine that cannot be reached)."""
         conn = self.connection
+        problem = reference_problem(image)
+        if problem:
+            raise AgentError(
+                f"agent {self.id}: looking up image {image} failed: invalid reference "
+                f"format: {problem}",
+                self.id,
+            )
         found = await conn.call(
             f"looking up image {image}", conn.client.images.inspect(image), missing=None
         )
