@@ -7,12 +7,10 @@ flags are :mod:`.launch_flags`'. Bad input exits with code 2 and one line on std
 from __future__ import annotations
 
 import argparse
-import math
-from collections.abc import Callable
 from typing import Any, NoReturn
 
-from ..core.images import EXAMPLES, reference_problem
 from ..core.naming import DEFAULT_IMAGE, MAIN_HOST
+from .arg_types import count, image_reference, seconds
 from .launch_flags import add_launch_arguments
 
 #: The description ``jupyter cluster --help`` prints.
@@ -37,44 +35,6 @@ class _Parser(argparse.ArgumentParser):
         if arg_strings == ["--"] and action.option_strings and action.nargs is None:
             self.error(f"argument {action.option_strings[0]}: '--' is not a value")
         return super()._get_values(action, arg_strings)
-
-
-def _seconds(text: str) -> float:
-    """An argparse type: a finite number of seconds above 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not 0 < value < math.inf:
-        raise argparse.ArgumentTypeError(f"give seconds above 0, e.g. 300, not {text!r}")
-    return value
-
-
-def _count(least: int, what: str) -> Callable[[str], int]:
-    """An argparse type: a whole number of ``what``, ``least`` or more (a negative
-    ``--tail`` printed nothing, and a negative ``--limit`` meant no limit at all)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:  # not a number, or too many digits for one
-            value = least - 1
-        if value < least:
-            raise argparse.ArgumentTypeError(
-                f"give a whole number of {what}, {least} or more, not {text!r}"
-            )
-        return value
-
-    return parse
-
-
-def _image(text: str) -> str:
-    """An argparse type: an image reference Docker takes (``image build --tag 'bad tag'``
-    built for minutes before Docker refused the name)."""
-    problem = reference_problem(text)
-    if problem:
-        raise argparse.ArgumentTypeError(f"{text!r} is no image reference: {problem}; {EXAMPLES}")
-    return text
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -140,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     logs = sub.add_parser("logs", help="print one container's log")
     logs.add_argument("session", help=SESSION_HELP)
     logs.add_argument("host", nargs="?", default=MAIN_HOST, help="the container (main1 by default)")
-    logs.add_argument("--tail", type=_count(0, "lines"), default=None, help="only the last N lines")
+    logs.add_argument("--tail", type=count(0, "lines"), default=None, help="only the last N lines")
     logs.add_argument("--follow", "-f", action="store_true", help="keep printing new lines")
     logs.add_argument(
         "--raw",
@@ -185,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     top.add_argument("session", help=SESSION_HELP)
     top.add_argument("--json", action="store_true", help="one sample as JSON")
     top.add_argument("--once", action="store_true", help="one table, then exit")
-    top.add_argument("--interval", type=_seconds, default=2.0, help="seconds between tables")
+    top.add_argument("--interval", type=seconds, default=2.0, help="seconds between tables")
     rm = sub.add_parser("rm", help="terminate sessions (or cancel pending ones)")
     rm.add_argument("sessions", nargs="+", metavar="session", help=SESSION_HELP)
     rm.add_argument("--json", action="store_true")
@@ -205,9 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
     aud.add_argument("--since", help="from this date (2026-01-31, 2026-01-31T08:00 UTC)")
     aud.add_argument("--user", help="only this user's actions")
     aud.add_argument("--action", help="only this action (launch, terminate, terminal, ...)")
-    aud.add_argument(
-        "--limit", type=_count(1, "records"), default=1000, help="the newest this many"
-    )
+    aud.add_argument("--limit", type=count(1, "records"), default=1000, help="the newest this many")
     aud.add_argument("--json", action="store_true")
 
     lim = sub.add_parser("limits", help="your resource limits (admins: a user's or group's)")
@@ -280,7 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="the launch profile's fields (resolved now), the flags given on top",
     )
-    kinstall.add_argument("--launch-timeout", type=_seconds, default=300.0)
+    kinstall.add_argument("--launch-timeout", type=seconds, default=300.0)
     where = kinstall.add_mutually_exclusive_group()
     where.add_argument("--user", action="store_true", help="install for this user only")
     where.add_argument("--sys-prefix", action="store_true", help="install into sys.prefix")
@@ -289,9 +247,9 @@ def build_parser() -> argparse.ArgumentParser:
     image = sub.add_parser("image", help="build the default kernel image, get images to agents")
     isub = image.add_subparsers(dest="image_command", required=True, parser_class=_Parser)
     build = isub.add_parser("build", help=f"build {DEFAULT_IMAGE}")
-    build.add_argument("--tag", type=_image, default=DEFAULT_IMAGE)
+    build.add_argument("--tag", type=image_reference, default=DEFAULT_IMAGE)
     build.add_argument(
-        "--base", type=_image, default=None, help="base image (default: Debian bookworm)"
+        "--base", type=image_reference, default=None, help="base image (default: Debian bookworm)"
     )
     pull = isub.add_parser("pull", help="pull an image on every agent that lacks it")
     push = isub.add_parser(
@@ -299,7 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="copy an image from this machine's Docker engine to every agent that lacks it",
     )
     for command in (pull, push):
-        command.add_argument("image", type=_image, metavar="IMAGE")
+        command.add_argument("image", type=image_reference, metavar="IMAGE")
         command.add_argument(
             "--agent",
             action="append",
