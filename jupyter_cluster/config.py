@@ -32,6 +32,7 @@ from .core.resource_policies import Resolved, ResourcePolicy, check_table, resol
 from .core.units import parse_size
 from .errors import InvalidRequest
 from .setting_bounds import bounded
+from .setting_images import image_names
 
 if TYPE_CHECKING:  # imported where used: each costs every CLI command its import time
     from .client.remote_engine import RemoteEngine
@@ -167,6 +168,7 @@ class LaunchSettings(LoggingConfigurable):
 
     _launch_cpus = bounded(0, "max_cpu", above=True, unit="CPUs")
     _launch_counts = bounded(0, "max_gpu", "max_sessions_per_user")
+    _launch_images = image_names("allowed_images")
 
     @validate("resource_policies")
     def _check_policies(self, proposal: Any) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from typing import Any
 
 from ..errors import InvalidRequest
 from . import naming
+from .images import reference_problem
 from .launch_spec import LaunchSpec
 from .models import Session
 from .resources import Mount, Resources
@@ -183,6 +184,11 @@ def parse_targets(
             raise InvalidRequest(f"{where}: count must be 0 to 64 (sets per agent)", "warm_pool")
         owner = str(entry.get("owner") or "")
         image = str(entry.get("image") or default_image)
+        problem = reference_problem(image)
+        if problem:
+            raise InvalidRequest(
+                f"{where}: image {image!r} is no image reference: {problem}", "warm_pool"
+            )
         shape = WarmShape(image, resources, size, owner, mounts, workdir and str(workdir))
         targets.append(WarmTarget(shape, count, str(entry.get("resource_group") or "")))
     return targets

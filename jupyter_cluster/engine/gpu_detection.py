@@ -15,6 +15,7 @@ from traitlets.config import LoggingConfigurable
 
 from ..core.gpus import DETECT_MODES, NVIDIA_RUNTIME, GpuProbe
 from ..setting_bounds import waits
+from ..setting_images import image_names
 
 
 class GpuDetection(LoggingConfigurable):
@@ -58,6 +59,7 @@ class GpuDetection(LoggingConfigurable):
     )
 
     _detection_waits = waits("timeout", "retry_interval")
+    _detection_image = image_names("image", empty_means_default=True)
 
     def probe(self, agent_mode: str, default_image: str) -> GpuProbe:
         """The probe of one agent: its own ``detect_gpus`` mode ("" for this

@@ -52,6 +52,7 @@ from ..core.uids import DEFAULT_WORK_UID, SubordinateRange, check_work_uid, pars
 from ..core.units import parse_size
 from ..errors import UnsafeSetting
 from ..setting_bounds import bounded, waits
+from ..setting_images import image_names
 from .agents.base import KEPT_CAPABILITIES, Limits
 
 
@@ -148,6 +149,7 @@ class ContainerHardening(LoggingConfigurable):
     _hardening_files = bounded(1, "log_max_files")
     # uid 0 would make work root; start.sh would refuse it only in each container
     _hardening_uid = bounded(1, "work_uid", unit="a uid")
+    _hardening_images = image_names("egress_image")
 
     def check_reserved_uid(self) -> None:
         """With ``reserved_work_uid``, raise UnsafeSetting unless no host account,

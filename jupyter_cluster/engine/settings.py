@@ -22,6 +22,7 @@ from ..core import naming
 from ..core.images import validate_credentials
 from ..paths import default_data_root, default_db_path
 from ..setting_bounds import bounded, waits
+from ..setting_images import image_names
 from .queue_settings import QueueSettings
 from .utilization_settings import UtilizationIdleSettings
 from .warm_settings import WarmPoolSettings
@@ -180,6 +181,7 @@ class ManagerSettings(LoggingConfigurable):
         "log_keep_lines",
     )
     _manager_sizes = bounded(1, "max_size", unit="a cluster size")
+    _manager_images = image_names("default_image")
 
     @validate("registry_credentials")
     def _check_registry_credentials(self, proposal: Any) -> Any:
