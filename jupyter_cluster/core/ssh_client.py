@@ -76,9 +76,15 @@ def client_files(access: Access, key_path: str, known_hosts_path: str) -> Client
     return ClientFiles(key if key.endswith("\n") else key + "\n", known, "\n".join(lines) + "\n")
 
 
+def _in_cluster_order(host: str) -> tuple[bool, int, str]:
+    """main1 first, then sub1, sub2 … sub10 by number (not sub1, sub10, sub2)."""
+    number = host.removeprefix("sub")
+    return host != MAIN_HOST, int(number) if number.isdigit() else 0, host
+
+
 def check_host(access: Access, host: str) -> str:
     """``host`` if the session has such a container; InvalidRequest naming them else."""
-    hosts = sorted(_host_keys(access))
+    hosts = sorted(_host_keys(access), key=_in_cluster_order)
     if host not in hosts:
         raise InvalidRequest(
             f"host: the session has no container {host!r}; its containers: {', '.join(hosts)}",

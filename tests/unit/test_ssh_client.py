@@ -7,6 +7,7 @@ import shlex
 import pytest
 
 from jupyter_cluster.core.access import Access
+from jupyter_cluster.core.naming import hosts
 from jupyter_cluster.core.ssh_client import (
     check_host,
     client_files,
@@ -80,6 +81,9 @@ def test_host_and_command_are_told_apart() -> None:
     assert check_host(ACCESS, "sub2") == "sub2"
     with pytest.raises(InvalidRequest, match=r"no container 'sub3'.*main1, sub1, sub2"):
         check_host(ACCESS, "sub3")
+    eleven = {f"host:{h}.pub": "k" for h in hosts(11)}
+    with pytest.raises(InvalidRequest, match=r"containers: main1, sub1, sub2, .*, sub9, sub10$"):
+        check_host(Access("10.0.0.5", 1, eleven), "sub11")  # in order, not sub1, sub10, sub2
 
 
 def test_commands_keep_their_words_and_forwards_stay_on_loopback() -> None:
