@@ -6,6 +6,7 @@ without bounds fails here."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -72,16 +73,29 @@ def bounded_names(cls: type) -> set[str]:
     return names
 
 
-def test_every_numeric_setting_has_bounds() -> None:
-    unbounded = set()
+def unchecked_settings(
+    kind: Callable[[str, Any], bool], elsewhere: set[tuple[str, str]]
+) -> tuple[int, list[tuple[str, str]]]:
+    """How many of the package's settings are of ``kind`` (given the name and the
+    trait), and those of them no validator of their class checks, but ``elsewhere``."""
+    unchecked = set()
     seen = 0
     for cls in configurables():
         checked = bounded_names(cls)
         for name, trait in cls.class_traits(config=True).items():
-            if not isinstance(trait, (Float, Int)) or not ours(cls, name):
+            if not kind(name, trait) or not ours(cls, name):
                 continue
             seen += 1
-            if name not in checked and (cls.__name__, name) not in CHECKED_ELSEWHERE:
-                unbounded.add((cls.__name__, name))
+            if name not in checked and (cls.__name__, name) not in elsewhere:
+                unchecked.add((cls.__name__, name))
+    return seen, sorted(unchecked)
+
+
+def is_numeric(name: str, trait: Any) -> bool:
+    return isinstance(trait, (Float, Int))
+
+
+def test_every_numeric_setting_has_bounds() -> None:
+    seen, unbounded = unchecked_settings(is_numeric, CHECKED_ELSEWHERE)
     assert seen > 40
-    assert sorted(unbounded) == []
+    assert unbounded == []

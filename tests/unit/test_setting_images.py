@@ -15,8 +15,7 @@ from jupyter_cluster.config import LaunchSettings
 from jupyter_cluster.engine.gpu_detection import GpuDetection
 from jupyter_cluster.engine.hardening import ContainerHardening
 from jupyter_cluster.engine.manager import ClusterManager
-from tests.unit.test_readme_settings import configurables, ours
-from tests.unit.test_setting_bounds import bounded_names
+from tests.unit.test_setting_bounds import unchecked_settings
 
 #: Image settings checked elsewhere, and where.
 CHECKED_ELSEWHERE = {
@@ -30,18 +29,9 @@ def is_image_setting(name: str, trait: Any) -> bool:
 
 
 def test_every_image_setting_is_checked() -> None:
-    unchecked = set()
-    seen = 0
-    for cls in configurables():
-        checked = bounded_names(cls)
-        for name, trait in cls.class_traits(config=True).items():
-            if not is_image_setting(name, trait) or not ours(cls, name):
-                continue
-            seen += 1
-            if name not in checked and (cls.__name__, name) not in CHECKED_ELSEWHERE:
-                unchecked.add((cls.__name__, name))
+    seen, unchecked = unchecked_settings(is_image_setting, CHECKED_ELSEWHERE)
     assert seen >= 6  # ClusterManager's, its settings', the launch's, egress, GPU probe
-    assert sorted(unchecked) == []
+    assert unchecked == []
 
 
 @pytest.mark.parametrize(
