@@ -71,6 +71,39 @@ class ClusterMode(str, Enum):
             ) from None
 
 
+#: The launch fields a person gives (:meth:`LaunchSpec.create`'s keywords but the
+#: site's ``max_size`` and ``env_allowed``), as the notebook API and CLI name them.
+LAUNCH_FIELDS = (
+    "image",
+    "size",
+    "mode",
+    "cpu",
+    "mem",
+    "shm",
+    "gpu",
+    "mounts",
+    "resource_group",
+    "name",
+    "bootstrap",
+    "command",
+    "max_lifetime",
+    "retries",
+    "env",
+    "apps",
+    "priority",
+)
+
+
+def check_fields(fields: Iterable[str]) -> None:
+    """Raise :class:`InvalidRequest` naming the first of ``fields`` that is no launch
+    field (``launch(sizes=2)`` in a notebook ended in a TypeError)."""
+    for name in fields:
+        if name not in LAUNCH_FIELDS:
+            raise InvalidRequest(
+                f"{name}: unknown launch field; the fields are {', '.join(LAUNCH_FIELDS)}", name
+            )
+
+
 @dataclass(frozen=True)
 class LaunchSpec:
     """Everything a user asks for when launching a session, already validated."""

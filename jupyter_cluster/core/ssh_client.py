@@ -112,7 +112,10 @@ def shell_words(command: Sequence[str]) -> list[str]:
     """What ``exec`` runs for ``command``: one word is a command line for the
     container's shell (``sh -c``), as ``ssh`` and pdsh take one (``-- 'ls | wc -l'``,
     ``--all -- 'echo $BACKENDAI_CLUSTER_HOST'``); several words are a program and its
-    arguments, run as they are."""
+    arguments, run as they are. A blank command line is refused: ``sh -c ''`` ran
+    nothing and said 0."""
+    if len(command) == 1 and not command[0].strip():
+        raise InvalidRequest("give a command to run, e.g. -- hostname", "cmd")
     return ["sh", "-c", command[0]] if len(command) == 1 else list(command)
 
 

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 
 from ..core.images import check_allowed
 from ..core.launch_check import LaunchCheck
+from ..core.launch_spec import check_fields
 from ..core.models import LaunchSpec, Session
 from ..core.quota import Quota
 from ..core.time_limits import check_site_limit
@@ -214,6 +215,7 @@ class ClusterManager(
 
     def make_spec(self, **fields: object) -> LaunchSpec:
         """Validate raw launch input (CLI flags, JSON) with this manager's limits."""
+        check_fields(fields)
         fields.setdefault("image", self.default_image)
         fields.setdefault("env_allowed", self.allowed_env_names)
         spec = LaunchSpec.create(max_size=self.max_size, **fields)  # type: ignore[arg-type]

@@ -75,7 +75,7 @@ class SessionReader:
         """Lines of one container's log (start-up, bootstrap, sshd, the kernel…); once
         the session has ended, of the copy kept then (``follow`` ends with it).
         ``tail``: the last lines only, 0 or more (a negative one gave no line)."""
-        if tail is not None and (isinstance(tail, bool) or tail < 0):
+        if tail is not None and (isinstance(tail, bool) or not isinstance(tail, int) or tail < 0):
             raise InvalidRequest(f"tail: give a number of lines, 0 or more, got {tail!r}", "tail")
         session = self.store.resolve(ref)
         container = session.locate(host)
@@ -99,6 +99,11 @@ class SessionReader:
         """Run ``cmd`` as ``work`` in one container; returns its exit code."""
         if not cmd:
             raise InvalidRequest("give a command to run, e.g. -- hostname", "cmd")
+        for i, word in enumerate(cmd, 1):
+            if not isinstance(word, str):
+                raise InvalidRequest(
+                    f"cmd: give the command's words as text; word {i} is {word!r}", "cmd"
+                )
         session = self.store.resolve(ref)
         if session.status not in USABLE:
             raise InvalidRequest(f"session {session.name} is {session.status}, not running")

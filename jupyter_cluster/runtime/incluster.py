@@ -78,7 +78,10 @@ def split_target(words: list[str]) -> tuple[str, list[str]]:
 
 def shell_words(command: list[str]) -> list[str]:
     """One word is a command line for the shell, as with ``ssh`` and pdsh; several
-    are a program and its arguments (the CLI's rule: core.ssh_client.shell_words)."""
+    are a program and its arguments (the CLI's rule: core.ssh_client.shell_words); a
+    blank command line is refused."""
+    if len(command) == 1 and not command[0].strip():
+        raise MagicError("give a command: %cluster exec [HOST] -- CMD")
     return ["sh", "-c", command[0]] if len(command) == 1 else command
 
 

@@ -48,7 +48,9 @@ def test_logs_reads_main1_without_a_host(line: list[str], host: str) -> None:
     assert incluster._parser().parse_args(line).host == host
 
 
-@pytest.mark.parametrize("line", [["exec"], ["exec", "sub1"], ["exec", "sub1", "--"]])
+@pytest.mark.parametrize(
+    "line", [["exec"], ["exec", "sub1"], ["exec", "sub1", "--"], ["exec", "sub1", "--", " "]]
+)
 def test_exec_without_a_command_says_what_to_give(
     line: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -61,6 +61,9 @@ async def test_a_negative_tail_is_refused_live_and_kept(tmp_path: Path) -> None:
         with pytest.raises(InvalidRequest) as caught:
             await lines(manager, session.id, "main1", tail=-1)
         assert caught.value.message == "tail: give a number of lines, 0 or more, got -1"
+        for wrong in ("3", 1.5, True):  # "3" raised a TypeError from a comparison
+            with pytest.raises(InvalidRequest, match="tail: give a number of lines"):
+                await lines(manager, session.id, "main1", tail=wrong)
         assert await lines(manager, session.id, "main1", tail=0) == []
         await manager.terminate(session.id)
 
