@@ -26,6 +26,7 @@ from ..core.access import Access
 from ..core.audit import AuditEvent
 from ..core.launch_check import LaunchCheck
 from ..core.launch_env import RESERVED_NAMES
+from ..core.launch_spec import LAUNCH_FIELDS, check_fields
 from ..core.models import LaunchSpec, Session
 from ..core.naming import DEFAULT_IMAGE
 from ..core.state import SETTLING, USABLE, SessionStatus
@@ -40,27 +41,6 @@ from .http import ServiceHTTP
 from .remote_owned import RemoteOwned, ref_path
 from .remote_store import RemoteStore
 from .shell import ContainerShell, OutputCallback
-
-#: Launch fields of ``make_spec`` that go into the REST body (when given).
-_PLAIN = (
-    "mounts",
-    "image",
-    "size",
-    "mode",
-    "cpu",
-    "mem",
-    "shm",
-    "gpu",
-    "resource_group",
-    "name",
-    "bootstrap",
-    "command",
-    "max_lifetime",
-    "retries",
-    "env",
-    "apps",
-    "priority",
-)
 
 
 class RemoteEngine(RemoteOwned):
@@ -106,6 +86,7 @@ class RemoteEngine(RemoteOwned):
     def make_spec(self, **fields: Any) -> RemoteLaunch:
         """Check launch fields here (units, names) and keep them as the REST body;
         the service applies its own limits and default image."""
+        check_fields(fields)
         given = {k: v for k, v in fields.items() if v is not None}
         # The service knows which reserved names its site allows (allowed_env_names).
         given.setdefault("env_allowed", RESERVED_NAMES)
@@ -123,7 +104,7 @@ class RemoteEngine(RemoteOwned):
             "apps": dict(spec.apps),
         }
         # only what was given: the service's defaults fill in the rest
-        body = {k: canonical.get(k, given[k]) for k in _PLAIN if k in given}
+        body = {k: canonical.get(k, given[k]) for k in LAUNCH_FIELDS if k in given}
         return RemoteLaunch(body, spec)
 
     def quota(self, sessions: int = 0) -> None:

@@ -125,6 +125,9 @@ def test_a_launch_is_checked_here_and_sent_as_given() -> None:
     with pytest.raises(InvalidRequest) as caught:
         remote.make_spec(cpu="lots")
     assert caught.value.field == "cpu"
+    for wrong in ("sizes", "max_size"):  # a typo, and the service's own limit
+        with pytest.raises(InvalidRequest, match=f"^{wrong}: unknown launch field"):
+            remote.make_spec(**{wrong: 2})
 
 
 def test_a_session_survives_the_trip_through_rest() -> None:
