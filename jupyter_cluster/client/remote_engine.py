@@ -89,7 +89,7 @@ class RemoteEngine(RemoteOwned):
         check_fields(fields)
         given = {k: v for k, v in fields.items() if v is not None}
         # The service knows which reserved names its site allows (allowed_env_names).
-        given.setdefault("env_allowed", RESERVED_NAMES)
+        given["env_allowed"] = RESERVED_NAMES
         spec = LaunchSpec.create(**{"image": DEFAULT_IMAGE, **given, "max_size": 1 << 30})
         res = spec.resources
         canonical: dict[str, Any] = {

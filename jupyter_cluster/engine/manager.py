@@ -217,7 +217,7 @@ class ClusterManager(
         """Validate raw launch input (CLI flags, JSON) with this manager's limits."""
         check_fields(fields)
         fields.setdefault("image", self.default_image)
-        fields.setdefault("env_allowed", self.allowed_env_names)
+        fields["env_allowed"] = self.allowed_env_names
         spec = LaunchSpec.create(max_size=self.max_size, **fields)  # type: ignore[arg-type]
         check_allowed(spec.image, self.allowed_registries, (self.default_image,))
         check_site_limit(spec.max_lifetime, self.max_session_lifetime)
