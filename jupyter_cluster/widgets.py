@@ -55,6 +55,8 @@ class LaunchForm(w.VBox):
         self.agents = agents if agents is not None else notebook_api.agents()
         self.fields = {f["name"]: f for f in self.schema["fields"]}
         self.session: notebook_api.ClusterSession | None = None
+        #: A chosen profile's fields the form has no widget for (see widgets_profiles).
+        self.carried: dict[str, Any] = {}
         self.table: HostsTable | None = None
         d = self.schema["defaults"]
         f = self.fields
@@ -174,8 +176,10 @@ class LaunchForm(w.VBox):
     # -- form state ----------------------------------------------------------------
 
     def values(self) -> dict[str, Any]:
-        """The launch fields as entered (strings for sizes, like the CLI)."""
+        """The launch fields as entered (strings for sizes, like the CLI), on top of
+        a chosen profile's that the form has no widget for."""
         return {
+            **self.carried,
             "image": self.image.value,
             "size": self.size.value,
             "mode": self.mode.value,

@@ -3,8 +3,9 @@
 :class:`~jupyter_cluster.widgets.LaunchForm` puts it on top when ``GET
 launch-options`` lists profiles (:func:`jupyter_cluster.core.profiles.listing`):
 choosing one sets the form's fields to the profile's (the rest keep the form's
-defaults); a profile the user's limits cannot launch is listed as unavailable
-and, if chosen, shows the reason and fills nothing.
+defaults), and keeps those it has no field for (``name``, ``apps``, ``retries``,
+``priority``) in ``form.carried`` for the launch; a profile the user's limits cannot
+launch is listed as unavailable and, if chosen, shows the reason and fills nothing.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ def picker(form: Any, profiles: list[dict[str, Any]], style: dict[str, str]) -> 
 
     def chosen(change: dict[str, Any]) -> None:
         profile = by_name.get(change["new"])
+        form.carried = {}
         if profile is None:
             return
         if profile.get("disabled"):
@@ -44,11 +46,14 @@ def picker(form: Any, profiles: list[dict[str, Any]], style: dict[str, str]) -> 
 
 
 def fill(form: Any, fields: dict[str, Any]) -> None:
-    """Set ``form``'s widgets to the launch ``fields`` (REST-shaped values)."""
+    """Set ``form``'s widgets to the launch ``fields`` (REST-shaped values); those it
+    has no widget for go to ``form.carried`` (a profile's apps were dropped)."""
     for name, value in fields.items():
         widget = getattr(form, _WIDGET.get(name, name), None)
         if widget is None or not hasattr(widget, "value"):
-            continue  # a field the form has no widget for (name, apps, ...)
+            if name != "start_kernel":  # the notebook form starts no kernel
+                form.carried[name] = value
+            continue
         if name == "env":
             widget.value = "".join(f"{k}={v}\n" for k, v in (value or {}).items())
         elif name == "mounts":

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from jupyter_cluster.core.launch_options import validate
+from jupyter_cluster.core.launch_spec import LaunchSpec
 from jupyter_cluster.core.policy import LaunchPolicy
 from jupyter_cluster.core.profiles import (
     check_values,
@@ -114,6 +115,35 @@ def test_the_notebook_form_fills_its_fields_from_a_chosen_profile() -> None:
     form.profile.value = "big"
     assert "size: must be 1 to 4, got 9" in form.error.value and form.launch_button.disabled
     assert form.size.value == 2  # nothing filled
+
+
+def test_the_notebook_form_launches_a_profiles_fields_it_has_no_widget_for() -> None:
+    """A profile's apps (and name, retries) were dropped by the notebook form."""
+    from jupyter_cluster.core.launch_form import describe
+    from jupyter_cluster.widgets import LaunchForm
+
+    board = {
+        "name": "board",
+        "apps": {"tensorboard": 6006},
+        "command": "train",
+        "retries": 2,
+        "start_kernel": True,
+    }
+    profiles, problems = parse_profiles({"board": {"fields": board}, "plain": {"fields": {}}})
+    assert problems == []
+    schema = {**describe(POLICY), "profiles": listing(profiles, POLICY)}
+    form = LaunchForm(schema=schema, agents=[], ask_engine=False)
+    form.profile.value = "board"
+    values = form.values()
+    assert values["apps"] == {"tensorboard": 6006} and values["name"] == "board"
+    assert (values["command"], values["retries"]) == ("train", 2)
+    assert "start_kernel" not in values  # the notebook form starts no kernel
+    spec = LaunchSpec.create(**values)
+    assert (spec.apps, spec.name, spec.retries) == ((("tensorboard", 6006),), "board", 2)
+    for other in ("plain", ""):  # another profile, or none, carries nothing of it
+        form.profile.value = "board"
+        form.profile.value = other
+        assert "apps" not in form.values() and "retries" not in form.values()
 
 
 def test_a_saved_profile_may_go_over_limits_but_not_hold_impossible_values() -> None:
