@@ -91,6 +91,8 @@ export class LaunchForm extends ReactWidget {
     this._profile = patch || !name ? name : '';
     if (patch) {
       this.set(patch);
+    } else if (!name) {
+      this.set({ carried: {} }); // no profile: nothing of the last one is sent
     } else {
       this.update();
     }

@@ -42,6 +42,11 @@ export interface ILaunchValues {
   apps: string;
   /** Start a kernel in main1 and open a notebook on it. */
   start_kernel: boolean;
+  /**
+   * A chosen profile's fields the form has no control for (e.g. `retries`),
+   * sent with the launch as the profile gives them (./profiles).
+   */
+  carried?: Partial<ILaunchRequest>;
 }
 
 /** Per field, what is wrong with it. */
@@ -287,6 +292,7 @@ export function validate(
 /** The body of `POST sessions` for valid values. */
 export function toRequest(values: ILaunchValues): ILaunchRequest {
   return {
+    ...values.carried,
     image: values.image,
     size: parseInt(values.size, 10),
     mode: values.mode,

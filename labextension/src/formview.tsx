@@ -33,7 +33,7 @@ export interface IServerError {
 /** The fields typed or chosen as text. */
 type TextField = Exclude<
   keyof ILaunchValues,
-  'mode' | 'mounts' | 'start_kernel'
+  'mode' | 'mounts' | 'start_kernel' | 'carried'
 >;
 
 export interface IViewProps {

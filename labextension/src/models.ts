@@ -199,6 +199,8 @@ export interface ILaunchRequest {
   bootstrap?: string | null;
   command?: string | null;
   max_lifetime?: string | number | null;
+  /** With command: how often a failing job is tried again (from a profile). */
+  retries?: number;
   env?: Record<string, string> | null;
   /** Web apps in main1, name to port (sent only when some are declared). */
   apps?: Record<string, number> | null;

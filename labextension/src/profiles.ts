@@ -5,7 +5,7 @@
  * ./formview (the "Profile" select, the form's first field) and ./dialog.
  */
 
-import { ILaunchOptions, ILaunchProfile } from './api';
+import { ILaunchOptions, ILaunchProfile, ILaunchRequest } from './api';
 import { ILaunchValues, initialValues } from './form';
 import { getTrans } from './i18n';
 
@@ -51,7 +51,8 @@ export function profileChoices(options: ILaunchOptions): IProfileChoice[] {
 /**
  * The form values of profile `name`: its fields set, the others as they are in
  * `current`; null for an unknown or disabled profile (nothing is filled).
- * Fields the form has no control for are left out.
+ * Fields the form has no control for (a job's `retries`) are `carried`, sent
+ * with the launch as they are.
  */
 export function valuesOfProfile(
   options: ILaunchOptions,
@@ -68,10 +69,16 @@ export function valuesOfProfile(
     current.start_kernel
   );
   const patch: Partial<ILaunchValues> = {};
-  for (const key of Object.keys(profile.fields)) {
-    if (key in filled && key !== 'start_kernel') {
-      (patch as any)[key] = filled[key as keyof ILaunchValues];
+  const carried: Partial<ILaunchRequest> = {};
+  for (const [key, value] of Object.entries(profile.fields)) {
+    if (key in filled) {
+      if (key !== 'start_kernel') {
+        (patch as any)[key] = filled[key as keyof ILaunchValues];
+      }
+    } else {
+      (carried as any)[key] = value; // a job's retries were dropped
     }
   }
+  patch.carried = carried;
   return patch;
 }

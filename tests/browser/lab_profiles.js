@@ -3,9 +3,11 @@
  * real `jupyter lab`. Started by tests/browser/test_lab_profiles.py, which saves
  * the user's profiles through REST, reads results.json and cleans up. Opens the
  * dialog from the launcher, reads the Profile select (its entries, which are
- * disabled and why), chooses PROFILE and reads the fields it filled, types
- * a wrong then a right line into the Apps field and reads what the dialog
- * says, then cancels: nothing is launched.
+ * disabled and why), chooses PROFILE and reads the fields it filled, chooses
+ * JOB_PROFILE and reads the body of the dry run the dialog then asks for (its
+ * retries, which no field shows), chooses PROFILE again, types a wrong then a
+ * right line into the Apps field and reads what the dialog says, then cancels:
+ * nothing is launched.
  */
 
 'use strict';
@@ -15,6 +17,7 @@ const { runInLab } = require('./lab_runner');
 const LAB_URL = process.env.LAB_URL;
 const TOKEN = process.env.LAB_TOKEN;
 const PROFILE = process.env.PROFILE;
+const JOB_PROFILE = process.env.JOB_PROFILE;
 
 runInLab(async ({ page, step, shot, results }) => {
   const value = name =>
@@ -72,6 +75,21 @@ runInLab(async ({ page, step, shot, results }) => {
       .locator('.jp-ClusterLaunchDialog .jp-Dialog-button.jp-mod-accept')
       .isEnabled();
     await shot('profile-chosen');
+  });
+
+  await step('job-profile-dry-run', async () => {
+    const asked = page.waitForRequest(
+      r => r.url().includes('dry_run=1') && (r.postData() || '').includes('retries'),
+      { timeout: 15000 }
+    );
+    await page
+      .locator('.jp-ClusterLaunch select[name="profile"]')
+      .selectOption(JOB_PROFILE);
+    const body = JSON.parse((await asked).postData());
+    results.outputs.jobDryRun = { command: body.command, retries: body.retries };
+    await page
+      .locator('.jp-ClusterLaunch select[name="profile"]')
+      .selectOption(PROFILE);
   });
 
   await step('type-apps', async () => {

@@ -31,11 +31,13 @@ PAIR = {"description": "two small", "fields": {"size": 2, "cpu": 0.5, "mem": "51
                                               "env": {"FROM": "pair"},
                                               "apps": {"tb": 6006}}}  # fmt: skip
 HUGE = {"description": "", "fields": {"cpu": 4096}}
+# Its retries have no field in the dialog: they were dropped from the launch.
+JOB = {"description": "", "fields": {"command": "true", "retries": 1}}
 
 
 def test_the_launch_dialog_offers_profiles_first(_lab: Lab) -> None:  # noqa: F811
     lab = _lab  # test_lab_e2e's server fixture
-    for name, body in (("pair", PAIR), ("huge", HUGE)):
+    for name, body in (("pair", PAIR), ("huge", HUGE), ("job", JOB)):
         code, answer = _call(lab, "PUT", f"cluster/api/profiles/{name}", body)
         assert code == 200, answer
     listed = {p["name"]: p for p in lab.api("GET", "launch-options")["profiles"]}
@@ -46,6 +48,7 @@ def test_the_launch_dialog_offers_profiles_first(_lab: Lab) -> None:  # noqa: F8
         "LAB_URL": lab.url,
         "LAB_TOKEN": lab.token,
         "PROFILE": "pair",
+        "JOB_PROFILE": "job",
         "ARTIFACTS": str(ARTIFACTS),
         "CHROMIUM": CHROMIUM,
     }
@@ -55,7 +58,7 @@ def test_the_launch_dialog_offers_profiles_first(_lab: Lab) -> None:  # noqa: F8
     out = results["outputs"]
     assert out["firstSelect"] == "profile", out
     entries = {e["value"]: e for e in out["entries"]}
-    assert out["entries"][0]["value"] == "" and set(entries) == {"", "pair", "huge"}, out
+    assert out["entries"][0]["value"] == "" and set(entries) == {"", "pair", "huge", "job"}, out
     assert entries["pair"]["disabled"] is False
     assert entries["pair"]["text"] == "pair: two small"
     assert entries["huge"]["disabled"] is True and entries["huge"]["title"] == reason
@@ -63,6 +66,7 @@ def test_the_launch_dialog_offers_profiles_first(_lab: Lab) -> None:  # noqa: F8
     filled = {"size": "2", "cpu": "0.5", "mem": "512m", "env": "FROM=pair\n", "apps": "tb=6006\n"}
     assert out["filled"] == filled, out
     assert out["launchEnabled"] is True, out
+    assert out["jobDryRun"] == {"command": "true", "retries": 1}, out
     assert out["appsError"] == "Line 2: port 70000 is out of range; use 1 to 65535.", out
     assert out["launchEnabledWithBadApps"] is False, out
     assert out["appsTyped"] == "tb=6006\nweb = 8080" and out["launchEnabledWithApps"], out

@@ -71,7 +71,8 @@ describe('valuesOfProfile', () => {
       mode: 'multi-node',
       env: 'A=1\n',
       apps: 'tb=6006\n',
-      mounts: ['data:ro']
+      mounts: ['data:ro'],
+      carried: {}
     });
     const request = toRequest({ ...current, ...patch });
     expect(request).toMatchObject({
@@ -85,6 +86,27 @@ describe('valuesOfProfile', () => {
       apps: { tb: 6006 },
       mounts: ['data:ro']
     });
+  });
+
+  it("sends a job profile's retries, which the form has no control for", () => {
+    // They were left out: a nightly job's retries never reached the launch.
+    const options = withProfiles();
+    const current = initialValues(options);
+    options.profiles!.push({
+      name: 'nightly',
+      description: '',
+      scope: 'user',
+      fields: { command: 'python train.py', retries: 2, start_kernel: false },
+      disabled: false,
+      reason: ''
+    });
+    const patch = valuesOfProfile(options, 'nightly', current)!;
+    expect(patch.carried).toEqual({ retries: 2 });
+    expect(patch.command).toBe('python train.py');
+    const request = toRequest({ ...current, ...patch });
+    expect(request).toMatchObject({ command: 'python train.py', retries: 2 });
+    expect(request.start_kernel).toBe(true); // the form's checkbox, not carried
+    expect('retries' in toRequest(current)).toBe(false);
   });
 
   it('fills nothing for a disabled or unknown profile', () => {
@@ -150,6 +172,16 @@ describe('the launch form with profiles', () => {
     await render(form);
     expect(form.profile).toBe('');
     expect(form.values.cpu).toBe('0.5');
+  });
+
+  it('sends nothing of a profile once none is chosen', async () => {
+    form.chooseProfile('pair');
+    form.set({ carried: { retries: 1 } }); // as a job profile would leave it
+    form.chooseProfile('');
+    await render(form);
+    expect(form.profile).toBe('');
+    expect(form.values.carried).toEqual({});
+    expect('retries' in toRequest(form.values)).toBe(false);
   });
 });
 
