@@ -48,7 +48,8 @@ def reference_problem(image: str) -> str:
     """What keeps ``image`` from being an image reference Docker takes
     (``[REGISTRY/]PATH[:TAG][@DIGEST]``: the path in lower case, the registry a first
     part with "." or ":", or ``localhost``), or "" when nothing does. Called by
-    :func:`check_reference`, and by the fake agent to refuse as Docker does."""
+    :func:`check_reference`, the settings that name images, the CLI's ``image``
+    commands, and the agents (the fake refuses as Docker does)."""
     if not image:
         return "the name is empty"
     name, at, digest = image.partition("@")
@@ -92,8 +93,9 @@ def is_reference(image: str) -> bool:
 
 def check_reference(image: str, field: str = "image") -> None:
     """Raise :class:`InvalidRequest` (naming ``field``) unless ``image`` is an image
-    reference. Called by :meth:`LaunchSpec.create` and the ``image`` commands, so a
-    wrong name is refused before anything asks Docker."""
+    reference. Called by :meth:`LaunchSpec.create` and ``launch_options.validate``
+    (REST, the forms, saved profiles), so a wrong name is refused before anything
+    asks Docker; the CLI's ``image`` commands check with :func:`reference_problem`."""
     problem = reference_problem(image)
     if problem:
         raise InvalidRequest(
