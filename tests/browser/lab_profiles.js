@@ -79,14 +79,19 @@ runInLab(async ({ page, step, shot, results }) => {
 
   await step('job-profile-dry-run', async () => {
     const asked = page.waitForRequest(
-      r => r.url().includes('dry_run=1') && (r.postData() || '').includes('retries'),
+      r =>
+        r.url().includes('dry_run=1') &&
+        (r.postData() || '').includes('retries'),
       { timeout: 15000 }
     );
     await page
       .locator('.jp-ClusterLaunch select[name="profile"]')
       .selectOption(JOB_PROFILE);
     const body = JSON.parse((await asked).postData());
-    results.outputs.jobDryRun = { command: body.command, retries: body.retries };
+    results.outputs.jobDryRun = {
+      command: body.command,
+      retries: body.retries
+    };
     await page
       .locator('.jp-ClusterLaunch select[name="profile"]')
       .selectOption(PROFILE);
