@@ -4,7 +4,7 @@ A misspelt ``ClusterManager.default_image`` (``Jupyter-Cluster/Kernel``) was tak
 and then every launch without an image was refused. Each class of settings that
 names images puts :func:`image_names` among its traits, so the program that reads
 the configuration ends at once with the setting's name and what is wrong (see
-:func:`jupyter_cluster.core.images.reference_problem`).
+:func:`jupyter_cluster.core.images.image_refusal`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 from traitlets import TraitError, validate
 
-from .core.images import EXAMPLES, reference_problem
+from .core.images import image_refusal
 
 
 def image_names(*names: str, empty_means_default: bool = False) -> Any:
@@ -27,10 +27,9 @@ def image_names(*names: str, empty_means_default: bool = False) -> Any:
         for image in [value] if isinstance(value, str) else value:
             if empty_means_default and image == "":
                 continue
-            problem = reference_problem(image)
-            if problem:
-                name = f"{type(self).__name__}.{proposal['trait'].name}"
-                raise TraitError(f"{name}: {image!r} is no image reference: {problem}; {EXAMPLES}")
+            refusal = image_refusal(image)
+            if refusal:
+                raise TraitError(f"{type(self).__name__}.{proposal['trait'].name}: {refusal}")
         return value
 
     return validate(*names)(check)

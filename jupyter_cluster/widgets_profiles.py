@@ -3,8 +3,8 @@
 :class:`~jupyter_cluster.widgets.LaunchForm` puts it on top when ``GET
 launch-options`` lists profiles (:func:`jupyter_cluster.core.profiles.listing`):
 choosing one sets the form's fields to the profile's (the rest keep the form's
-defaults), and keeps those it has no field for (``name``, ``apps``, ``retries``,
-``priority``) in ``form.carried`` for the launch; a profile the user's limits cannot
+defaults), and keeps those it has no field for (``name``, ``apps``, ``retries``) in
+``form.carried`` for the launch; a profile the user's limits cannot
 launch is listed as unavailable and, if chosen, shows the reason and fills nothing.
 """
 
@@ -32,10 +32,10 @@ def picker(form: Any, profiles: list[dict[str, Any]], style: dict[str, str]) -> 
 
     def chosen(change: dict[str, Any]) -> None:
         profile = by_name.get(change["new"])
-        form.carried = {}
-        if profile is None:
+        if profile is None:  # none: nothing of the last profile is launched
+            form.carried = {}
             return
-        if profile.get("disabled"):
+        if profile.get("disabled"):  # fills nothing, as the Lab dialog
             form.error.value = f"profile {profile['name']} cannot launch: {profile['reason']}"
             form.launch_button.disabled = True
             return
@@ -47,7 +47,8 @@ def picker(form: Any, profiles: list[dict[str, Any]], style: dict[str, str]) -> 
 
 def fill(form: Any, fields: dict[str, Any]) -> None:
     """Set ``form``'s widgets to the launch ``fields`` (REST-shaped values); those it
-    has no widget for go to ``form.carried`` (a profile's apps were dropped)."""
+    has no widget for replace ``form.carried`` (a profile's apps were dropped)."""
+    form.carried = {}
     for name, value in fields.items():
         widget = getattr(form, _WIDGET.get(name, name), None)
         if widget is None or not hasattr(widget, "value"):

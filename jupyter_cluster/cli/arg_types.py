@@ -10,7 +10,7 @@ import argparse
 import math
 from collections.abc import Callable
 
-from ..core.images import EXAMPLES, reference_problem
+from ..core.images import image_refusal
 
 
 def seconds(text: str) -> float:
@@ -45,7 +45,7 @@ def count(least: int, what: str) -> Callable[[str], int]:
 def image_reference(text: str) -> str:
     """An argparse type: an image reference Docker takes (``image build --tag 'bad tag'``
     began a build before Docker refused the name)."""
-    problem = reference_problem(text)
-    if problem:
-        raise argparse.ArgumentTypeError(f"{text!r} is no image reference: {problem}; {EXAMPLES}")
+    refusal = image_refusal(text)
+    if refusal:
+        raise argparse.ArgumentTypeError(refusal)
     return text

@@ -91,16 +91,22 @@ def is_reference(image: str) -> bool:
     return not reference_problem(image)
 
 
+def image_refusal(image: str) -> str:
+    """What a front end says of ``image`` when it is no image reference (what is
+    wrong, and what a right name looks like), or "" when it is one. The one wording
+    of :func:`check_reference`, the settings and the CLI's ``image`` commands."""
+    problem = reference_problem(image)
+    return f"{image!r} is no image reference: {problem}; {EXAMPLES}" if problem else ""
+
+
 def check_reference(image: str, field: str = "image") -> None:
     """Raise :class:`InvalidRequest` (naming ``field``) unless ``image`` is an image
     reference. Called by :meth:`LaunchSpec.create` and ``launch_options.validate``
     (REST, the forms, saved profiles), so a wrong name is refused before anything
     asks Docker; the CLI's ``image`` commands check with :func:`reference_problem`."""
-    problem = reference_problem(image)
-    if problem:
-        raise InvalidRequest(
-            f"{field}: {image!r} is no image reference: {problem}; {EXAMPLES}", field
-        )
+    refusal = image_refusal(image)
+    if refusal:
+        raise InvalidRequest(f"{field}: {refusal}", field)
 
 
 def split_reference(image: str) -> tuple[str, str]:

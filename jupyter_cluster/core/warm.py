@@ -35,7 +35,7 @@ from typing import Any
 
 from ..errors import InvalidRequest
 from . import naming
-from .images import reference_problem
+from .images import check_reference
 from .launch_spec import LaunchSpec
 from .models import Session
 from .resources import Mount, Resources
@@ -172,6 +172,8 @@ def parse_targets(
                 gpu=entry.get("gpu", 0),
             )
             mounts = tuple(Mount.parse(m) for m in entry.get("mounts") or ())
+            image = str(entry.get("image") or default_image)
+            check_reference(image)
         except InvalidRequest as exc:
             raise InvalidRequest(f"{where}: {exc}", "warm_pool") from exc
         workdir = entry.get("workdir") or None
@@ -183,12 +185,6 @@ def parse_targets(
         if not isinstance(count, int) or not 0 <= count <= 64:
             raise InvalidRequest(f"{where}: count must be 0 to 64 (sets per agent)", "warm_pool")
         owner = str(entry.get("owner") or "")
-        image = str(entry.get("image") or default_image)
-        problem = reference_problem(image)
-        if problem:
-            raise InvalidRequest(
-                f"{where}: image {image!r} is no image reference: {problem}", "warm_pool"
-            )
         shape = WarmShape(image, resources, size, owner, mounts, workdir and str(workdir))
         targets.append(WarmTarget(shape, count, str(entry.get("resource_group") or "")))
     return targets

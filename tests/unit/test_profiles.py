@@ -129,7 +129,9 @@ def test_the_notebook_form_launches_a_profiles_fields_it_has_no_widget_for() -> 
         "retries": 2,
         "start_kernel": True,
     }
-    profiles, problems = parse_profiles({"board": {"fields": board}, "plain": {"fields": {}}})
+    profiles, problems = parse_profiles(
+        {"board": {"fields": board}, "plain": {"fields": {}}, "big": {"fields": {"size": 9}}}
+    )
     assert problems == []
     schema = {**describe(POLICY), "profiles": listing(profiles, POLICY)}
     form = LaunchForm(schema=schema, agents=[], ask_engine=False)
@@ -140,6 +142,8 @@ def test_the_notebook_form_launches_a_profiles_fields_it_has_no_widget_for() -> 
     assert "start_kernel" not in values  # the notebook form starts no kernel
     spec = LaunchSpec.create(**values)
     assert (spec.apps, spec.name, spec.retries) == ((("tensorboard", 6006),), "board", 2)
+    form.profile.value = "big"  # unavailable: fills nothing, as in the Lab dialog
+    assert form.values()["apps"] == {"tensorboard": 6006} and form.launch_button.disabled
     for other in ("plain", ""):  # another profile, or none, carries nothing of it
         form.profile.value = "board"
         form.profile.value = other

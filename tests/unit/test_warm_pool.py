@@ -54,7 +54,7 @@ def test_targets_are_validated_with_the_entry_named() -> None:
         parse_targets([{"count": -1}], DEFAULT_IMAGE, 16)
     with pytest.raises(InvalidRequest, match=r"warm_pool\[0\]: .*cpu"):
         parse_targets([{"cpu": "lots"}], DEFAULT_IMAGE, 16)
-    with pytest.raises(InvalidRequest, match=r"warm_pool\[0\]: image 'Py' is no image reference"):
+    with pytest.raises(InvalidRequest, match=r"warm_pool\[0\]: image: 'Py' is no image reference"):
         parse_targets([{"image": "Py"}], DEFAULT_IMAGE, 16)
 
 
